@@ -1,0 +1,181 @@
+r"""Python twin of ``nhphys_ext.suslov``: the variational retraction integrator for a rigid body
+with a fixed point under a left-invariant constraint ``Omega in d`` (the Suslov problem).
+
+Derivation
+----------
+The body has orientation ``R`` (body to space), body angular velocity ``Omega``
+(``dR/dt = R hat(Omega)``) and reduced Lagrangian ``l(Omega) = 1/2 Omega . I Omega``. The
+constraint keeps ``Omega`` in a subspace ``d`` of the Lie algebra, spanned by the orthonormal
+columns of ``B`` (3 x m); for Suslov ``d = a^perp`` and m = 2. With ``B`` the identity (m = 3)
+there is no constraint and the scheme is the Lie-Poisson variational integrator of the free
+rigid body.
+
+*Discrete Lagrangian.* A step moves ``R_{k+1} = R_k tau(xi_k)``, ``xi_k = h Omega_k``, with
+``tau`` = exp or cay, and ``L_d = h l(xi_k / h)``. Vary ``R_k -> R_k exp(eps eta_k)``. Then
+``tau(xi_k) -> exp(-eps eta_k) tau(xi_k) exp(eps eta_{k+1})`` and, from the definition of the
+right Jacobian (``tau(xi + d) = tau(xi) exp(hat(J_r(xi) d))``),
+
+    delta xi_k = J_r(xi_k)^-1 (eta_{k+1} - tau(xi_k)^T eta_k).
+
+With ``M_k = I xi_k / h = dl/dOmega``, the variation of the action is
+``sum_k M_k . delta xi_k = sum_k (Pi_k^+ . eta_{k+1} - Pi_k^- . eta_k)`` where
+
+    Pi_k^- = J_l(xi_k)^-T M_k   (momentum at the start of the step),
+    Pi_k^+ = J_r(xi_k)^-T M_k = tau(xi_k)^T Pi_k^-   (momentum at its end),
+
+using ``J_l = tau J_r``. These are the two discrete Legendre transforms.
+
+*Discrete Lagrange-d'Alembert.* Variations are restricted to the constraint space,
+``eta_k in d``, so the coefficient of ``eta_k`` must annihilate ``d``:
+
+    B^T (Pi_{k-1}^+ - Pi_k^-) = 0,   xi_k = B y_k.
+
+The state carried between steps is therefore the ``d*`` part of the momentum, ``p_k = B^T Pi``
+(m numbers); the component along the constraint force is a multiplier and is never needed.
+One step, given ``p``:
+
+1. solve ``F(y) = B^T J_l(B y)^-T I B y / h - p = 0`` for ``y`` (m unknowns) by Newton;
+2. ``R <- R tau(B y)``;
+3. ``p <- B^T Pi^+ = p - B^T (xi x I xi) / h``, because ``Pi^- - Pi^+ = xi x M`` for both maps
+   (below). This is the discrete form of ``dPi/dt = Pi x Omega``.
+
+The node velocity is the constrained velocity with momentum ``p``:
+``Omega_k = B (B^T I B)^-1 p_k``; it lies in ``d`` to round-off at every step.
+
+*The two maps.* ``J_l^-T = J_r^-1`` and ``J_r^-T = J_l^-1``:
+
+* exp:    ``Pi^(-/+) = M +/- xi x M / 2 + c(t) xi x (xi x M)``, ``c = 1/t^2 - (1+cos t)/(2 t sin t)``;
+* cayley: ``Pi^(-/+) = M +/- xi x M / 2 + xi (xi . M) / 4``.
+
+*Newton Jacobian.* With ``G(xi) = Pi^-(xi)`` and ``dM = I dxi / h``:
+``dG = I/h + (hat(xi) I/h - hat(M))/2 + E`` with
+
+* exp:    ``E = c (hat(xi)^2 I/h - hat(xi x M) - hat(xi) hat(M)) + (c'(t)/t) (xi x (xi x M)) xi^T``;
+* cayley: ``E = ((xi . M) I + xi M^T + xi xi^T I / h) / 4``;
+
+and ``dF/dy = B^T dG B``. Newton stops when ``|dy| <= newton_tol |y|``; quadratic convergence
+then leaves an error far below round-off.
+
+*Properties.* Replacing ``h`` by ``-h`` and starting from ``-xi_k`` inverts a step exactly (the
+scheme is symmetric, hence of even order: second). In the principal-axis Suslov case
+(``I`` diagonal, ``a = e3``) ``B^T (xi x I xi) = 0``, so ``p`` (and the energy) are constant to
+the last bit and ``Omega`` is constant, like the continuous flow.
+
+Why not the formulas printed in the seed paper: see ``docs/suslov.md``.
+"""
+
+import numpy as np
+
+from nhphys.twins import so3
+
+EXP, CAYLEY = 0, 1
+
+
+def momentum_pair(xi, inertia, h, map_code):
+    """Discrete Legendre transforms of one step.
+
+    Parameters
+    ----------
+    xi : ndarray, shape (3,)
+        Step in the Lie algebra, ``h Omega``.
+    inertia : ndarray, shape (3, 3)
+    h : float
+    map_code : int
+        0 for exp, 1 for Cayley.
+
+    Returns
+    -------
+    pi_minus, pi_plus : ndarray, shape (3,)
+        Momentum at the start and at the end of the step.
+    """
+    M = inertia @ xi / h
+    half = 0.5 * np.cross(xi, M)
+    if map_code == EXP:
+        extra = so3.exp_coeff_c(np.linalg.norm(xi)) * np.cross(xi, np.cross(xi, M))
+    else:
+        extra = 0.25 * xi * (xi @ M)
+    return M + half + extra, M - half + extra
+
+
+def momentum_minus_jacobian(xi, inertia, h, map_code):
+    """Derivative of ``Pi^-`` (see :func:`momentum_pair`) with respect to ``xi``: (3, 3)."""
+    M = inertia @ xi / h
+    K = so3.hat(xi[None])[0]
+    dM = inertia / h
+    d = dM + 0.5 * (K @ dM - so3.hat(M[None])[0])
+    if map_code == EXP:
+        t = np.linalg.norm(xi)
+        xxM = np.cross(xi, np.cross(xi, M))
+        d += so3.exp_coeff_c(t) * (
+            K @ K @ dM - so3.hat(np.cross(xi, M)[None])[0] - K @ so3.hat(M[None])[0]
+        )
+        d += so3.exp_coeff_dc(t) * np.outer(xxM, xi)
+    else:
+        d += 0.25 * ((xi @ M) * np.eye(3) + np.outer(xi, M) + np.outer(xi, xi) @ dM)
+    return d
+
+
+def retraction_step(inertia, basis, p, y, h, map_code, newton_tol, max_newton):
+    """One step: solve for ``y`` (Newton), return ``(xi, p_new, y, converged)``.
+
+    Shapes: ``inertia`` (3, 3), ``basis`` (3, m), ``p`` (m,), ``y`` (m,) initial guess.
+    """
+    y = y.copy()
+    converged = False
+    for _ in range(max_newton):
+        xi = basis @ y
+        pi_minus, _ = momentum_pair(xi, inertia, h, map_code)
+        F = basis.T @ pi_minus - p
+        J = basis.T @ momentum_minus_jacobian(xi, inertia, h, map_code) @ basis
+        dy = np.linalg.solve(J, F)
+        y -= dy
+        if not np.all(np.isfinite(y)):
+            break
+        if np.linalg.norm(dy) <= newton_tol * np.linalg.norm(y):
+            converged = True
+            break
+    xi = basis @ y
+    p_new = p - basis.T @ np.cross(xi, inertia @ xi) / h
+    return xi, p_new, y, converged
+
+
+def retraction_run(inertia, basis, R, p, y, h, n_steps, save_every, map_code,
+                   newton_tol, max_newton, out_R, out_p):
+    """Advance ``n_steps`` steps, saving every ``save_every``-th state.
+
+    Parameters
+    ----------
+    inertia : ndarray, shape (3, 3)                 # IN
+    basis : ndarray, shape (3, m)                   # IN, orthonormal basis of d
+    R : ndarray, shape (3, 3)                       # IN/OUT orientation
+    p : ndarray, shape (m,)                         # IN/OUT d* momentum
+    y : ndarray, shape (m,)                         # IN/OUT last step in d-coordinates
+    h : float                                       # step (negative steps go backwards)
+    n_steps, save_every : int
+    map_code : int                                  # 0 exp, 1 Cayley
+    newton_tol : float
+    max_newton : int
+    out_R : ndarray, shape (n_steps // save_every, 3, 3)   # OUT
+    out_p : ndarray, shape (n_steps // save_every, m)      # OUT
+
+    Returns
+    -------
+    int
+        0 on success; ``k + 1`` if the Newton solve of step ``k`` (0-based, counted from the
+        start of this call) did not converge, with the state left at the start of that step.
+    """
+    retract = so3.exp if map_code == EXP else so3.cay
+    for k in range(n_steps):
+        xi, p_new, y_new, ok = retraction_step(
+            inertia, basis, p, y, h, map_code, newton_tol, max_newton
+        )
+        if not ok:
+            return k + 1
+        R[:] = R @ retract(xi[None])[0]
+        p[:] = p_new
+        y[:] = y_new
+        if (k + 1) % save_every == 0:
+            j = (k + 1) // save_every - 1
+            out_R[j] = R
+            out_p[j] = p
+    return 0

@@ -1,0 +1,17 @@
+"""nhphys: structure-preserving simulation of nonholonomic mechanical systems.
+
+>>> import nhphys
+>>> body = nhphys.systems.Suslov(inertia=[1.0, 10.0, 100.0], axis=[0, 0, 1])
+>>> traj = nhphys.simulate(body, t_final=1.0, dt=0.01, momentum0=[1.0, 1.0, 0.0])
+>>> traj.R.shape
+(101, 3, 3)
+"""
+
+from nhphys import integrators, lie, systems
+from nhphys.errors import NewtonError
+from nhphys.simulate import simulate
+from nhphys.trajectory import Trajectory
+
+__version__ = "0.1.0"
+
+__all__ = ["integrators", "lie", "systems", "simulate", "Trajectory", "NewtonError"]

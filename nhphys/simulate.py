@@ -1,0 +1,119 @@
+"""``simulate``: the driver loop shared by every system and integrator."""
+
+import numbers
+import sys
+import warnings
+
+import numpy as np
+
+from nhphys import _backend
+from nhphys._validation import as_positive_scalar
+from nhphys.errors import NewtonError
+from nhphys.trajectory import Trajectory
+
+CHUNK_STEPS = 20_000  # steps per kernel call: bounds the latency of progress and Ctrl-C
+AUTO_PROGRESS_STEPS = 100_000  # runs at least this long show a bar on a terminal
+
+
+def _progress_bar(total, enabled):
+    if enabled is None:
+        enabled = total >= AUTO_PROGRESS_STEPS and sys.stderr.isatty()
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="step", unit_scale=True, desc="nhphys")
+
+
+def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
+             progress=None, **initial_conditions):
+    """Integrate ``system`` from t = 0 to ``t_final`` with steps of ``dt``.
+
+    Parameters
+    ----------
+    system : object
+        A system from :mod:`nhphys.systems`.
+    t_final : float
+        End time, > 0; must be a whole number of steps (to 1e-9 relative).
+    dt : float
+        Step size, > 0.
+    integrator : object, optional
+        From :mod:`nhphys.integrators`; default ``Retraction("exp")``.
+    backend : {"auto", "cython", "python"}
+        Compiled kernels or their Python twins.
+    save_every : int
+        Keep every ``save_every``-th step (the initial state is always kept).
+    progress : bool or None
+        Show a progress bar; ``None`` shows one for long runs on a terminal.
+    **initial_conditions
+        System-specific, e.g. ``R0`` and ``omega0`` or ``momentum0`` for ``Suslov``.
+
+    Returns
+    -------
+    Trajectory
+        With ``t`` (n,) and the system's fields. If interrupted with Ctrl-C, the frames computed
+        so far, with ``meta["interrupted"] = True`` (and a warning).
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad arguments or initial conditions, before any step is taken.
+    NewtonError
+        A step failed; names the step and time, with the frames before it in ``.trajectory``.
+    """
+    from nhphys.integrators import Retraction
+
+    t_final = as_positive_scalar(t_final, "t_final")
+    dt = as_positive_scalar(dt, "dt")
+    if isinstance(save_every, bool) or not isinstance(save_every, numbers.Integral) \
+            or save_every < 1:
+        raise ValueError(f"Expected `save_every` to be an integer >= 1, got {save_every!r}.")
+    n_steps = round(t_final / dt)
+    if n_steps < 1 or abs(n_steps * dt - t_final) > 1e-9 * t_final:
+        raise ValueError(
+            f"Expected `t_final` to be a whole number of steps `dt`, got t_final / dt = "
+            f"{t_final / dt:.12g}."
+        )
+    integrator = Retraction() if integrator is None else integrator
+    used_backend = _backend.resolve(backend)
+    run = integrator.start(system, dt, used_backend, **initial_conditions)
+
+    meta = {
+        "system": repr(system),
+        "integrator": repr(integrator),
+        "dt": dt,
+        "backend": used_backend,
+        "save_every": int(save_every),
+        "interrupted": False,
+    }
+    frames = [dict(run.initial(), t=np.zeros(1))]
+    chunk = save_every * max(1, CHUNK_STEPS // save_every)  # chunks end on saved steps
+    bar = _progress_bar(n_steps, progress)
+    done = 0
+
+    def assemble():
+        return Trajectory.concatenate(frames, dict(meta, steps=done))
+
+    try:
+        while done < n_steps:
+            todo = min(chunk, n_steps - done)
+            saved = run.advance(todo, save_every)
+            saved["t"] = dt * np.arange(done + save_every, done + todo + 1, save_every)
+            frames.append(saved)
+            done += todo
+            if bar is not None:
+                bar.update(todo)
+    except KeyboardInterrupt:
+        meta["interrupted"] = True
+        warnings.warn(
+            f"Interrupted at t = {done * dt:.6g}: returning the {done} steps computed so far.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    except NewtonError as err:
+        err.trajectory = assemble()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    return assemble()

@@ -1,0 +1,138 @@
+"""The Suslov problem: a rigid body about a fixed point whose body angular velocity has no
+component along a body-fixed axis ``a``.
+
+Continuous equations (the reference the integrators are checked against)::
+
+    I dOmega/dt = (I Omega) x Omega + lambda a,    a . Omega = 0,    dR/dt = R hat(Omega).
+
+Differentiating the constraint gives the multiplier
+``lambda = -a . I^-1 ((I Omega) x Omega) / (a . I^-1 a)``. The constraint force does no work,
+so the energy ``E = 1/2 Omega . I Omega`` is conserved; the momentum is not.
+"""
+
+import numpy as np
+
+from nhphys._validation import as_float_array, as_inertia, as_vector3
+
+
+def orthonormal_complement(axis: np.ndarray) -> np.ndarray:
+    """Orthonormal basis (3, 2) of the plane perpendicular to ``axis`` (3,).
+
+    For a coordinate axis the basis is made of coordinate axes exactly (no rounding), so
+    principal-axis problems keep their exact structure: e3 -> (e2, -e1).
+    """
+    a = axis / np.linalg.norm(axis)
+    e = np.zeros(3)
+    e[int(np.argmin(np.abs(a)))] = 1.0
+    b1 = np.cross(a, e)
+    b1 /= np.linalg.norm(b1)
+    b2 = np.cross(a, b1)
+    return np.column_stack([b1, b2])
+
+
+class Suslov:
+    """Rigid body with a fixed point and the constraint ``axis . Omega = 0``.
+
+    Parameters
+    ----------
+    inertia : array_like, shape (3, 3) or (3,)
+        Inertia tensor about the fixed point in body axes: symmetric positive definite (a
+        length-3 vector is a diagonal).
+    axis : array_like, shape (3,)
+        Nonzero body-fixed vector ``a``; only its direction matters.
+
+    Examples
+    --------
+    >>> import nhphys
+    >>> body = nhphys.systems.Suslov([1.0, 10.0, 100.0], axis=[0, 0, 1])
+    >>> traj = nhphys.simulate(body, 1.0, 0.01, momentum0=[1, 1, 0])
+    >>> float(traj.constraint_residual.max()) < 1e-14
+    True
+    """
+
+    def __init__(self, inertia, axis):
+        self.inertia = as_inertia(inertia, "inertia")
+        a = as_vector3(axis, "axis")
+        norm = np.linalg.norm(a)
+        if norm == 0 or norm < 1e-300:
+            raise ValueError(f"Expected `axis` to be a nonzero vector, got {a}.")
+        self.axis = a / norm
+        self.basis = orthonormal_complement(self.axis)
+        self.inertia_inv = np.linalg.inv(self.inertia)
+
+    def __repr__(self):
+        return f"Suslov(inertia={self.inertia.tolist()}, axis={self.axis.tolist()})"
+
+    # -- continuous model -------------------------------------------------------------------
+    def multiplier(self, omega):
+        """Constraint multiplier ``lambda``: (..., 3) -> (...)."""
+        omega = np.asarray(omega, dtype=float)
+        gyro = np.cross(omega @ self.inertia, omega)  # (I Omega) x Omega, I symmetric
+        Ia = self.inertia_inv @ self.axis
+        return -(gyro @ Ia) / (self.axis @ Ia)
+
+    def omega_dot(self, omega):
+        """``dOmega/dt`` of the continuous equations: (..., 3) -> (..., 3)."""
+        omega = np.asarray(omega, dtype=float)
+        gyro = np.cross(omega @ self.inertia, omega)
+        force = gyro + self.multiplier(omega)[..., None] * self.axis
+        return force @ self.inertia_inv  # I^-1 symmetric
+
+    def energy(self, omega):
+        """Kinetic energy ``1/2 Omega . I Omega``: (..., 3) -> (...)."""
+        omega = np.asarray(omega, dtype=float)
+        return 0.5 * np.einsum("...i,ij,...j->...", omega, self.inertia, omega)
+
+    def constraint_residual(self, omega):
+        """``|a . Omega|`` with ``a`` the unit axis: (..., 3) -> (...)."""
+        return np.abs(np.asarray(omega, dtype=float) @ self.axis)
+
+    # -- initial conditions -----------------------------------------------------------------
+    def initial_omega(self, omega0=None, momentum0=None):
+        """The initial body angular velocity from exactly one of ``omega0``, ``momentum0``.
+
+        ``omega0`` must satisfy the constraint (to 1e-12 relative). From ``momentum0`` the
+        velocity is the constrained one with the same momentum on the constraint space:
+        ``Omega0 = B (B^T I B)^-1 B^T momentum0``; the component of ``momentum0`` along the
+        constraint-force direction carries no information (it is set by the multiplier).
+        """
+        if (omega0 is None) == (momentum0 is None):
+            raise ValueError("Expected exactly one of `omega0` and `momentum0`.")
+        if momentum0 is not None:
+            pi = as_vector3(momentum0, "momentum0")
+            B = self.basis
+            return B @ np.linalg.solve(B.T @ self.inertia @ B, B.T @ pi)
+        omega = as_vector3(omega0, "omega0")
+        violation = abs(omega @ self.axis)
+        if violation > 1e-12 * max(1.0, np.linalg.norm(omega)):
+            raise ValueError(
+                f"Expected `omega0` to satisfy the constraint axis . omega0 = 0, "
+                f"got axis . omega0 = {omega @ self.axis:.3g}."
+            )
+        return omega - (omega @ self.axis) * self.axis
+
+    def observables(self, R, omega):
+        """Trajectory fields from saved orientations (n, 3, 3) and velocities (n, 3)."""
+        return {
+            "R": R,
+            "omega": omega,
+            "momentum": omega @ self.inertia,
+            "energy": self.energy(omega),
+            "constraint_residual": self.constraint_residual(omega),
+        }
+
+    # -- the continuous flow as a first-order ODE, for `Reference` ---------------------------
+    def reference_state(self, R0, omega0):
+        """Pack ``(R, Omega)`` into a flat state (12,)."""
+        return np.concatenate([np.asarray(R0, float).ravel(), omega0])
+
+    def reference_rhs(self, t, state):
+        """Right-hand side of the packed state: ``dR/dt = R hat(Omega)``, ``dOmega/dt``."""
+        R = state[:9].reshape(3, 3)
+        omega = state[9:]
+        Rdot = np.cross(R, omega)  # row r of R hat(Omega) is r x Omega
+        return np.concatenate([Rdot.ravel(), self.omega_dot(omega)])
+
+    def reference_unpack(self, states):
+        """Saved packed states (n, 12) -> ``R`` (n, 3, 3), ``Omega`` (n, 3)."""
+        return states[:, :9].reshape(-1, 3, 3), states[:, 9:]

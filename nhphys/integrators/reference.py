@@ -1,8 +1,12 @@
 """High-accuracy reference: scipy's DOP853 on a system's continuous equations.
 
 For cross-checks only: it does not keep constraints or orthogonality exactly, and is slow. It
-works for any system exposing ``reference_state``, ``reference_rhs``, ``reference_unpack`` and
-``observables``.
+works for any system exposing
+
+* ``reference_state(**initial_conditions)`` -> flat initial state (validated),
+* ``reference_rhs(t, state)`` -> its time derivative,
+* ``reference_unpack(states)`` -> the positional arguments of ``observables`` for (n, k) states,
+* ``observables(...)`` -> dict of trajectory fields.
 """
 
 from dataclasses import dataclass
@@ -10,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from nhphys._validation import as_rotation
 
 
 class ReferenceRun:
@@ -59,7 +62,6 @@ class Reference:
             if not (isinstance(value, float) and 0 < value < 1):
                 raise ValueError(f"Expected `{name}` to be a float in (0, 1), got {value!r}.")
 
-    def start(self, system, dt, backend, R0=None, omega0=None, momentum0=None):
-        R0 = np.eye(3) if R0 is None else as_rotation(R0, "R0")
-        omega = system.initial_omega(omega0=omega0, momentum0=momentum0)
-        return ReferenceRun(system, system.reference_state(R0, omega), dt, self.rtol, self.atol)
+    def start(self, system, dt, backend, **initial_conditions):
+        state0 = system.reference_state(**initial_conditions)
+        return ReferenceRun(system, state0, dt, self.rtol, self.atol)

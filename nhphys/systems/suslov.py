@@ -12,7 +12,7 @@ so the energy ``E = 1/2 Omega . I Omega`` is conserved; the momentum is not.
 
 import numpy as np
 
-from nhphys._validation import as_float_array, as_inertia, as_vector3
+from nhphys._validation import as_inertia, as_rotation, as_vector3
 
 
 def orthonormal_complement(axis: np.ndarray) -> np.ndarray:
@@ -122,9 +122,11 @@ class Suslov:
         }
 
     # -- the continuous flow as a first-order ODE, for `Reference` ---------------------------
-    def reference_state(self, R0, omega0):
-        """Pack ``(R, Omega)`` into a flat state (12,)."""
-        return np.concatenate([np.asarray(R0, float).ravel(), omega0])
+    def reference_state(self, R0=None, omega0=None, momentum0=None):
+        """Validated initial conditions packed as ``(R.ravel(), Omega)``, shape (12,)."""
+        R0 = np.eye(3) if R0 is None else as_rotation(R0, "R0")
+        omega = self.initial_omega(omega0=omega0, momentum0=momentum0)
+        return np.concatenate([R0.ravel(), omega])
 
     def reference_rhs(self, t, state):
         """Right-hand side of the packed state: ``dR/dt = R hat(Omega)``, ``dOmega/dt``."""

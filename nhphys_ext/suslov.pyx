@@ -6,7 +6,7 @@
 # derivation and the specification are in nhphys/twins/suslov.py (same names, same results).
 
 cimport cython
-from libc.math cimport sqrt, fabs, isfinite
+from libc.math cimport sqrt, fabs, isfinite, M_PI
 
 from nhphys_ext.so3 cimport (
     cross3, dot3, norm3, coeff_c, coeff_dc, exp3, cay3,
@@ -53,6 +53,20 @@ cdef inline void matmul3(const double* A, const double* B, double* C) noexcept n
         for j in range(3):
             C[3 * i + j] = (A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j]
                             + A[3 * i + 2] * B[6 + j])
+
+
+cdef inline void reorthonormalize(double* R) noexcept nogil:
+    # R <- R (3 I - R^T R) / 2: one Newton-Schulz step towards the polar factor (see the twin)
+    cdef double C[9]
+    cdef double Rc[9]
+    cdef int i, j
+    for i in range(3):
+        for j in range(3):
+            C[3 * i + j] = -0.5 * (R[i] * R[j] + R[3 + i] * R[3 + j] + R[6 + i] * R[6 + j])
+        C[4 * i] += 1.5
+    for i in range(9):
+        Rc[i] = R[i]
+    matmul3(Rc, C, R)
 
 
 cdef inline void momentum_minus_jacobian(const double* xi, const double* I, double h,
@@ -181,6 +195,8 @@ cdef inline bint retraction_step(const double* I, const double* B, int m, const 
         xi[i] = 0.0
         for a in range(m):
             xi[i] += B[m * i + a] * y[a]
+    if map_code == 0 and norm3(xi) >= M_PI:
+        return False  # a turn of pi or more per step: a spurious root of a far branch
     for i in range(3):
         M[i] = I[3 * i] * xi[0] + I[3 * i + 1] * xi[1] + I[3 * i + 2] * xi[2]
     cross3(xi, M, xIx)
@@ -234,6 +250,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
             else:
                 cay3(xi, Q)
             matmul3(&R[0, 0], Q, Rn)
+            reorthonormalize(Rn)
             for i in range(9):
                 R[i // 3, i % 3] = Rn[i]
             for a in range(m):

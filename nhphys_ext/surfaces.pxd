@@ -185,6 +185,7 @@ cdef class ChartSurface:
     cdef int support(self, const double* d, int* chart, double* u, double* v) noexcept nogil
     cdef void weingarten_point(self, int chart, double u, double v,
                                double* n, double* L) noexcept nogil
+    cdef object _loop(self, int what, const Py_ssize_t[::1] chart, const double[:, ::1] uv)
 
 
 cdef class Plane(ChartSurface):
@@ -214,6 +215,7 @@ cdef class SurfaceOfRevolution(ChartSurface):
     cdef double t0
     cdef double h
     cdef bint periodic
+    cdef void profile(self, double t, double* rho, double* z) noexcept nogil
 
 
 cdef class HeightField(ChartSurface):

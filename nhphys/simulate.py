@@ -86,7 +86,7 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
         "save_every": int(save_every),
         "interrupted": False,
     }
-    frames = [dict(run.initial(), t=np.zeros(1))]
+    frames = [{"t": np.zeros(1), **run.initial()}]
     chunk = save_every * max(1, CHUNK_STEPS // save_every)  # chunks end on saved steps
     bar = _progress_bar(n_steps, progress)
     done = 0
@@ -98,8 +98,8 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
         while done < n_steps:
             todo = min(chunk, n_steps - done)
             saved = run.advance(todo, save_every)
-            saved["t"] = dt * np.arange(done + save_every, done + todo + 1, save_every)
-            frames.append(saved)
+            t = dt * np.arange(done + save_every, done + todo + 1, save_every)
+            frames.append({"t": t, **saved})
             done += todo
             if bar is not None:
                 bar.update(todo)

@@ -105,7 +105,12 @@ class Retraction:
         get_retraction(self.map)
         _check_newton(self.newton_tol, self.max_newton)
 
-    def start(self, system, dt, backend, R0=None, omega0=None, momentum0=None):
+    def start(self, system, dt, backend, **initial_conditions):
+        if hasattr(system, "start_retraction"):  # systems on other groups build their own run
+            return system.start_retraction(self, dt, backend, **initial_conditions)
+        return self._start_fixed_point(system, dt, backend, **initial_conditions)
+
+    def _start_fixed_point(self, system, dt, backend, R0=None, omega0=None, momentum0=None):
         R0 = np.eye(3) if R0 is None else as_rotation(R0, "R0")
         omega = system.initial_omega(omega0=omega0, momentum0=momentum0)
         return FixedPointRun(

@@ -1,0 +1,293 @@
+r"""A rigid body with a convex surface rolling without slipping on a ground surface.
+
+The continuous model is the Lagrange-d'Alembert vector field of the rolling body (the seed's
+eq. 29, in nhphys's conventions):
+
+    A n_M(s) = n_H(x),      Lambda ds/dt = Omega x n_M(s),      dx/dt = A ds/dt,
+    Lambda = L_M(s) - A^T L_H(x) A,      I~ = I - m hat(s)^2,      dA/dt = A hat(Omega),
+    I~ dOmega/dt = (I~ Omega) x Omega + m s x (ds/dt x Omega + g A^T k),
+    E = 1/2 Omega . I~ Omega + m g (x - A s) . k,
+
+with ``s`` the contact point on the body from the centre of mass (body frame), ``x`` the contact
+point on the ground, the body's normal into the body and the ground's toward the body, and the
+centre of mass at ``a = x - A s`` moving with ``da/dt = -A (Omega x s)`` (no slip).
+
+In :meth:`RollingBody.reference_rhs` the state is ``(A, z, Omega)`` with ``z`` the ground's chart
+coordinates of ``x``; ``s`` is slaved to it as the body's support point in the direction
+``-A^T n_H(z)``, so the holonomic contact condition holds by construction. On the tangent plane
+at ``s`` (orthonormal basis ``E``), ``L_M = (E^T S' E)^-1`` where ``S'`` is the derivative of the
+support map (see :mod:`nhphys.twins.rolling`), and ``A^T L_H A`` is
+``E^T A^T J_H W_H g_H^-1 J_H^T A E`` with ``W_H = g_H^-1 II_H`` the ground's Weingarten matrix on
+chart velocities.
+"""
+
+import numpy as np
+
+from nhphys import _backend
+from nhphys._validation import as_float_array, as_rotation, as_vector3
+from nhphys.bodies import RigidBody
+from nhphys.errors import NewtonError
+from nhphys.lie.retraction import get_retraction
+from nhphys.twins import rolling as spec
+
+REASONS = {
+    spec.CONTACT_FAILED: "the contact point could not be found (the body left the ground's chart "
+                         "or the step is too large)",
+    spec.STEP_FAILED: "the step's Newton solve did not converge (the step may be too large)",
+    spec.SINGULAR_CONTACT: "the contact is not regular: body and ground curvatures match "
+                           "(Lambda is singular)",
+    spec.SUPPORT_FAILED: "the body's support point could not be found",
+}
+
+
+class RollingBody:
+    """A convex rigid body rolling without slipping on a ground surface under gravity.
+
+    Parameters
+    ----------
+    body : RigidBody
+    ground : nhphys.surfaces.Surface
+        Any surface, with its normal pointing toward the side the body is on (e.g.
+        ``Plane()``, ``Sphere(1.0).as_ground("inside")`` for a bowl).
+    gravity : float
+        Acceleration of gravity, >= 0, along ``-up``.
+    up : array_like, shape (3,)
+        The direction opposite to gravity (default +z).
+
+    Examples
+    --------
+    >>> import numpy as np, nhphys
+    >>> from nhphys.surfaces import Plane, Sphere
+    >>> ball = nhphys.RigidBody(1.0, [0.004] * 3, Sphere(0.1))
+    >>> system = nhphys.systems.RollingBody(ball, Plane())
+    >>> traj = nhphys.simulate(system, 0.1, 0.01, omega0=[0, 1.0, 0], ground_point=[0, 0, 0])
+    >>> bool(np.allclose(traj.position[-1], [0.01, 0, 0.1]))
+    True
+    """
+
+    def __init__(self, body, ground, gravity=9.81, up=(0.0, 0.0, 1.0)):
+        from nhphys.surfaces import Surface
+
+        if not isinstance(body, RigidBody):
+            raise TypeError(f"Expected `body` to be a RigidBody, got {body!r}.")
+        if not isinstance(ground, Surface):
+            raise TypeError(f"Expected `ground` to be an nhphys.surfaces.Surface, got {ground!r}.")
+        gravity = float(as_float_array(gravity, "gravity"))
+        if gravity < 0:
+            raise ValueError(f"Expected `gravity` to be >= 0, got {gravity}.")
+        up = as_vector3(up, "up")
+        if np.linalg.norm(up) == 0:
+            raise ValueError("Expected `up` to be a nonzero vector.")
+        self.body = body
+        self.ground = ground
+        self.gravity = gravity
+        self.up = up / np.linalg.norm(up)
+        self.mass = body.mass
+        self.inertia = body.inertia
+        self.inertia_inv = np.linalg.inv(body.inertia)
+
+    def __repr__(self):
+        return f"RollingBody(body={self.body!r}, ground={self.ground!r}, gravity={self.gravity})"
+
+    # -- geometry through the twin (used for placement and the reference) ----------------------
+    def _twins(self):
+        shape = spec.ChartShape(self.body.shape.with_backend("python").kernel, self.body.com)
+        return shape, self.ground.with_backend("python").kernel
+
+    def place(self, R0, omega0, ground_point):
+        """Initial state touching the ground near ``ground_point`` with orientation ``R0``.
+
+        Returns a dict ``A, a, Pi, p, s, chart, z`` (the contact is exact: the body's support
+        point in the direction ``-R0^T n`` is put on the ground point closest to
+        ``ground_point``, and the centre of mass velocity follows from no slip).
+        """
+        R0 = as_rotation(R0, "R0")
+        omega0 = as_vector3(omega0, "omega0")
+        ground_point = as_vector3(ground_point, "ground_point")
+        loc = self.ground.project(ground_point)
+        chart, z = int(loc.chart), np.array(loc.uv, dtype=float)
+        shape, ground = self._twins()
+        x, J, H, n, W = spec.ground_geometry(ground, chart, z)
+        status, s, Sp, n_M = shape.support(-R0.T @ n)
+        if status:
+            raise ValueError("Could not find the body's contact point for `R0`.")
+        a = x - R0 @ s
+        st, c = spec.contact(shape, ground, R0, a, chart, z, 1e-14, 50)
+        if st == spec.SINGULAR_CONTACT:
+            raise ValueError(
+                "Expected a regular contact at the initial pose: body and ground curvatures "
+                "match there (Lambda is singular)."
+            )
+        if st:
+            raise ValueError(f"Could not place the body on the ground near {ground_point}.")
+        self._check_regular(shape, ground, R0, c)
+        return {
+            "A": R0.copy(), "a": a, "Pi": self.inertia @ omega0,
+            "p": -self.mass * (R0 @ np.cross(omega0, c.s)), "s": c.s,
+            "chart": c.chart, "z": c.z, "contact": c,
+        }
+
+    def _check_regular(self, shape, ground, A, c):
+        E = spec.tangent_basis(A.T @ c.n)
+        lam = self._lambda(E, A, c.Sp, ground, c.chart, c.z)
+        sv = np.linalg.svd(lam, compute_uv=False)
+        if sv[-1] <= 1e-9 * sv[0]:
+            raise ValueError(
+                "Expected a regular contact at the initial pose: body and ground curvatures "
+                f"match there (Lambda has singular values {sv})."
+            )
+
+    @staticmethod
+    def _lambda(E, A, Sp, ground, chart, z):
+        """``Lambda`` on the tangent plane at ``s`` in the basis ``E`` (3, 2): (2, 2)."""
+        x, J, H, n, W = spec.ground_geometry(ground, chart, z)
+        L_M = np.linalg.inv(E.T @ Sp @ E)
+        L_H = E.T @ A.T @ J @ W @ np.linalg.solve(J.T @ J, J.T) @ A @ E
+        return L_M - L_H
+
+    # -- integrators -----------------------------------------------------------------------------
+    def start_retraction(self, integrator, dt, backend, R0=None, omega0=None,
+                         ground_point=(0.0, 0.0, 0.0)):
+        R0 = np.eye(3) if R0 is None else R0
+        if omega0 is None:
+            omega0 = np.zeros(3)
+        state = self.place(R0, omega0, ground_point)
+        return RollingRun(self, state, dt, get_retraction(integrator.map).code, backend,
+                          integrator.newton_tol, integrator.max_newton)
+
+    # -- observables -----------------------------------------------------------------------------
+    def observables(self, frames):
+        """Trajectory fields from saved frames (n, FRAME_SIZE) (layout in the twin's docstring)."""
+        A = frames[:, 0:9].reshape(-1, 3, 3)
+        a, Pi, p = frames[:, 9:12], frames[:, 12:15], frames[:, 15:18]
+        s, x, n, n_M, gap = (frames[:, 18:21], frames[:, 21:24], frames[:, 24:27],
+                             frames[:, 27:30], frames[:, 30])
+        omega = Pi @ self.inertia_inv
+        An_M = np.einsum("nij,nj->ni", A, n_M)
+        slip = p / self.mass + np.einsum("nij,nj->ni", A, np.cross(omega, s))
+        contact = np.maximum(np.linalg.norm(An_M - n, axis=1), np.abs(gap))
+        energy = (0.5 * np.einsum("ni,ni->n", omega, Pi)
+                  + 0.5 * np.einsum("ni,ni->n", p, p) / self.mass
+                  + self.mass * self.gravity * (a @ self.up))
+        return {
+            "R": A, "omega": omega, "position": a, "velocity": p / self.mass,
+            "contact_point": x, "body_contact": s, "ground_normal": n,
+            "energy": energy, "contact_residual": contact,
+            "slip_residual": np.linalg.norm(slip, axis=1),
+            "constraint_residual": np.maximum(contact, np.linalg.norm(slip, axis=1)),
+        }
+
+    def momentum_map(self, traj):
+        """The momentum map of a horizontal plane ground (the seed's eq. 43).
+
+        Returns ``(J_rot, J_trans)``: the vertical angular momentum about the space origin,
+        ``k . (A I~ Omega - m x x A (Omega x s))`` (n,), and the linear momentum
+        ``-m A (Omega x s)`` (n, 3). Their evolution: ``dJ_trans/dt = F_contact - m g k`` and
+        ``dJ_rot/dt = k . (x x F_contact)``; on a horizontal plane only the friction part of
+        the contact force changes them, so for a homogeneous ball both are constant.
+        """
+        k = self.up
+        A, omega, s, x = traj.R, traj.omega, traj.body_contact, traj.contact_point
+        ws = np.einsum("nij,nj->ni", A, np.cross(omega, s))
+        I_tilde_omega = omega @ self.inertia - self.mass * np.cross(s, np.cross(s, omega))
+        J_rot = (np.einsum("nij,nj->ni", A, I_tilde_omega) - self.mass * np.cross(x, ws)) @ k
+        return J_rot, -self.mass * ws
+
+    # -- the continuous vector field, for `Reference` ------------------------------------------
+    def reference_state(self, R0=None, omega0=None, ground_point=(0.0, 0.0, 0.0)):
+        """Validated initial conditions packed as ``(A.ravel(), z, Omega)``, shape (14,).
+
+        The ground chart of the contact is kept for the whole reference run.
+        """
+        R0 = np.eye(3) if R0 is None else R0
+        omega0 = np.zeros(3) if omega0 is None else omega0
+        state = self.place(R0, omega0, ground_point)
+        self._reference_chart = state["chart"]
+        return np.concatenate([state["A"].ravel(), state["z"], self.inertia_inv @ state["Pi"]])
+
+    def _reference_geometry(self, A, z):
+        shape, ground = self._twins()
+        chart = self._reference_chart
+        x, J, H, n, W = spec.ground_geometry(ground, chart, z)
+        status, s, Sp, n_M = shape.support(-A.T @ n)
+        return shape, ground, chart, x, J, n, W, s, Sp, n_M
+
+    def reference_rhs(self, t, state):
+        """Eq. (29) for the packed state ``(A, z, Omega)``."""
+        A = state[:9].reshape(3, 3)
+        z, omega = state[9:11], state[11:]
+        shape, ground, chart, x, J, n, W, s, Sp, n_M = self._reference_geometry(A, z)
+        E = spec.tangent_basis(A.T @ n)
+        lam = self._lambda(E, A, Sp, ground, chart, z)
+        s_dot = E @ np.linalg.solve(lam, E.T @ np.cross(omega, A.T @ n))
+        x_dot = A @ s_dot
+        z_dot = np.linalg.solve(J.T @ J, J.T @ x_dot)
+        m, g = self.mass, self.gravity
+        S = spec.hat(s)
+        I_tilde = self.inertia - m * S @ S
+        rhs = np.cross(I_tilde @ omega, omega) + m * np.cross(
+            s, np.cross(s_dot, omega) + g * (A.T @ self.up))
+        omega_dot = np.linalg.solve(I_tilde, rhs)
+        A_dot = np.cross(A, omega)  # row r of A hat(Omega) is r x Omega
+        return np.concatenate([A_dot.ravel(), z_dot, omega_dot])
+
+    def reference_unpack(self, states):
+        """Packed reference states (n, 14) -> saved frames (n, FRAME_SIZE)."""
+        frames = []
+        for st in states:
+            A = st[:9].reshape(3, 3)
+            omega = st[11:]
+            _, _, _, x, _, n, _, s, _, n_M = self._reference_geometry(A, st[9:11])
+            a = x - A @ s
+            p = -self.mass * (A @ np.cross(omega, s))
+            frames.append(np.concatenate([A.ravel(), a, self.inertia @ omega, p, s, x, n, n_M,
+                                          [0.0]]))
+        return (np.array(frames).reshape(-1, spec.FRAME_SIZE),)
+
+
+class RollingRun:
+    """Stepping state of a rolling body (see :mod:`nhphys.twins.rolling`)."""
+
+    def __init__(self, system, state, dt, map_code, backend, newton_tol, max_newton):
+        self.system = system
+        self.kernel = _backend.implementation("rolling", backend)
+        py = self.kernel.__name__.startswith("nhphys.twins")
+        shape_surface = system.body.shape.with_backend("python" if py else "cython").kernel
+        ground = system.ground.with_backend("python" if py else "cython").kernel
+        self.shape = self.kernel.ChartShape(shape_surface, system.body.com)
+        self.ground = ground
+        self.dt = dt
+        self.map_code = map_code
+        self.newton_tol = newton_tol
+        self.max_newton = max_newton
+        self.A = np.array(state["A"], order="C")
+        self.a = state["a"].copy()
+        self.Pi = state["Pi"].copy()
+        self.p = state["p"].copy()
+        self.s = state["s"].copy()
+        self.F = system.mass * system.gravity * system.up
+        self.xi = dt * (system.inertia_inv @ self.Pi)
+        self.chart = np.array([state["chart"]], dtype=np.intp)
+        self.z = np.array(state["z"], dtype=float)
+        self._first = spec.frame({"A": self.A, "a": self.a, "Pi": self.Pi, "p": self.p},
+                                 state["contact"])
+        self.steps_done = 0
+
+    def initial(self):
+        return self.system.observables(self._first[None])
+
+    def advance(self, n_steps, save_every):
+        out = np.empty((n_steps // save_every, spec.FRAME_SIZE))
+        info = np.zeros(1, dtype=np.intp)
+        status = self.kernel.rolling_run(
+            self.shape, self.ground, self.system.mass, self.system.inertia,
+            self.system.inertia_inv, self.system.gravity, self.system.up, self.dt, n_steps,
+            save_every, self.map_code, self.newton_tol, self.max_newton, self.A, self.a, self.Pi,
+            self.p, self.s, self.F, self.xi, self.chart, self.z, out, info,
+        )
+        if status:
+            failed = self.steps_done + status - 1
+            self.steps_done = failed
+            raise NewtonError(failed, failed * self.dt, REASONS.get(int(info[0]), ""))
+        self.steps_done += n_steps
+        return self.system.observables(out)

@@ -14,16 +14,18 @@
 #   H[12] = d^2 r/du du (3, 2, 2), H[4*i + 2*a + b] = d^2 r_i / d u_a d u_b;
 #   g[4], II[4], L[4] (2, 2) row-major; L = g^-1 II acts on chart velocities.
 
-from libc.math cimport sqrt, atan2, cos, sin, floor
+from libc.math cimport sqrt, atan2, cos, sin, floor, fabs
 
 cdef extern from *:
     """
     #define NHPHYS_STEREO_RECHART_RADIUS 1.5
     #define NHPHYS_PI 3.14159265358979323846
+    #define NHPHYS_UMBILIC_TOL 1e-10
     """
-    # the same switch as nhphys/twins/surfaces.py (STEREO_RECHART_RADIUS)
+    # the same constants as nhphys/twins/surfaces.py (STEREO_RECHART_RADIUS, UMBILIC_TOL)
     const double STEREO_RECHART_RADIUS "NHPHYS_STEREO_RECHART_RADIUS"
     const double PI "NHPHYS_PI"
+    const double UMBILIC_TOL "NHPHYS_UMBILIC_TOL"
 
 
 cdef inline double dot3(const double* a, const double* b) noexcept nogil:
@@ -112,9 +114,17 @@ cdef inline void principal_of(const double* J, const double* II, const double* n
     d = sqrt(0.25 * (s00 - s11) * (s00 - s11) + s01 * s01)
     k[0] = m + d
     k[1] = m - d
-    th = 0.5 * atan2(2.0 * s01, s00 - s11)
+    # at an umbilic every direction is principal: take e1, e2 rather than a rotation by noise
+    if d <= UMBILIC_TOL * (fabs(m) + d):
+        th = 0.0
+    else:
+        th = 0.5 * atan2(2.0 * s01, s00 - s11)
     c = cos(th)
     s = sin(th)
+    # sign: the larger of d1's two components in (e1, e2) is positive
+    if (fabs(c) >= fabs(s) and c < 0.0) or (fabs(c) < fabs(s) and s < 0.0):
+        c = -c
+        s = -s
     for i in range(3):
         d1[i] = c * e1[i] + s * e2[i]
         d2[i] = -s * e1[i] + c * e2[i]

@@ -469,10 +469,9 @@ cdef class Paraboloid(ChartSurface):
         H[11] = 2.0 * self.cy
 
 
-# quintic Hermite basis on [0, 1], coefficients of s^0..s^5, in the order
-# p0, h p0', h^2 p0'', h^2 p1'', h p1', p1
-cdef double[36] QUINTIC = [
-    1.0, 0.0, 0.0, -10.0, 15.0, -6.0,
+# quintic Hermite basis on [0, 1], coefficients of s^0..s^5, multiplying in order
+# h p0', h^2 p0'', h^2 p1'', h p1' and (p1 - p0); see quintic_eval in the twin
+cdef double[30] QUINTIC = [
     0.0, 1.0, 0.0, -6.0, 8.0, -3.0,
     0.0, 0.0, 0.5, -1.5, 1.5, -0.5,
     0.0, 0.0, 0.0, 0.5, -1.0, 0.5,
@@ -484,22 +483,24 @@ cdef double[36] QUINTIC = [
 cdef inline void quintic_eval(const double* k0, const double* k1, double h, double s,
                               double* out) noexcept nogil:
     # k0, k1: (value, first, second derivative) at the cell's ends; out: the same at s
-    cdef double w[6]
-    cdef double c[6]
-    cdef int i, m
-    w[0] = k0[0]
-    w[1] = h * k0[1]
-    w[2] = h * h * k0[2]
-    w[3] = h * h * k1[2]
-    w[4] = h * k1[1]
-    w[5] = k1[0]
-    for m in range(6):
-        c[m] = 0.0
-        for i in range(6):
-            c[m] += w[i] * QUINTIC[6 * i + m]
-    out[0] = c[0] + s * (c[1] + s * (c[2] + s * (c[3] + s * (c[4] + s * c[5]))))
-    out[1] = (c[1] + s * (2.0 * c[2] + s * (3.0 * c[3] + s * (4.0 * c[4] + s * 5.0 * c[5])))) / h
-    out[2] = (2.0 * c[2] + s * (6.0 * c[3] + s * (12.0 * c[4] + s * 20.0 * c[5]))) / (h * h)
+    cdef double w[5]
+    cdef const double* c
+    cdef double v = 0.0, d1 = 0.0, d2 = 0.0
+    cdef int j
+    w[0] = h * k0[1]
+    w[1] = h * h * k0[2]
+    w[2] = h * h * k1[2]
+    w[3] = h * k1[1]
+    w[4] = k1[0] - k0[0]
+    for j in range(5):
+        c = &QUINTIC[6 * j]
+        v += w[j] * (c[0] + s * (c[1] + s * (c[2] + s * (c[3] + s * (c[4] + s * c[5])))))
+        d1 += w[j] * (c[1] + s * (2.0 * c[2] + s * (3.0 * c[3] + s * (4.0 * c[4]
+                                                                        + s * 5.0 * c[5]))))
+        d2 += w[j] * (2.0 * c[2] + s * (6.0 * c[3] + s * (12.0 * c[4] + s * 20.0 * c[5])))
+    out[0] = k0[0] + v
+    out[1] = d1 / h
+    out[2] = d2 / (h * h)
 
 
 cdef class SurfaceOfRevolution(ChartSurface):

@@ -33,6 +33,8 @@ import numpy as np
 
 # Stereographic charts switch when |w| exceeds this; the other chart then has |w'| = 1/|w| < 1/1.5.
 STEREO_RECHART_RADIUS = 1.5
+# Relative gap between principal curvatures below which a point counts as an umbilic.
+UMBILIC_TOL = 1e-10
 
 
 # ----------------------------------------------------------------------------------------------
@@ -76,6 +78,10 @@ def principal_of(J, II, n):
     In the orthonormal tangent frame ``e1 = J_u/|J_u|``, ``e2 = n x e1`` the Jacobian is
     ``P = E^T J``, upper triangular; the Weingarten map there, ``P L P^-1 = P^-T II P^-1``, is
     symmetric, and one Jacobi rotation by ``theta = atan2(2 s01, s00 - s11)/2`` diagonalises it.
+    At umbilics (``k1 - k2 <= UMBILIC_TOL (|k1 + k2|/2 + (k1 - k2)/2)``) the directions are
+    ``e1, e2``: every direction is principal there, and the rotation angle would be noise.
+    Each direction is defined up to sign; ``d1`` is chosen with its larger component in
+    ``(e1, e2)`` positive, and ``d2 = n x d1``.
     """
     e1 = J[:, 0] / math.sqrt(J[:, 0] @ J[:, 0])
     e2 = np.cross(n, e1)
@@ -84,8 +90,13 @@ def principal_of(J, II, n):
     S = Q.T @ II @ Q
     m = 0.5 * (S[0, 0] + S[1, 1])
     d = math.sqrt(0.25 * (S[0, 0] - S[1, 1]) ** 2 + S[0, 1] ** 2)
-    th = 0.5 * math.atan2(2.0 * S[0, 1], S[0, 0] - S[1, 1])
+    if d <= UMBILIC_TOL * (abs(m) + d):
+        th = 0.0  # an umbilic: every direction is principal, take e1 and e2
+    else:
+        th = 0.5 * math.atan2(2.0 * S[0, 1], S[0, 0] - S[1, 1])
     c, s = math.cos(th), math.sin(th)
+    if (abs(c) >= abs(s) and c < 0.0) or (abs(c) < abs(s) and s < 0.0):
+        c, s = -c, -s  # sign: the larger of d1's two components in (e1, e2) is positive
     return np.array([m + d, m - d]), np.array([c * e1 + s * e2, -s * e1 + c * e2])
 
 
@@ -428,18 +439,17 @@ class Paraboloid(ChartSurface):
         return r, J, H
 
 
-# Quintic Hermite basis on [0, 1]: row i holds the coefficients of s^0..s^5 of the basis function
-# multiplying, in order, p0, h p0', h^2 p0'', h^2 p1'', h p1', p1. It reproduces every quintic,
-# so a degree-5 spline is represented exactly by its values and two derivatives at the knots.
-QUINTIC = np.array(
-    [
-        [1.0, 0.0, 0.0, -10.0, 15.0, -6.0],
-        [0.0, 1.0, 0.0, -6.0, 8.0, -3.0],
-        [0.0, 0.0, 0.5, -1.5, 1.5, -0.5],
-        [0.0, 0.0, 0.0, 0.5, -1.0, 0.5],
-        [0.0, 0.0, 0.0, -4.0, 7.0, -3.0],
-        [0.0, 0.0, 0.0, 10.0, -15.0, 6.0],
-    ]
+# Quintic Hermite basis on [0, 1]: row j holds the coefficients of s^0..s^5 of the basis
+# function multiplying, in order, h p0', h^2 p0'', h^2 p1'', h p1' and (p1 - p0); the value basis
+# of p0 is 1 minus the last row, which is why p0 enters only through the difference. The basis
+# reproduces every quintic, so a degree-5 spline is represented exactly by its values and two
+# derivatives at the knots.
+QUINTIC = (
+    (0.0, 1.0, 0.0, -6.0, 8.0, -3.0),
+    (0.0, 0.0, 0.5, -1.5, 1.5, -0.5),
+    (0.0, 0.0, 0.0, 0.5, -1.0, 0.5),
+    (0.0, 0.0, 0.0, -4.0, 7.0, -3.0),
+    (0.0, 0.0, 0.0, 10.0, -15.0, 6.0),
 )
 
 
@@ -447,14 +457,17 @@ def quintic_eval(k0, k1, h, s):
     """Value, first and second derivative at ``s`` in the cell with end data ``k0``, ``k1``.
 
     ``k0``, ``k1`` hold (value, first, second derivative) in the physical variable; the cell has
-    width ``h``, and ``s`` is the cell-relative position (outside [0, 1] extrapolates).
+    width ``h``, and ``s`` is the cell-relative position (outside [0, 1] extrapolates). Writing
+    the value part as ``p0 + (p1 - p0) B(s)`` keeps the round-off of the derivatives at the
+    unavoidable ``eps |p| / h`` (a power-basis form would mix in cancellations of O(1) terms).
     """
-    w = np.array([k0[0], h * k0[1], h * h * k0[2], h * h * k1[2], h * k1[1], k1[0]])
-    c = w @ QUINTIC
-    val = c[0] + s * (c[1] + s * (c[2] + s * (c[3] + s * (c[4] + s * c[5]))))
-    d1 = (c[1] + s * (2 * c[2] + s * (3 * c[3] + s * (4 * c[4] + s * 5 * c[5])))) / h
-    d2 = (2 * c[2] + s * (6 * c[3] + s * (12 * c[4] + s * 20 * c[5]))) / (h * h)
-    return np.array([val, d1, d2])
+    w = (h * k0[1], h * h * k0[2], h * h * k1[2], h * k1[1], k1[0] - k0[0])
+    v = d1 = d2 = 0.0
+    for wj, c in zip(w, QUINTIC):
+        v += wj * (c[0] + s * (c[1] + s * (c[2] + s * (c[3] + s * (c[4] + s * c[5])))))
+        d1 += wj * (c[1] + s * (2.0 * c[2] + s * (3.0 * c[3] + s * (4.0 * c[4] + s * 5.0 * c[5]))))
+        d2 += wj * (2.0 * c[2] + s * (6.0 * c[3] + s * (12.0 * c[4] + s * 20.0 * c[5])))
+    return np.array([k0[0] + v, d1 / h, d2 / (h * h)])
 
 
 class SurfaceOfRevolution(ChartSurface):

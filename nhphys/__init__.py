@@ -8,10 +8,13 @@
 """
 
 from nhphys import integrators, lie, systems
+from nhphys.bodies import RigidBody
 from nhphys.errors import NewtonError
 from nhphys.simulate import simulate
 from nhphys.trajectory import Trajectory
 
 __version__ = "0.1.0"
 
-__all__ = ["integrators", "lie", "systems", "simulate", "Trajectory", "NewtonError"]
+__all__ = [
+    "integrators", "lie", "systems", "simulate", "Trajectory", "NewtonError", "RigidBody",
+]

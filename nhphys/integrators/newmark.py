@@ -1,0 +1,200 @@
+"""The nonholonomic Newmark family ``F_h^{beta, beta', alpha}`` on ``R^n``.
+
+``Newmark(beta, beta_prime, alpha, constraint_discretization)`` steps any system exposing a
+:class:`~nhphys.systems.ConstrainedMechanicalSystem` as its ``coordinates`` (the knife edge, the
+vertical disk, the contact oscillators, or a user's own). The derivation, including the
+equations the seed paper leaves out (the explicit member in closed form, the adjoint, the DLA
+coincidence), is in :mod:`nhphys.twins.newmark`.
+
+* ``beta = beta'`` and ``alpha = 1/2``: symmetric, second order.
+* ``beta = beta' = 0``, ``alpha = 0``: explicit (closed form), first order.
+* ``Newmark(...).adjoint()`` is ``F^{beta', beta, 1 - alpha}``; ``Composition`` composes.
+"""
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from nhphys import _backend
+from nhphys._validation import as_choice
+from nhphys.errors import NewtonError
+
+DISCRETIZATIONS = ("point", "average")
+KINDS = {"newmark": 0, "dla_midpoint": 1, "dla_trapezoidal": 2}
+
+
+def check_newton(newton_tol, max_newton):
+    if isinstance(newton_tol, bool) or not isinstance(newton_tol, numbers.Real) or not (
+            0 < newton_tol < 1e-3):
+        raise ValueError(f"Expected `newton_tol` to be a number in (0, 1e-3), got {newton_tol!r}.")
+    if isinstance(max_newton, bool) or not isinstance(max_newton, numbers.Integral) \
+            or max_newton < 1:
+        raise ValueError(f"Expected `max_newton` to be an integer >= 1, got {max_newton!r}.")
+
+
+def check_unit_interval(value, name, upper):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"Expected `{name}` to be a real number, got {value!r}.")
+    if not (0.0 <= float(value) <= upper):
+        raise ValueError(f"Expected `{name}` to be in [0, {upper:g}], got {value!r}.")
+    return float(value)
+
+
+class NonholonomicRun:
+    """State and stepping of the Newmark / DLA family (any composition of their steps).
+
+    Parameters
+    ----------
+    system : object
+        Has ``coordinates`` (a ConstrainedMechanicalSystem), ``coordinates_from_conditions``
+        and ``observables(q, v)``.
+    stages : ndarray, shape (s, 6)
+        Rows ``(kind, discretisation, beta, beta', alpha, weight)``.
+    dt : float
+    backend : str
+    newton_tol : float
+    max_newton : int
+    initial_conditions : dict
+        The system's keywords (``q0``, ``v0``, or ``pose0``, ``velocity0``, ...).
+
+    Notes
+    -----
+    The built-in systems run in the compiled kernel; a user-defined system runs on the Python
+    twin whatever the backend (its functions are Python callables).
+    """
+
+    def __init__(self, system, stages, dt, backend, newton_tol, max_newton, initial_conditions):
+        self.system = system
+        cs = system.coordinates
+        q0, v0 = system.coordinates_from_conditions(**initial_conditions)
+        self.q = np.array(q0, dtype=float)
+        self.v = np.array(v0, dtype=float)
+        if cs.kernel_model is not None:
+            self.kernel = _backend.implementation("newmark", backend)
+            self.model = self.kernel.Model(*cs.kernel_model)
+        else:
+            self.kernel = _backend.implementation("newmark", "python")
+            self.model = self.kernel.CallbackModel(cs)
+        self.mass = np.ascontiguousarray(cs.mass_matrix)
+        self.stages = np.ascontiguousarray(stages, dtype=float)
+        self.lam = np.array(cs.multiplier(self.q, self.v), dtype=float)
+        self.dt = dt
+        self.newton_tol = float(newton_tol)
+        self.max_newton = int(max_newton)
+        self.steps_done = 0
+
+    def initial(self):
+        return self.system.observables(self.q[None].copy(), self.v[None].copy())
+
+    def advance(self, n_steps, save_every):
+        n_saved = n_steps // save_every
+        out_q = np.empty((n_saved, self.q.size))
+        out_v = np.empty((n_saved, self.q.size))
+        status = self.kernel.nonholonomic_run(
+            self.model, self.mass, self.stages, self.q, self.v, self.lam, self.dt, n_steps,
+            save_every, self.newton_tol, self.max_newton, out_q, out_v,
+        )
+        if status:
+            failed = self.steps_done + status - 1
+            self.steps_done = failed
+            raise NewtonError(failed, failed * self.dt, "the step may be too large")
+        self.steps_done += n_steps
+        return self.system.observables(out_q, out_v)
+
+
+class _Stepper:
+    """What Newmark, DLA and Composition share: start a run from their stage rows."""
+
+    def stage_rows(self):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def start(self, system, dt, backend, **initial_conditions):
+        if not hasattr(system, "coordinates"):
+            raise TypeError(
+                f"Expected a system with a `coordinates` description on R^n (KnifeEdge, "
+                f"VerticalDisk, ContactOscillator, ConstrainedMechanicalSystem), got {system!r}."
+            )
+        return NonholonomicRun(system, self.stage_rows(), dt, backend, self.newton_tol,
+                               self.max_newton, initial_conditions)
+
+    def discrete_constraint(self, system, q0, q1, dt):
+        """``Phi(q0, q1)`` of this method's constraint discretisation (single-stage methods).
+
+        Shapes: ``q0``, ``q1`` (n,) or stacked (k, n) -> (r,) or (k, r).
+        """
+        from nhphys.twins.newmark import CallbackModel, discrete_constraint
+
+        rows = self.stage_rows()
+        if len(rows) != 1:
+            raise ValueError("Expected a single-stage method: a composition has several.")
+        _, disc, _, _, alpha, _ = rows[0]
+        model = CallbackModel(system.coordinates)
+        q0, q1 = np.atleast_2d(q0), np.atleast_2d(q1)
+        return np.array([discrete_constraint(model, a, b, dt, alpha, int(disc))
+                         for a, b in zip(q0, q1)])
+
+
+@dataclass(frozen=True)
+class Newmark(_Stepper):
+    """Nonholonomic Newmark method ``F_h^{beta, beta', alpha}``.
+
+    Parameters
+    ----------
+    beta, beta_prime : float
+        In [0, 1/2]: the weight of the end-point acceleration in the forward and the backward
+        discrete exponential map (classical Newmark ``gamma = 1/2 + beta - beta'``).
+    alpha : float
+        In [0, 1]: where the discrete constraint is evaluated between ``q_k`` and ``q_{k+1}``.
+    constraint_discretization : {"point", "average"}
+        ``mu(q_alpha) (q_{k+1} - q_k) = 0`` or ``((1 - alpha) mu_k + alpha mu_{k+1})
+        (q_{k+1} - q_k) = 0``.
+    newton_tol, max_newton :
+        Newton stopping rule (relative displacement) and iteration limit.
+
+    Examples
+    --------
+    >>> import nhphys
+    >>> verlet_like = nhphys.integrators.Newmark(0.0, 0.0, 0.0)        # explicit, order 1
+    >>> verlet_like.adjoint()
+    Newmark(beta=0.0, beta_prime=0.0, alpha=1.0, constraint_discretization='point', newton_tol=1e-12, max_newton=30)
+    """
+
+    beta: float = 0.0
+    beta_prime: float = 0.0
+    alpha: float = 0.5
+    constraint_discretization: str = "point"
+    newton_tol: float = 1e-12
+    max_newton: int = 30
+
+    def __post_init__(self):
+        object.__setattr__(self, "beta", check_unit_interval(self.beta, "beta", 0.5))
+        object.__setattr__(self, "beta_prime",
+                           check_unit_interval(self.beta_prime, "beta_prime", 0.5))
+        object.__setattr__(self, "alpha", check_unit_interval(self.alpha, "alpha", 1.0))
+        as_choice(self.constraint_discretization, "constraint_discretization", DISCRETIZATIONS)
+        check_newton(self.newton_tol, self.max_newton)
+
+    @property
+    def explicit(self):
+        """True for ``beta = beta' = alpha = 0``, stepped in closed form."""
+        return self.beta == 0.0 and self.beta_prime == 0.0 and self.alpha == 0.0
+
+    @property
+    def symmetric(self):
+        """True when the method is its own adjoint (``beta = beta'``, ``alpha = 1/2``)."""
+        return self.beta == self.beta_prime and self.alpha == 0.5
+
+    @property
+    def gamma(self):
+        """The classical Newmark ``gamma = (1 + 2 beta - 2 beta')/2`` of this member."""
+        return 0.5 + self.beta - self.beta_prime
+
+    def adjoint(self):
+        """``(F_h^{beta, beta', alpha})* = F_h^{beta', beta, 1 - alpha}``."""
+        return Newmark(self.beta_prime, self.beta, 1.0 - self.alpha,
+                       self.constraint_discretization, self.newton_tol, self.max_newton)
+
+    def stage_rows(self):
+        disc = DISCRETIZATIONS.index(self.constraint_discretization)
+        return np.array([[KINDS["newmark"], disc, self.beta, self.beta_prime, self.alpha, 1.0]])

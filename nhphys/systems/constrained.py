@@ -1,0 +1,254 @@
+r"""Mechanical systems on ``R^n`` with linear nonholonomic constraints.
+
+The Lagrangian is ``L(q, v) = 1/2 v . M v - V(q)`` with a constant symmetric positive-definite
+mass matrix ``M``, and the constraints are ``mu(q) v = 0`` with ``mu(q)`` an ``r x n`` matrix of
+full rank ``r < n``. The Lagrange-d'Alembert principle gives the nonholonomic equations::
+
+    M dv/dt = -grad V(q) + mu(q)^T lambda,     mu(q) v = 0,     dq/dt = v.
+
+Differentiating the constraint, ``mu dv/dt + (Dmu[v]) v = 0`` with
+``(Dmu[v])_{ai} = sum_j d mu_{ai}/dq_j v_j``, fixes the multipliers::
+
+    lambda = C^-1 (mu M^-1 grad V - (Dmu[v]) v),     C = mu M^-1 mu^T,
+
+(``C`` is invertible exactly when ``mu`` has full rank: the system is regular). The constraint
+forces do no work, so the energy ``E = 1/2 v . M v + V(q)`` is conserved.
+
+Every system of :mod:`nhphys.systems` that the Newmark and DLA integrators accept exposes such a
+description in coordinates as its ``coordinates`` attribute.
+"""
+
+import numpy as np
+
+from nhphys._validation import as_float_array
+
+# Relative size of |mu v| accepted in an initial velocity (the integrators keep it at round-off).
+CONSTRAINT_TOL = 1e-12
+
+
+def check_mass_matrix(value, name="mass_matrix"):
+    """A symmetric positive-definite (n, n) matrix, with a message naming what is wrong."""
+    M = as_float_array(value, name)
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] == 0:
+        raise ValueError(f"Expected `{name}` to be a square (n, n) matrix, got shape {M.shape}.")
+    scale = max(1.0, float(np.max(np.abs(M))))
+    asym = float(np.max(np.abs(M - M.T)))
+    if asym > 1e-12 * scale:
+        raise ValueError(f"Expected `{name}` to be symmetric, got asymmetry {asym:.3g}.")
+    M = 0.5 * (M + M.T)
+    eig = np.linalg.eigvalsh(M)
+    if eig[0] <= 1e-14 * max(abs(eig[-1]), 1e-300):
+        kind = "singular" if abs(eig[0]) <= 1e-14 * max(abs(eig[-1]), 1e-300) else "indefinite"
+        raise ValueError(
+            f"Expected `{name}` to be positive definite, got a {kind} matrix with eigenvalues "
+            f"{np.array2string(eig, precision=6)}."
+        )
+    return M
+
+
+def _check_callable(f, name):
+    if not callable(f):
+        raise TypeError(f"Expected `{name}` to be callable, got {f!r}.")
+    return f
+
+
+class ConstrainedMechanicalSystem:
+    """``L = 1/2 v.Mv - V(q)`` on ``R^n`` with constraints ``mu(q) v = 0``.
+
+    Parameters
+    ----------
+    mass_matrix : array_like, shape (n, n)
+        Constant, symmetric positive definite.
+    potential : callable
+        ``V(q)``: (n,) -> float.
+    grad_potential : callable
+        ``grad V(q)``: (n,) -> (n,).
+    constraint_matrix : callable
+        ``mu(q)``: (n,) -> (r, n), full rank ``r < n``.
+    constraint_matrix_derivative : callable
+        ``q -> D`` with ``D[a, i, j] = d mu_{ai} / d q_j``, shape (r, n, n).
+    hessian_potential : callable, optional
+        ``q -> Hess V(q)``, (n, n). Only the Newton iterations of the implicit integrators use
+        it; without it they use central differences of ``grad_potential`` (this changes the
+        convergence rate of Newton, not its solution).
+    name : str, optional
+        Shown in ``repr``.
+
+    Notes
+    -----
+    Shapes and rank are checked when a simulation starts (at the initial ``q``), before any
+    step. A user-defined system steps on the Python path (its functions are Python callables);
+    the built-in systems also carry ``kernel_model = (code, params)`` for the compiled kernels.
+
+    Examples
+    --------
+    The nonholonomic particle ``dz = y dx`` in a harmonic well:
+
+    >>> import numpy as np, nhphys
+    >>> sys = nhphys.systems.ConstrainedMechanicalSystem(
+    ...     np.eye(3), lambda q: 0.5 * q @ q, lambda q: q,
+    ...     lambda q: np.array([[-q[1], 0.0, 1.0]]),
+    ...     lambda q: np.array([[[0, -1.0, 0], [0, 0, 0], [0, 0, 0]]]))
+    >>> traj = nhphys.simulate(sys, 1.0, 0.01, integrator=nhphys.integrators.Newmark(),
+    ...                        q0=[1.0, 0.5, 0.0], v0=[0.0, 1.0, 0.0])
+    >>> bool(traj.constraint_residual.max() < 1e-13)
+    True
+    """
+
+    kernel_model = None  # (code, params) of a built-in model of the compiled kernels
+    gauge = None  # built-in models only: (grad S, Hess S, third derivative of S contracted)
+
+    def __init__(self, mass_matrix, potential, grad_potential, constraint_matrix,
+                 constraint_matrix_derivative, hessian_potential=None, name=None):
+        self.mass_matrix = check_mass_matrix(mass_matrix)
+        self.mass_inv = np.linalg.inv(self.mass_matrix)
+        self.n = self.mass_matrix.shape[0]
+        self.potential = _check_callable(potential, "potential")
+        self.grad_potential = _check_callable(grad_potential, "grad_potential")
+        self.constraint_matrix = _check_callable(constraint_matrix, "constraint_matrix")
+        self.constraint_matrix_derivative = _check_callable(
+            constraint_matrix_derivative, "constraint_matrix_derivative"
+        )
+        self._hessian = None if hessian_potential is None else _check_callable(
+            hessian_potential, "hessian_potential"
+        )
+        self.name = name or "ConstrainedMechanicalSystem"
+        self.r = None  # number of constraints, known after check_functions()
+
+    def __repr__(self):
+        return f"{self.name}(n={self.n})"
+
+    # -- checks ------------------------------------------------------------------------------
+    def check_functions(self, q):
+        """Evaluate every function at ``q`` and check shapes, finiteness and rank."""
+        n = self.n
+        g = as_float_array(self.grad_potential(q), "grad_potential(q0)")
+        if g.shape != (n,):
+            raise ValueError(f"Expected `grad_potential(q0)` to have shape ({n},), got {g.shape}.")
+        V = np.asarray(self.potential(q), dtype=float)
+        if V.shape != () or not np.isfinite(V):
+            raise ValueError(f"Expected `potential(q0)` to be a finite number, got {V!r}.")
+        mu = as_float_array(self.constraint_matrix(q), "constraint_matrix(q0)")
+        if mu.ndim != 2 or mu.shape[1] != n or not 1 <= mu.shape[0] < n:
+            raise ValueError(
+                f"Expected `constraint_matrix(q0)` to have shape (r, {n}) with 1 <= r < {n}, "
+                f"got {mu.shape}."
+            )
+        r = mu.shape[0]
+        sv = np.linalg.svd(mu, compute_uv=False)
+        if sv[-1] <= 1e-10 * sv[0]:
+            raise ValueError(
+                f"Expected `constraint_matrix(q0)` to have full rank {r}, got singular values "
+                f"{np.array2string(sv, precision=6)}."
+            )
+        dmu = as_float_array(self.constraint_matrix_derivative(q), "constraint_matrix_derivative(q0)")
+        if dmu.shape != (r, n, n):
+            raise ValueError(
+                f"Expected `constraint_matrix_derivative(q0)` to have shape ({r}, {n}, {n}), "
+                f"got {dmu.shape}."
+            )
+        if self._hessian is not None:
+            H = as_float_array(self._hessian(q), "hessian_potential(q0)")
+            if H.shape != (n, n):
+                raise ValueError(
+                    f"Expected `hessian_potential(q0)` to have shape ({n}, {n}), got {H.shape}."
+                )
+        self.r = r
+        return r
+
+    # -- the continuous model ----------------------------------------------------------------
+    def hessian_potential(self, q):
+        """``Hess V(q)`` (n, n): the given function or central differences of the gradient."""
+        if self._hessian is not None:
+            return np.asarray(self._hessian(q), dtype=float)
+        q = np.asarray(q, dtype=float)
+        H = np.empty((self.n, self.n))
+        for j in range(self.n):
+            d = np.zeros(self.n)
+            d[j] = 1e-6 * max(1.0, abs(q[j]))
+            H[:, j] = (np.asarray(self.grad_potential(q + d)) - np.asarray(
+                self.grad_potential(q - d))) / (2 * d[j])
+        return 0.5 * (H + H.T)
+
+    def multiplier(self, q, v):
+        """Constraint multipliers ``lambda`` (r,) of the continuous equations."""
+        mu = np.asarray(self.constraint_matrix(q), dtype=float)
+        dmu = np.asarray(self.constraint_matrix_derivative(q), dtype=float)
+        Minv = self.mass_inv
+        C = mu @ Minv @ mu.T
+        curv = np.einsum("aij,i,j->a", dmu, v, v)  # (Dmu[v]) v
+        return np.linalg.solve(C, mu @ Minv @ np.asarray(self.grad_potential(q)) - curv)
+
+    def acceleration(self, q, v):
+        """``dv/dt`` of the continuous equations, (n,)."""
+        mu = np.asarray(self.constraint_matrix(q), dtype=float)
+        force = -np.asarray(self.grad_potential(q), dtype=float) + mu.T @ self.multiplier(q, v)
+        return self.mass_inv @ force
+
+    def energy(self, q, v):
+        """``1/2 v.Mv + V(q)`` for stacked (k, n) states -> (k,)."""
+        q = np.atleast_2d(q)
+        v = np.atleast_2d(v)
+        kin = 0.5 * np.einsum("ki,ij,kj->k", v, self.mass_matrix, v)
+        return kin + np.array([float(self.potential(qi)) for qi in q])
+
+    def constraint_residual(self, q, v):
+        """``|mu(q) v|`` (Euclidean norm over the constraints) for stacked states -> (k,)."""
+        q = np.atleast_2d(q)
+        v = np.atleast_2d(v)
+        return np.array([
+            np.linalg.norm(np.asarray(self.constraint_matrix(qi)) @ vi) for qi, vi in zip(q, v)
+        ])
+
+    # -- initial conditions ------------------------------------------------------------------
+    def initial_coordinates(self, q0=None, v0=None):
+        """Validated ``(q0, v0)``; ``v0`` must satisfy ``mu(q0) v0 = 0`` (to 1e-12 relative)."""
+        if q0 is None or v0 is None:
+            raise ValueError("Expected the initial conditions `q0` and `v0`.")
+        q0 = as_float_array(q0, "q0")
+        v0 = as_float_array(v0, "v0")
+        for arr, nm in ((q0, "q0"), (v0, "v0")):
+            if arr.shape != (self.n,):
+                raise ValueError(f"Expected `{nm}` to have shape ({self.n},), got {arr.shape}.")
+        self.check_functions(q0)
+        mu = np.asarray(self.constraint_matrix(q0), dtype=float)
+        residual = mu @ v0
+        scale = max(1.0, float(np.linalg.norm(v0))) * max(1.0, float(np.max(np.abs(mu))))
+        if np.max(np.abs(residual)) > CONSTRAINT_TOL * scale:
+            raise ValueError(
+                f"Expected `v0` to satisfy the constraint mu(q0) v0 = 0, got mu(q0) v0 = "
+                f"{np.array2string(residual, precision=3)}."
+            )
+        return q0, v0
+
+    def observables(self, q, v):
+        """Trajectory fields from saved coordinates (k, n) and velocities (k, n)."""
+        return {
+            "q": q,
+            "v": v,
+            "energy": self.energy(q, v),
+            "constraint_residual": self.constraint_residual(q, v),
+        }
+
+    # -- the same system, as its own coordinate description ------------------------------------
+    @property
+    def coordinates(self):
+        return self
+
+    def coordinates_from_conditions(self, **initial_conditions):
+        """``(q0, v0)`` from a system's own initial-condition keywords."""
+        return self.initial_coordinates(**initial_conditions)
+
+    # -- the continuous flow as a first-order ODE, for `Reference` ---------------------------
+    def reference_state(self, **initial_conditions):
+        q0, v0 = self.coordinates_from_conditions(**initial_conditions)
+        return np.concatenate([q0, v0])
+
+    def reference_rhs(self, t, state):
+        cs = self.coordinates
+        q, v = state[: cs.n], state[cs.n:]
+        return np.concatenate([v, cs.acceleration(q, v)])
+
+    def reference_unpack(self, states):
+        n = self.coordinates.n
+        return states[:, :n], states[:, n:]

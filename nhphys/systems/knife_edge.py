@@ -1,0 +1,275 @@
+r"""The knife edge (Chaplygin sleigh): a rigid body on a plane whose blade cannot move sideways.
+
+Geometry and coordinates
+------------------------
+The blade touches the plane at the contact point ``P = (x, y)`` and points along
+``e = (cos theta, sin theta)``; ``e_perp = (-sin theta, cos theta)``. The centre of mass is
+``offset = a`` ahead of ``P`` along the blade: ``C = P + a e``. The plane is tilted by
+``incline``; in its own coordinates gravity pulls along ``+x`` with acceleration
+``g sin(incline)`` (so ``theta = 0`` points the blade downhill). ``inertia`` is the moment of
+inertia about the vertical axis through the centre of mass.
+
+The no-sideslip constraint is ``dP/dt . e_perp = 0``, i.e. ``dP/dt = v e`` with ``v`` the speed of
+the contact point along the blade; ``omega = d theta/dt``.
+
+*In coordinates* (what the Newmark and DLA integrators use) the configuration is
+``q = (C_x, C_y, theta)``, so the mass matrix ``diag(m, m, I)`` is constant, the potential is
+``V = -m g sin(incline) C_x`` and, since ``dC/dt = v e + a omega e_perp``, the constraint is::
+
+    mu(q) = [-sin theta, cos theta, -a],      mu(q) dq/dt = 0.
+
+*On SE(2)* (what the retraction integrator uses, level plane only) the pose of the blade
+``(x, y, theta)`` has body velocity ``xi = (v, w, omega)`` (forward and sideways velocity of
+``P`` in blade axes, and the turning rate); the constraint is ``w = 0`` and the reduced
+Lagrangian ``l = 1/2 m (v^2 + (w + a omega)^2) + 1/2 I omega^2`` is left-invariant.
+
+The sleigh on a level plane (closed form)
+-----------------------------------------
+With ``J = I + m a^2`` the equations are ``dv/dt = a omega^2``, ``J d omega/dt = -m a v omega``
+and the energy ``E = 1/2 m v^2 + 1/2 J omega^2`` is conserved. Substituting
+``omega^2 = (2E - m v^2)/J`` gives ``dv/dt = (a m / J)(V^2 - v^2)`` with ``V = sqrt(2E/m)``, so::
+
+    v(t) = V tanh(k t + c),   omega(t) = sign(omega0) V sqrt(m/J) sech(k t + c),
+    k = a m V / J,            c = artanh(v0 / V).
+
+For ``a > 0`` the sleigh ends moving in a straight line at speed ``V`` (``v -> V``, ``omega -> 0``).
+
+The knife edge on an inclined plane with ``a = 0`` (closed form)
+----------------------------------------------------------------
+Then ``d omega/dt = 0`` and ``dv/dt = g sin(incline) cos theta``; with ``theta = theta0 + omega t``::
+
+    v(t) = v0 + (g sin(incline)/omega) (sin theta(t) - sin theta0),
+    x(t) = x0 + int v cos theta,  y(t) = y0 + int v sin theta,
+
+which for ``theta0 = 0`` reads ``x = x0 + v0 sin(wt)/w + g sin(incline) sin^2(wt) / (2 w^2)``,
+``y = y0 + v0 (1 - cos wt)/w + g sin(incline) (wt - sin(wt) cos(wt)) / (2 w^2)``: the blade
+drifts sideways across the slope, not down it.
+"""
+
+import numpy as np
+
+from nhphys._validation import as_float_array, as_positive_scalar
+from nhphys.systems.constrained import CONSTRAINT_TOL, ConstrainedMechanicalSystem
+
+KNIFE_EDGE_CODE = 0  # model number in nhphys_ext.newmark
+
+
+def _real(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise TypeError(f"Expected `{name}` to be a real number, got {value!r}.")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"Expected `{name}` to be finite, got {value}.")
+    return value
+
+
+class KnifeEdge:
+    """A knife edge / Chaplygin sleigh on a (possibly inclined) plane.
+
+    Parameters
+    ----------
+    mass : float
+        > 0.
+    inertia : float
+        Moment of inertia about the vertical axis through the centre of mass, > 0.
+    offset : float
+        Distance ``a`` of the centre of mass ahead of the contact point along the blade (any
+        sign; 0 puts the contact under the centre of mass).
+    incline : float
+        Tilt of the plane in radians, in [0, pi/2]; gravity pulls along ``+x``.
+    gravity : float
+        ``g`` >= 0.
+
+    Initial conditions (for :func:`nhphys.simulate`): ``pose0 = (x, y, theta)`` of the contact
+    point (default zeros), ``velocity0`` (speed of the contact point along the blade) and
+    ``omega0`` (turning rate), both default 0.
+
+    Trajectory fields: ``pose`` (n, 3), ``velocity`` (n,), ``omega`` (n,), ``energy`` (n,),
+    ``constraint_residual`` (n,) (the sideways speed of the contact point).
+
+    Examples
+    --------
+    >>> import nhphys
+    >>> sleigh = nhphys.systems.KnifeEdge(mass=1.0, inertia=0.5, offset=0.5)
+    >>> traj = nhphys.simulate(sleigh, 10.0, 0.01, velocity0=0.1, omega0=1.0)
+    >>> bool(traj.velocity[-1] > 0.99 * sleigh.terminal_speed(0.1, 1.0))
+    True
+    """
+
+    def __init__(self, mass, inertia, offset, incline=0.0, gravity=9.81):
+        self.mass = as_positive_scalar(mass, "mass")
+        self.inertia = as_positive_scalar(inertia, "inertia")
+        self.offset = _real(offset, "offset")
+        self.incline = _real(incline, "incline")
+        if not 0.0 <= self.incline <= np.pi / 2:
+            raise ValueError(f"Expected `incline` to be in [0, pi/2], got {self.incline}.")
+        self.gravity = _real(gravity, "gravity")
+        if self.gravity < 0:
+            raise ValueError(f"Expected `gravity` to be >= 0, got {self.gravity}.")
+        self.downhill_force = self.mass * self.gravity * np.sin(self.incline)
+        self.coordinates = self._coordinates()
+
+    def __repr__(self):
+        return (f"KnifeEdge(mass={self.mass}, inertia={self.inertia}, offset={self.offset}, "
+                f"incline={self.incline}, gravity={self.gravity})")
+
+    @property
+    def level(self):
+        """True on a level plane (or without gravity): the system is left-invariant on SE(2)."""
+        return self.downhill_force == 0.0
+
+    # -- description in coordinates q = (C_x, C_y, theta) ------------------------------------
+    def _coordinates(self):
+        a, f = self.offset, self.downhill_force
+
+        def potential(q):
+            return -f * q[0]
+
+        def grad_potential(q):
+            return np.array([-f, 0.0, 0.0])
+
+        def hessian_potential(q):
+            return np.zeros((3, 3))
+
+        def constraint_matrix(q):
+            return np.array([[-np.sin(q[2]), np.cos(q[2]), -a]])
+
+        def constraint_matrix_derivative(q):
+            D = np.zeros((1, 3, 3))
+            D[0, 0, 2] = -np.cos(q[2])
+            D[0, 1, 2] = -np.sin(q[2])
+            return D
+
+        cs = ConstrainedMechanicalSystem(
+            np.diag([self.mass, self.mass, self.inertia]), potential, grad_potential,
+            constraint_matrix, constraint_matrix_derivative, hessian_potential,
+            name="KnifeEdge.coordinates",
+        )
+        cs.kernel_model = (KNIFE_EDGE_CODE, np.array([a, f]))
+        return cs
+
+    def to_coordinates(self, pose, velocity, omega):
+        """Pose (k, 3), speeds (k,), rates (k,) -> ``q`` (k, 3), ``dq/dt`` (k, 3)."""
+        pose = np.atleast_2d(pose)
+        th = pose[:, 2]
+        e = np.stack([np.cos(th), np.sin(th)], axis=-1)
+        ep = np.stack([-np.sin(th), np.cos(th)], axis=-1)
+        a = self.offset
+        q = np.column_stack([pose[:, :2] + a * e, th])
+        v = np.column_stack([
+            np.asarray(velocity)[:, None] * e + a * np.asarray(omega)[:, None] * ep, omega
+        ])
+        return q, v
+
+    def observables(self, q, v):
+        """Trajectory fields from coordinates ``q`` (k, 3) and velocities ``v`` (k, 3)."""
+        q = np.atleast_2d(q)
+        v = np.atleast_2d(v)
+        th = q[:, 2]
+        c, s = np.cos(th), np.sin(th)
+        a = self.offset
+        pose = np.column_stack([q[:, 0] - a * c, q[:, 1] - a * s, th])
+        return {
+            "pose": pose,
+            "velocity": v[:, 0] * c + v[:, 1] * s,
+            "omega": v[:, 2],
+            "energy": self.coordinates.energy(q, v),
+            "constraint_residual": np.abs(-s * v[:, 0] + c * v[:, 1] - a * v[:, 2]),
+        }
+
+    # -- initial conditions ------------------------------------------------------------------
+    def initial_state(self, pose0=None, velocity0=0.0, omega0=0.0):
+        """Validated ``(pose0 (3,), velocity0, omega0)``."""
+        pose0 = np.zeros(3) if pose0 is None else as_float_array(pose0, "pose0")
+        if pose0.shape != (3,):
+            raise ValueError(f"Expected `pose0` to have shape (3,), got {pose0.shape}.")
+        return pose0, _real(velocity0, "velocity0"), _real(omega0, "omega0")
+
+    def coordinates_from_conditions(self, pose0=None, velocity0=0.0, omega0=0.0):
+        """``(q0, v0)`` in coordinates from ``pose0``, ``velocity0``, ``omega0``."""
+        pose0, v0, w0 = self.initial_state(pose0, velocity0, omega0)
+        q, v = self.to_coordinates(pose0[None], np.array([v0]), np.array([w0]))
+        return self.coordinates.initial_coordinates(q[0], v[0])
+
+    # -- the retraction integrator (level plane) -------------------------------------------------
+    def group_inertia(self):
+        """Locked inertia ``I`` (3, 3) of ``l(xi) = 1/2 xi.I xi``, ``xi = (v, w, omega)``."""
+        m, a = self.mass, self.offset
+        return np.array([[m, 0.0, 0.0], [0.0, m, m * a], [0.0, m * a, self.inertia + m * a * a]])
+
+    def start_retraction(self, integrator, dt, backend, pose0=None, velocity0=0.0, omega0=0.0):
+        """Run of :class:`nhphys.integrators.Retraction` on SE(2) (level plane only)."""
+        from nhphys.integrators.se2 import SE2RetractionRun
+
+        if not self.level:
+            raise ValueError(
+                "Expected a level plane (`incline` = 0 or `gravity` = 0) for the Retraction "
+                "integrator, which needs a left-invariant system; use Newmark or DLA on an "
+                f"inclined plane (got incline={self.incline})."
+            )
+        pose0, v0, w0 = self.initial_state(pose0, velocity0, omega0)
+        basis = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+        xi0 = np.array([v0, 0.0, w0])
+
+        def frames(g, xi):
+            q, v = self.to_coordinates(g[:, :3], xi[:, 0], xi[:, 2])
+            return self.observables(q, v)
+
+        return SE2RetractionRun(self.group_inertia(), basis, pose0, xi0, dt, integrator,
+                                backend, frames)
+
+    # -- closed forms ------------------------------------------------------------------------
+    def terminal_speed(self, velocity0, omega0):
+        """``V = sqrt(2E/m)``: the limit of ``|v|`` on a level plane."""
+        J = self.inertia + self.mass * self.offset**2
+        E = 0.5 * self.mass * velocity0**2 + 0.5 * J * omega0**2
+        return np.sqrt(2 * E / self.mass)
+
+    def sleigh_closed_form(self, t, velocity0, omega0):
+        """``(v(t), omega(t))`` of the sleigh on a level plane (see the module docstring).
+
+        Requires ``omega0 != 0`` or ``offset == 0`` (otherwise the motion is a straight line
+        at constant speed, also returned).
+        """
+        t = np.asarray(t, dtype=float)
+        m, a = self.mass, self.offset
+        J = self.inertia + m * a * a
+        if omega0 == 0.0 or a == 0.0:
+            return np.full_like(t, velocity0), np.full_like(t, omega0)
+        V = self.terminal_speed(velocity0, omega0)
+        k = a * m * V / J
+        c = np.arctanh(velocity0 / V)
+        u = k * t + c
+        return V * np.tanh(u), np.sign(omega0) * V * np.sqrt(m / J) / np.cosh(u)
+
+    def inclined_closed_form(self, t, pose0, velocity0, omega0):
+        """Pose (k, 3) and speed (k,) on an inclined plane when ``offset == 0``, ``omega0 != 0``."""
+        if self.offset != 0.0 or omega0 == 0.0:
+            raise ValueError("Expected `offset` = 0 and `omega0` != 0 for this closed form.")
+        t = np.asarray(t, dtype=float)
+        x0, y0, th0 = np.asarray(pose0, dtype=float)
+        w = omega0
+        G = self.downhill_force / self.mass
+        th = th0 + w * t
+        v = velocity0 + G / w * (np.sin(th) - np.sin(th0))
+        # x' = v cos th, y' = v sin th, integrated exactly
+        A = velocity0 - G / w * np.sin(th0)
+        x = x0 + A / w * (np.sin(th) - np.sin(th0)) + G / (2 * w * w) * (
+            np.sin(th) ** 2 - np.sin(th0) ** 2)
+        y = y0 - A / w * (np.cos(th) - np.cos(th0)) + G / (2 * w) * (
+            t - (np.sin(2 * th) - np.sin(2 * th0)) / (2 * w))
+        return np.column_stack([x, y, th]), v
+
+    # -- the continuous flow as a first-order ODE, for `Reference` ---------------------------
+    def reference_state(self, **initial_conditions):
+        q0, v0 = self.coordinates_from_conditions(**initial_conditions)
+        return np.concatenate([q0, v0])
+
+    def reference_rhs(self, t, state):
+        return np.concatenate([state[3:], self.coordinates.acceleration(state[:3], state[3:])])
+
+    def reference_unpack(self, states):
+        return states[:, :3], states[:, 3:]
+
+
+__all__ = ["KnifeEdge", "CONSTRAINT_TOL"]

@@ -1,0 +1,193 @@
+r"""Python twin of ``nhphys_ext.se2_retraction``: the variational retraction integrator on
+``G = SE(2) x R^k`` for a left-invariant Lagrangian under a left-invariant constraint
+``xi in d`` (the Chaplygin sleigh, k = 0; the vertical rolling disk, k = 1).
+
+Derivation
+----------
+The configuration is ``g = (x, y, theta)`` in SE(2) (layout and conventions of
+:mod:`nhphys.lie.se2`) together with ``k`` abelian angles ``phi``; the body velocity is
+``xi = (v_x, v_y, omega, phi_dot)`` and the reduced Lagrangian is ``l(xi) = 1/2 xi . I xi`` with a
+constant symmetric positive-definite ``I`` (d x d, d = 3 + k). The constraint keeps ``xi`` in a
+subspace ``d`` spanned by the columns of ``B`` (d x m). The pattern is the one of
+:mod:`nhphys.twins.suslov`; only the group changes.
+
+*Discrete Lagrangian.* A step moves ``g_{k+1} = g_k tau(xi_k[:3])``, ``phi_{k+1} = phi_k +
+xi_k[3:]``, with ``tau`` = exp or cay on SE(2), and ``L_d = h l(xi_k / h)``. Varying
+``g_k -> g_k exp(eps eta_k)`` gives, exactly as on SO(3),
+
+    delta xi_k = J_r(xi_k)^-1 (eta_{k+1} - Ad_{tau(xi_k)^-1} eta_k),
+
+and with ``M_k = I xi_k / h`` the two discrete Legendre transforms
+
+    Pi_k^- = J_l(xi_k)^-T M_k   (momentum at the start of the step),
+    Pi_k^+ = J_r(xi_k)^-T M_k   (momentum at its end),
+
+where on the abelian factor both Jacobians are the identity (``Pi = M`` there).
+
+*Discrete Lagrange-d'Alembert.* With ``eta_k in d`` the coefficient of ``eta_k`` must
+annihilate ``d``: ``B^T (Pi_{k-1}^+ - Pi_k^-) = 0``, ``xi_k = B y_k``. The carried state is
+``p_k = B^T Pi`` (m numbers). One step, given ``p``:
+
+1. solve ``F(y) = B^T Pi^-(B y) - p = 0`` for ``y`` by Newton;
+2. ``g <- g tau(xi[:3])``, ``phi <- phi + xi[3:]``;
+3. ``p <- B^T Pi^+(xi)``.
+
+*The momenta in closed form.* Write ``M = (M_v, M_w, M_phi)`` (M_v in R^2) and
+``v x u = v_x u_y - v_y u_x``. From ``ad_xi^T M = (-omega J M_v, -v x M_v)`` (``J^T = -J``) and
+the inverse Jacobians of :mod:`nhphys.lie.se2`, with ``s = +1`` for ``Pi^-`` and ``s = -1`` for
+``Pi^+``::
+
+    Pi_v   = M_v + omega (s J/2 - ev(omega) I) M_v
+    Pi_w   = M_w + s (v x M_v)/2 + f(omega) (v . M_v) + g(omega) M_w
+    Pi_phi = M_phi
+
+* exp:    ``f = ev = e(omega) = (1 - (omega/2) cot(omega/2))/omega``, ``g = 0``
+  (``e`` is ``omega c(omega)`` with the SO(3) series coefficient ``c``);
+* cayley: ``f = omega/4``, ``g = omega^2/4``, ``ev = 0`` (from ``J_l^-1 = I - ad/2 - K/4``).
+
+So ``Pi^- - Pi^+ = -ad_xi^T M``, the discrete form of the Euler-Poincare equation
+``dPi/dt = ad_xi^T Pi``.
+
+*Newton Jacobian.* With ``dM = I/h`` (rows ``dM_v``, ``dM_w``, ``dM_phi``) and ``e_w`` the
+row selecting ``omega``::
+
+    dPi_v   = dM_v + omega (J/2 - ev I) dM_v + ((J/2 - ev I) M_v - omega ev' M_v) e_w
+    dPi_w   = dM_w + (M_y e_vx - M_x e_vy + v_x dM_y - v_y dM_x)/2
+              + f' (v . M_v) e_w + f (M_x e_vx + M_y e_vy + v_x dM_x + v_y dM_y)
+              + g' M_w e_w + g dM_w
+    dPi_phi = dM_phi
+
+and ``dF/dy = B^T dPi B``. Newton stops when ``|dy| <= newton_tol |y|``.
+
+*Properties.* The scheme is symmetric (``h -> -h`` with ``xi -> -xi`` swaps ``Pi^-`` and
+``Pi^+``), hence second order; the velocity ``B (B^T I B)^-1 p`` lies in ``d`` to round-off.
+For the vertical disk ``B^T ad_xi^T M = 0``, so ``p`` and ``xi`` are the same at every step and
+the discrete contact point moves on an exact circle (``g_k = g_0 tau(xi)^k``).
+"""
+
+import numpy as np
+
+from nhphys.lie import se2
+
+EXP, CAYLEY = 0, 1
+
+
+def _coefficients(w, map_code):
+    """``(f, f', g, g', ev, ev')`` of the closed-form momenta at angle step ``w``."""
+    if map_code == EXP:
+        e = float(se2.e_coeff(w))
+        de = float(se2.e_coeff_derivative(w))
+        return e, de, 0.0, 0.0, e, de
+    return 0.25 * w, 0.25, 0.25 * w * w, 0.5 * w, 0.0, 0.0
+
+
+def momentum(xi, inertia, h, map_code, sign):
+    """``Pi^-`` (``sign = +1``) or ``Pi^+`` (``sign = -1``) of a step ``xi`` (d,)."""
+    M = inertia @ xi / h
+    v, w = xi[:2], xi[2]
+    Mv = M[:2]
+    f, _, g, _, ev, _ = _coefficients(w, map_code)
+    out = M.copy()
+    out[:2] = Mv + w * (0.5 * sign * (se2.J2 @ Mv) - ev * Mv)
+    out[2] = (M[2] + 0.5 * sign * (v[0] * Mv[1] - v[1] * Mv[0]) + f * (v @ Mv) + g * M[2])
+    return out
+
+
+def momentum_pair(xi, inertia, h, map_code):
+    """Discrete Legendre transforms ``(Pi^-, Pi^+)`` of one step ``xi`` (d,)."""
+    return momentum(xi, inertia, h, map_code, 1.0), momentum(xi, inertia, h, map_code, -1.0)
+
+
+def momentum_minus_jacobian(xi, inertia, h, map_code):
+    """``dPi^-/dxi``, shape (d, d)."""
+    d = xi.size
+    M = inertia @ xi / h
+    dM = inertia / h
+    v, w = xi[:2], xi[2]
+    Mv = M[:2]
+    f, df, g, dg, ev, dev = _coefficients(w, map_code)
+    A = 0.5 * se2.J2 - ev * np.eye(2)
+    e_w = np.zeros(d)
+    e_w[2] = 1.0
+    e_vx = np.zeros(d)
+    e_vx[0] = 1.0
+    e_vy = np.zeros(d)
+    e_vy[1] = 1.0
+    D = dM.copy()
+    D[:2] = dM[:2] + w * (A @ dM[:2]) + np.outer(A @ Mv - w * dev * Mv, e_w)
+    D[2] = (dM[2]
+            + 0.5 * (Mv[1] * e_vx - Mv[0] * e_vy + v[0] * dM[1] - v[1] * dM[0])
+            + df * (v @ Mv) * e_w
+            + f * (Mv[0] * e_vx + Mv[1] * e_vy + v[0] * dM[0] + v[1] * dM[1])
+            + dg * M[2] * e_w + g * dM[2])
+    return D
+
+
+def retraction_step(inertia, basis, p, y, h, map_code, newton_tol, max_newton):
+    """One step: solve for ``y`` (Newton), return ``(xi, p_new, y, converged)``.
+
+    Shapes: ``inertia`` (d, d), ``basis`` (d, m), ``p`` (m,), ``y`` (m,) initial guess.
+    """
+    y = y.copy()
+    converged = False
+    for _ in range(max_newton):
+        xi = basis @ y
+        F = basis.T @ momentum(xi, inertia, h, map_code, 1.0) - p
+        Jm = basis.T @ momentum_minus_jacobian(xi, inertia, h, map_code) @ basis
+        dy = np.linalg.solve(Jm, F)
+        y -= dy
+        if not np.all(np.isfinite(y)):
+            break
+        if np.linalg.norm(dy) <= newton_tol * np.linalg.norm(y):
+            converged = True
+            break
+    xi = basis @ y
+    p_new = basis.T @ momentum(xi, inertia, h, map_code, -1.0)
+    return xi, p_new, y, converged
+
+
+def retraction_run(inertia, basis, g, p, y, h, n_steps, save_every, map_code, newton_tol,
+                   max_newton, out_g, out_p):
+    """Advance ``n_steps`` steps, saving every ``save_every``-th state.
+
+    Parameters
+    ----------
+    inertia : ndarray, shape (d, d)                 # IN, d = 3 + k
+    basis : ndarray, shape (d, m)                   # IN, basis of the constraint space d
+    g : ndarray, shape (d,)                         # IN/OUT (x, y, theta, phi...)
+    p : ndarray, shape (m,)                         # IN/OUT d* momentum
+    y : ndarray, shape (m,)                         # IN/OUT last step in d-coordinates
+    h : float                                       # step (negative steps go backwards)
+    n_steps, save_every : int
+    map_code : int                                  # 0 exp, 1 Cayley
+    newton_tol : float
+    max_newton : int
+    out_g : ndarray, shape (n_steps // save_every, d)   # OUT
+    out_p : ndarray, shape (n_steps // save_every, m)   # OUT
+
+    Returns
+    -------
+    int
+        0 on success; ``k + 1`` if the Newton solve of step ``k`` (0-based, counted from the
+        start of this call) did not converge, with the state left at the start of that step.
+    """
+    retract = se2.exp if map_code == EXP else se2.cay
+    for k in range(n_steps):
+        xi, p_new, y_new, ok = retraction_step(
+            inertia, basis, p, y, h, map_code, newton_tol, max_newton
+        )
+        if not ok:
+            return k + 1
+        step = retract(xi[:3])
+        c, s = np.cos(g[2]), np.sin(g[2])
+        g[0] += c * step[0] - s * step[1]
+        g[1] += s * step[0] + c * step[1]
+        g[2] += step[2]
+        g[3:] += xi[3:]
+        p[:] = p_new
+        y[:] = y_new
+        if (k + 1) % save_every == 0:
+            j = (k + 1) // save_every - 1
+            out_g[j] = g
+            out_p[j] = p
+    return 0

@@ -234,3 +234,7 @@ cdef class HeightField(ChartSurface):
     cdef double hx
     cdef double y0
     cdef double hy
+
+
+cdef class PythonChartSurface(ChartSurface):
+    cdef object impl

@@ -8,6 +8,7 @@
 
 import numpy as np
 cimport numpy as cnp
+from libc.math cimport NAN
 
 cnp.import_array()
 
@@ -652,3 +653,77 @@ cdef class HeightField(ChartSurface):
         H[9] = f[4]
         H[10] = f[4]
         H[11] = f[2]
+
+
+cdef class PythonChartSurface(ChartSurface):
+    """A surface evaluated by Python (a twin-style object), usable wherever a ChartSurface is.
+
+    ``impl`` provides ``n_charts``, ``chart_sign``, ``chart_local(chart, u, v) -> (r, J, H)``,
+    ``rechart_point``, ``change_chart_point`` and ``support_local`` with the twin's signatures
+    (see nhphys/twins/surfaces.py). Each call takes the GIL, so a compiled kernel can use a
+    user-defined surface, at Python speed. An exception raised by ``impl`` cannot cross the
+    ``noexcept nogil`` boundary: the point's values become NaN (and a chart change reports
+    failure), which the calling kernel sees as a failed evaluation.
+    """
+
+    def __init__(self, impl, double orientation):
+        self.impl = impl
+        self.n_charts = int(impl.n_charts)
+        self.chart_sign[0] = float(impl.chart_sign[0])
+        self.chart_sign[1] = float(impl.chart_sign[1]) if self.n_charts > 1 else 1.0
+        ChartSurface.__init__(self, orientation, np.zeros(3), np.eye(3))
+
+    cdef void chart_local(self, int chart, double u, double v,
+                          double* r, double* J, double* H) noexcept nogil:
+        cdef int i
+        with gil:
+            try:
+                rr, JJ, HH = self.impl.chart_local(chart, u, v)
+                rr = np.asarray(rr, dtype=float).reshape(3)
+                JJ = np.asarray(JJ, dtype=float).reshape(6)
+                HH = np.asarray(HH, dtype=float).reshape(12)
+                for i in range(3):
+                    r[i] = rr[i]
+                for i in range(6):
+                    J[i] = JJ[i]
+                for i in range(12):
+                    H[i] = HH[i]
+            except BaseException:
+                for i in range(3):
+                    r[i] = NAN
+                for i in range(6):
+                    J[i] = NAN
+                for i in range(12):
+                    H[i] = NAN
+
+    cdef int change_chart_point(self, int chart, double* u, double* v, int target) noexcept nogil:
+        with gil:
+            try:
+                status, uu, vv = self.impl.change_chart_point(chart, u[0], v[0], target)
+                u[0] = uu
+                v[0] = vv
+                return status
+            except BaseException:
+                return -1
+
+    cdef int rechart_point(self, int* chart, double* u, double* v) noexcept nogil:
+        with gil:
+            try:
+                changed, c, uu, vv = self.impl.rechart_point(chart[0], u[0], v[0])
+                chart[0] = c
+                u[0] = uu
+                v[0] = vv
+                return changed
+            except BaseException:
+                return 0
+
+    cdef int support_local(self, const double* d, int* chart, double* u, double* v) noexcept nogil:
+        with gil:
+            try:
+                status, c, uu, vv = self.impl.support_local(np.array([d[0], d[1], d[2]]))
+                chart[0] = c
+                u[0] = uu
+                v[0] = vv
+                return status
+            except BaseException:
+                return -1

@@ -651,3 +651,19 @@ def test_import_does_not_pull_heavy_optional_modules():
             "print(sorted(m for m in ('sympy', 'pyvista', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "sympy" not in out.stdout and "pyvista" not in out.stdout
+
+
+@needs_kernels
+def test_user_surfaces_reach_compiled_kernels_through_the_python_bridge(rng):
+    from nhphys_ext import surfaces as ext
+
+    py = ParametricSurface.from_expressions("u", "v", "0.2*sin(u)*cos(v)", periodic=(True, False))
+    bridged = py.with_backend("cython")
+    assert isinstance(bridged.kernel, ext.PythonChartSurface)
+    assert isinstance(bridged.kernel, ext.ChartSurface)
+    uv = rng.uniform(-3, 3, (25, 2))
+    for method in ("point", "normal", "weingarten", "gaussian_curvature"):
+        a, b = getattr(bridged, method)(uv), getattr(py, method)(uv)
+        assert np.max(np.abs(a - b)) <= 1e-12 * max(1.0, np.max(np.abs(b))), method
+    for a, b in zip(bridged.rechart(uv), py.rechart(uv)):
+        np.testing.assert_array_equal(a, b)

@@ -84,6 +84,11 @@ class ParametricSurface(Surface):
         Relative to the reference normal ``J_u x J_v``.
     check : bool
         Check the derivatives against central differences (default True).
+    backend : {"auto", "cython", "python"}
+        The evaluation is Python in every case. ``"auto"`` and ``"python"`` run it through the
+        twin machinery (errors raised by the callables propagate); ``"cython"`` wraps it in a
+        ``cdef`` ``PythonChartSurface`` that compiled kernels can hold, which calls back into
+        Python with the GIL for each point (an error there turns the point's values into NaN).
 
     Raises
     ------
@@ -94,11 +99,6 @@ class ParametricSurface(Surface):
     def __init__(self, point, jacobian, hessian, u_range=(-1.0, 1.0), v_range=(-1.0, 1.0), *,
                  periodic=(False, False), closed=False, orientation="outward", check=True,
                  backend="auto"):
-        if backend == "cython":
-            raise ValueError(
-                "Expected `backend` to be 'auto' or 'python' for a ParametricSurface, got "
-                "'cython': user-defined surfaces run on the Python path."
-            )
         super().__init__(orientation, backend)
         for name, f in (("point", point), ("jacobian", jacobian), ("hessian", hessian)):
             if not callable(f):
@@ -176,11 +176,6 @@ class ParametricSurface(Surface):
             return np.array(f(uu, vv)[9:], dtype=float).reshape(3, 2, 2)
 
         obj = cls.__new__(cls)
-        if backend == "cython":
-            raise ValueError(
-                "Expected `backend` to be 'auto' or 'python' for a ParametricSurface, got "
-                "'cython': user-defined surfaces run on the Python path."
-            )
         Surface.__init__(obj, orientation, backend)
         periodic = tuple(bool(p) for p in periodic)
         obj._functions = (point, jacobian, hessian)
@@ -266,7 +261,11 @@ class ParametricSurface(Surface):
     # -- Surface hooks --------------------------------------------------------------------------
 
     def _build(self, module):
-        return CallableChart(self._evaluate, self.domain, float(self._orientation))
+        chart = CallableChart(self._evaluate, self.domain, float(self._orientation))
+        if self._backend == "cython" and module.__name__ == "nhphys_ext.surfaces":
+            # a cdef object for compiled kernels, calling back into Python per point
+            return module.PythonChartSurface(chart, float(self._orientation))
+        return chart
 
     def chart_domain(self, chart: int = 0) -> Domain:
         self._check_chart_index(chart)

@@ -9,7 +9,7 @@ import numpy as np
 from nhphys import _backend
 from nhphys._validation import as_positive_scalar
 from nhphys.errors import NewtonError
-from nhphys.trajectory import Trajectory
+from nhphys.trajectory import Trajectory, TrajectoryWriter
 
 CHUNK_STEPS = 20_000  # steps per kernel call: bounds the latency of progress and Ctrl-C
 AUTO_PROGRESS_STEPS = 100_000  # runs at least this long show a bar on a terminal
@@ -25,8 +25,19 @@ def _progress_bar(total, enabled):
     return tqdm(total=total, unit="step", unit_scale=True, desc="nhphys")
 
 
+def number_of_steps(t_final: float, dt: float) -> int:
+    """``t_final / dt`` as a whole number >= 1 (to 1e-9 relative), else ``ValueError``."""
+    n_steps = round(t_final / dt)
+    if n_steps < 1 or abs(n_steps * dt - t_final) > 1e-9 * t_final:
+        raise ValueError(
+            f"Expected `t_final` to be a whole number of steps `dt`, got t_final / dt = "
+            f"{t_final / dt:.12g}."
+        )
+    return n_steps
+
+
 def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
-             progress=None, **initial_conditions):
+             progress=None, out=None, **initial_conditions):
     """Integrate ``system`` from t = 0 to ``t_final`` with steps of ``dt``.
 
     Parameters
@@ -45,6 +56,10 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
         Keep every ``save_every``-th step (the initial state is always kept).
     progress : bool or None
         Show a progress bar; ``None`` shows one for long runs on a terminal.
+    out : str or path, optional
+        An ``.npz`` file written as the run goes: each chunk of frames is streamed to the folder
+        ``out + ".part"`` (``Trajectory.load`` reads it if the process is killed), and the whole
+        trajectory replaces ``out`` atomically when the run ends, is interrupted or fails.
     **initial_conditions
         System-specific, e.g. ``R0`` and ``omega0`` or ``momentum0`` for ``Suslov``.
 
@@ -68,12 +83,8 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
     if isinstance(save_every, bool) or not isinstance(save_every, numbers.Integral) \
             or save_every < 1:
         raise ValueError(f"Expected `save_every` to be an integer >= 1, got {save_every!r}.")
-    n_steps = round(t_final / dt)
-    if n_steps < 1 or abs(n_steps * dt - t_final) > 1e-9 * t_final:
-        raise ValueError(
-            f"Expected `t_final` to be a whole number of steps `dt`, got t_final / dt = "
-            f"{t_final / dt:.12g}."
-        )
+    n_steps = number_of_steps(t_final, dt)
+    writer = None if out is None else TrajectoryWriter(out)  # checks `out` before stepping
     integrator = Retraction() if integrator is None else integrator
     used_backend = _backend.resolve(backend)
     run = integrator.start(system, dt, used_backend, **initial_conditions)
@@ -87,6 +98,9 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
         "interrupted": False,
     }
     frames = [{"t": np.zeros(1), **run.initial()}]
+    if writer is not None:
+        writer.begin(meta)
+        writer.append(frames[0])
     chunk = save_every * max(1, CHUNK_STEPS // save_every)  # chunks end on saved steps
     bar = _progress_bar(n_steps, progress)
     done = 0
@@ -100,6 +114,8 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
             saved = run.advance(todo, save_every)
             t = dt * np.arange(done + save_every, done + todo + 1, save_every)
             frames.append({"t": t, **saved})
+            if writer is not None:
+                writer.append(frames[-1])
             done += todo
             if bar is not None:
                 bar.update(todo)
@@ -112,8 +128,13 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
         )
     except NewtonError as err:
         err.trajectory = assemble()
+        if writer is not None:
+            writer.finish(err.trajectory)
         raise
     finally:
         if bar is not None:
             bar.close()
-    return assemble()
+    traj = assemble()
+    if writer is not None:
+        writer.finish(traj)
+    return traj

@@ -86,6 +86,7 @@ from nhphys.twins.suslov import (
 )
 
 FRAME_SIZE = 31
+ROUNDOFF = 8 * np.finfo(float).eps  # residuals this small (relative) are converged
 CONTACT_FAILED, STEP_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED = 1, 2, 3, 4
 
 
@@ -220,7 +221,7 @@ def rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h, map_
     chart_mid, z_mid = chart, z.copy()
     weight = mass * gravity * up
     c2 = h * h / (2 * mass)
-    kick_row = -0.5 * h * hat(s_k) @ A.T
+    kick_row = 0.5 * h * hat(s_k) @ A.T  # Pi_half = Pi + kick_row @ F
     converged = False
     for _ in range(max_newton):
         A1 = A @ retract(xi, map_code)
@@ -236,8 +237,16 @@ def rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h, map_
         chart, z, chart_mid, z_mid = c1.chart, c1.z, cm.chart, cm.z
         pi_minus, _ = momentum_pair(xi, inertia, h, map_code)
         T = tangent_basis(cm.n)
+        kick = kick_row @ F
         N = (a1 - a) + Am @ np.cross(xi, cm.s)
-        E = np.concatenate([pi_minus - Pi - kick_row @ F, [c1.gap], T.T @ N])
+        E = np.concatenate([pi_minus - Pi - kick, [c1.gap], T.T @ N])
+        # residuals at the level of rounding in their own terms: nothing left to gain
+        if (np.abs(E[:3]).max() <= ROUNDOFF * (np.abs(pi_minus).max() + np.abs(Pi).max()
+                                               + np.abs(kick).max())
+                and abs(E[3]) <= ROUNDOFF * (np.abs(c1.x).max() + np.abs(c1.s).max())
+                and np.abs(E[4:]).max() <= ROUNDOFF * (np.abs(a).max() + np.abs(cm.s).max())):
+            converged = True
+            break
 
         Jm = 0.5 * jac_right(0.5 * xi, map_code)
         jac = np.zeros((6, 6))

@@ -1,0 +1,621 @@
+# A convex rigid body rolling without slipping on a surface: the whole time loop.
+#
+# Design: the body's shape is a `cdef class` with a virtual `support` (support point, its
+# derivative and the into-body normal); the ground is any compiled chart surface of
+# nhphys_ext.surfaces. The contact solve, the step's Newton solve and the second kick are
+# `cdef ... noexcept nogil` functions; rolling_run() is the loop. The derivation and the
+# specification are in nhphys/twins/rolling.py (same names, same arguments, same results).
+
+cimport cython
+from libc.math cimport sqrt, fabs, isfinite, M_PI
+
+from nhphys_ext.so3 cimport (
+    cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3,
+)
+from nhphys_ext.rigid cimport (
+    hat_into, matmul3, momentum_minus, momentum_minus_jacobian, momentum_plus,
+    reorthonormalize, solve_small,
+)
+from nhphys_ext.surfaces cimport ChartSurface, normal_of, forms_of, weingarten_of
+
+
+cdef int CONTACT_FAILED = 1
+cdef int STEP_FAILED = 2
+cdef int SINGULAR_CONTACT = 3
+cdef int SUPPORT_FAILED = 4
+cdef double ROUNDOFF = 8 * 2.220446049250313e-16
+
+
+cdef struct Contact:
+    int chart
+    double z[2]
+    double s[3]
+    double Sp[9]
+    double n_M[3]
+    double x[3]
+    double n[3]
+    double gap
+    double ds_ddelta[9]
+    double ds_da[9]
+
+
+cdef class ConvexShape:
+    """A convex body shape seen from its centre of mass (base class)."""
+
+    cdef int support(self, const double* d, double* s, double* Sp, double* n_M) noexcept nogil:
+        return SUPPORT_FAILED
+
+
+cdef class ChartShape(ConvexShape):
+    """A strictly convex closed chart surface as a body shape (see the twin)."""
+
+    cdef ChartSurface surface
+    cdef double com[3]
+
+    def __init__(self, ChartSurface surface, com):
+        self.surface = surface
+        for i in range(3):
+            self.com[i] = float(com[i])
+
+    cdef int support(self, const double* d, double* s, double* Sp, double* n_M) noexcept nogil:
+        cdef double unit[3]
+        cdef double r[3]
+        cdef double J[6]
+        cdef double H[12]
+        cdef double II[4]
+        cdef double IIinv[4]
+        cdef double nc[3]
+        cdef double norm = norm3(d), det, ncn
+        cdef int chart = 0, i, j, a, b
+        cdef double u = 0.0, v = 0.0
+        for i in range(3):
+            unit[i] = d[i] / norm
+        if self.surface.support(unit, &chart, &u, &v) != 0:
+            return SUPPORT_FAILED
+        self.surface.evaluate(chart, u, v, r, J, H)
+        # II with the into-body normal -unit
+        for a in range(2):
+            for b in range(2):
+                II[2 * a + b] = -(unit[0] * H[2 * a + b] + unit[1] * H[4 + 2 * a + b]
+                                  + unit[2] * H[8 + 2 * a + b])
+        det = II[0] * II[3] - II[1] * II[2]
+        IIinv[0] = II[3] / det
+        IIinv[1] = -II[1] / det
+        IIinv[2] = -II[2] / det
+        IIinv[3] = II[0] / det
+        for i in range(3):
+            s[i] = r[i] - self.com[i]
+            for j in range(3):
+                Sp[3 * i + j] = 0.0
+                for a in range(2):
+                    for b in range(2):
+                        Sp[3 * i + j] += J[2 * i + a] * IIinv[2 * a + b] * J[2 * j + b]
+                Sp[3 * i + j] /= norm
+        normal_of(J, 1.0, nc)
+        ncn = -(nc[0] * unit[0] + nc[1] * unit[1] + nc[2] * unit[2])
+        for i in range(3):
+            n_M[i] = nc[i] if ncn > 0 else -nc[i]
+        return 0
+
+
+# -- small dense helpers ------------------------------------------------------------------------
+
+cdef inline void matvec3(const double* M, const double* v, double* out) noexcept nogil:
+    cdef int i
+    for i in range(3):
+        out[i] = M[3 * i] * v[0] + M[3 * i + 1] * v[1] + M[3 * i + 2] * v[2]
+
+
+cdef inline void matTvec3(const double* M, const double* v, double* out) noexcept nogil:
+    cdef int i
+    for i in range(3):
+        out[i] = M[i] * v[0] + M[3 + i] * v[1] + M[6 + i] * v[2]
+
+
+cdef inline void transpose3(const double* M, double* T) noexcept nogil:
+    cdef int i, j
+    for i in range(3):
+        for j in range(3):
+            T[3 * i + j] = M[3 * j + i]
+
+
+cdef inline void tangent_basis(const double* n, double* T) noexcept nogil:
+    # orthonormal (3, 2) basis of n's perpendicular plane, row-major T[2*i + col]
+    cdef double e[3]
+    cdef double t1[3]
+    cdef double t2[3]
+    cdef int k = 0, i
+    cdef double nt
+    if fabs(n[1]) < fabs(n[k]):
+        k = 1
+    if fabs(n[2]) < fabs(n[k]):
+        k = 2
+    e[0] = 0.0
+    e[1] = 0.0
+    e[2] = 0.0
+    e[k] = 1.0
+    cross3(n, e, t1)
+    nt = norm3(t1)
+    for i in range(3):
+        t1[i] /= nt
+    cross3(n, t1, t2)
+    for i in range(3):
+        T[2 * i] = t1[i]
+        T[2 * i + 1] = t2[i]
+
+
+cdef inline void jac_right(const double* xi, int map_code, double* J) noexcept nogil:
+    # J_r(xi) = J_l(-xi)
+    cdef double m[3]
+    neg3(xi, m)
+    if map_code == 0:
+        exp_jac_left3(m, J)
+    else:
+        cay_jac_left3(m, J)
+
+
+cdef inline void retract(const double* xi, int map_code, double* Q) noexcept nogil:
+    if map_code == 0:
+        exp3(xi, Q)
+    else:
+        cay3(xi, Q)
+
+
+# -- contact ------------------------------------------------------------------------------------
+
+cdef inline void ground_geometry(ChartSurface ground, int chart, const double* z, double* x,
+                                 double* J, double* H, double* n, double* W) noexcept nogil:
+    cdef double g[4]
+    cdef double II[4]
+    ground.evaluate(chart, z[0], z[1], x, J, H)
+    normal_of(J, ground.normal_sign(chart), n)
+    forms_of(J, H, n, g, II)
+    weingarten_of(g, II, W)
+
+
+cdef inline void contact_jacobian(const double* A, const double* Sp, const double* J,
+                                  const double* H, const double* W, const double* Px,
+                                  double* dRdz) noexcept nogil:
+    # dR/dz = H . (P - x) + J^T (A S' A^T J W - J)  (2 x 2)
+    cdef double ASAt[9]
+    cdef double T1[9]
+    cdef double At[9]
+    cdef double JW[6]
+    cdef double M[6]
+    cdef int i, a, b, k
+    transpose3(A, At)
+    matmul3(A, Sp, T1)
+    matmul3(T1, At, ASAt)
+    for i in range(3):
+        for b in range(2):
+            JW[2 * i + b] = J[2 * i] * W[b] + J[2 * i + 1] * W[2 + b]
+    for i in range(3):
+        for b in range(2):
+            M[2 * i + b] = -J[2 * i + b]
+            for k in range(3):
+                M[2 * i + b] += ASAt[3 * i + k] * JW[2 * k + b]
+    for a in range(2):
+        for b in range(2):
+            dRdz[2 * a + b] = 0.0
+            for i in range(3):
+                dRdz[2 * a + b] += H[4 * i + 2 * a + b] * Px[i] + J[2 * i + a] * M[2 * i + b]
+
+
+cdef int contact(ConvexShape shape, ChartSurface ground, const double* A, const double* a,
+                 int chart, const double* z0, double tol, int max_iter,
+                 Contact* c) noexcept nogil:
+    cdef double z[2]
+    cdef double x[3]
+    cdef double J[6]
+    cdef double H[12]
+    cdef double n[3]
+    cdef double W[4]
+    cdef double d[3]
+    cdef double s[3]
+    cdef double Sp[9]
+    cdef double n_M[3]
+    cdef double As[3]
+    cdef double Px[3]
+    cdef double R[2]
+    cdef double dRdz[4]
+    cdef double dz[2]
+    cdef double det, mx, ndz, nz
+    cdef int it, i, k, converged = 0
+    cdef int ch = chart
+    z[0] = z0[0]
+    z[1] = z0[1]
+    for it in range(max_iter):
+        ground_geometry(ground, ch, z, x, J, H, n, W)
+        matTvec3(A, n, d)
+        for i in range(3):
+            d[i] = -d[i]
+        if shape.support(d, s, Sp, n_M) != 0:
+            return SUPPORT_FAILED
+        matvec3(A, s, As)
+        for i in range(3):
+            Px[i] = a[i] + As[i] - x[i]
+        for k in range(2):
+            R[k] = J[k] * Px[0] + J[2 + k] * Px[1] + J[4 + k] * Px[2]
+        contact_jacobian(A, Sp, J, H, W, Px, dRdz)
+        det = dRdz[0] * dRdz[3] - dRdz[1] * dRdz[2]
+        mx = 0.0
+        for k in range(4):
+            if fabs(dRdz[k]) > mx:
+                mx = fabs(dRdz[k])
+        if not isfinite(det) or fabs(det) <= 1e-14 * mx * mx:
+            return SINGULAR_CONTACT
+        dz[0] = (dRdz[3] * R[0] - dRdz[1] * R[1]) / det
+        dz[1] = (dRdz[0] * R[1] - dRdz[2] * R[0]) / det
+        z[0] -= dz[0]
+        z[1] -= dz[1]
+        ground.rechart_point(&ch, &z[0], &z[1])
+        if not (isfinite(z[0]) and isfinite(z[1])):
+            return CONTACT_FAILED
+        ndz = sqrt(dz[0] * dz[0] + dz[1] * dz[1])
+        nz = sqrt(z[0] * z[0] + z[1] * z[1])
+        if ndz <= tol * (1.0 + nz):
+            converged = 1
+            break
+    if not converged:
+        return CONTACT_FAILED
+    return contact_final(shape, ground, A, a, ch, z, c)
+
+
+cdef int contact_final(ConvexShape shape, ChartSurface ground, const double* A, const double* a,
+                       int ch, const double* z, Contact* c) noexcept nogil:
+    # geometry at the converged coordinates, with the sensitivities (see the twin)
+    cdef double x[3]
+    cdef double J[6]
+    cdef double H[12]
+    cdef double n[3]
+    cdef double W[4]
+    cdef double d[3]
+    cdef double An[3]
+    cdef double As[3]
+    cdef double Px[3]
+    cdef double dRdz[4]
+    cdef double inv[4]
+    cdef double K[9]
+    cdef double Q[9]
+    cdef double SpK[9]
+    cdef double AQ[9]
+    cdef double JtAQ[6]
+    cdef double dz_dd[6]
+    cdef double dz_da[6]
+    cdef double JWdz[9]
+    cdef double AtJWdz[9]
+    cdef double AtJW[6]
+    cdef double JW[6]
+    cdef double At[9]
+    cdef double tmp[9]
+    cdef double det
+    cdef int i, j, k, b
+    ground_geometry(ground, ch, z, x, J, H, n, W)
+    matTvec3(A, n, An)
+    for i in range(3):
+        d[i] = -An[i]
+    if shape.support(d, c.s, c.Sp, c.n_M) != 0:
+        return SUPPORT_FAILED
+    matvec3(A, c.s, As)
+    for i in range(3):
+        Px[i] = a[i] + As[i] - x[i]
+    contact_jacobian(A, c.Sp, J, H, W, Px, dRdz)
+    det = dRdz[0] * dRdz[3] - dRdz[1] * dRdz[2]
+    inv[0] = dRdz[3] / det
+    inv[1] = -dRdz[1] / det
+    inv[2] = -dRdz[2] / det
+    inv[3] = dRdz[0] / det
+    # Q = -hat(s) - S' hat(A^T n)
+    hat_into(An, K)
+    matmul3(c.Sp, K, SpK)
+    hat_into(c.s, Q)
+    for i in range(9):
+        Q[i] = -Q[i] - SpK[i]
+    matmul3(A, Q, AQ)
+    for k in range(2):
+        for j in range(3):
+            JtAQ[3 * k + j] = J[k] * AQ[j] + J[2 + k] * AQ[3 + j] + J[4 + k] * AQ[6 + j]
+    for k in range(2):
+        for j in range(3):
+            # dz/ddelta = -(dR/dz)^-1 J^T A Q ; dz/da = -(dR/dz)^-1 J^T
+            dz_dd[3 * k + j] = -(inv[2 * k] * JtAQ[j] + inv[2 * k + 1] * JtAQ[3 + j])
+            dz_da[3 * k + j] = -(inv[2 * k] * J[2 * j] + inv[2 * k + 1] * J[2 * j + 1])
+    # A^T J W (3 x 2)
+    transpose3(A, At)
+    for i in range(3):
+        for b in range(2):
+            JW[2 * i + b] = J[2 * i] * W[b] + J[2 * i + 1] * W[2 + b]
+    for i in range(3):
+        for b in range(2):
+            AtJW[2 * i + b] = (At[3 * i] * JW[b] + At[3 * i + 1] * JW[2 + b]
+                               + At[3 * i + 2] * JW[4 + b])
+    # ds/ddelta = S' (-hat(A^T n) + A^T J W dz/ddelta); ds/da = S' A^T J W dz/da
+    for i in range(3):
+        for j in range(3):
+            tmp[3 * i + j] = -K[3 * i + j] + AtJW[2 * i] * dz_dd[j] + AtJW[2 * i + 1] * dz_dd[3 + j]
+    matmul3(c.Sp, tmp, c.ds_ddelta)
+    for i in range(3):
+        for j in range(3):
+            tmp[3 * i + j] = AtJW[2 * i] * dz_da[j] + AtJW[2 * i + 1] * dz_da[3 + j]
+    matmul3(c.Sp, tmp, c.ds_da)
+    c.chart = ch
+    c.z[0] = z[0]
+    c.z[1] = z[1]
+    for i in range(3):
+        c.x[i] = x[i]
+        c.n[i] = n[i]
+    c.gap = dot3(n, Px)
+    return 0
+
+
+# -- the step -----------------------------------------------------------------------------------
+
+cdef inline double maxabs(const double* v, int n) noexcept nogil:
+    cdef double m = 0.0
+    cdef int i
+    for i in range(n):
+        if fabs(v[i]) > m:
+            m = fabs(v[i])
+    return m
+
+
+cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const double* I,
+                      const double* Iinv, double gravity, const double* up, double h,
+                      int map_code, double newton_tol, int max_newton,
+                      double* A, double* a, double* Pi, double* p, double* s_k, double* F,
+                      double* xi, int* chart, double* z, Contact* c1) noexcept nogil:
+    # one step, state updated in place on success (see the twin's rolling_step)
+    cdef double weight[3]
+    cdef double kick_row[9]
+    cdef double K[9]
+    cdef double At[9]
+    cdef double Q[9]
+    cdef double A1[9]
+    cdef double Am[9]
+    cdef double a1[3]
+    cdef double am[3]
+    cdef double half[3]
+    cdef double kick[3]
+    cdef double M[3]
+    cdef double pim[3]
+    cdef double T[6]
+    cdef double N[3]
+    cdef double xs[3]
+    cdef double AmXs[3]
+    cdef double E[6]
+    cdef double jac[36]
+    cdef double D[9]
+    cdef double Jr[9]
+    cdef double Jm[9]
+    cdef double v3[3]
+    cdef double row[3]
+    cdef double B1[9]
+    cdef double B2[9]
+    cdef double B3[9]
+    cdef double dNdxi[9]
+    cdef double dNdF[9]
+    cdef double pi_end[3]
+    cdef double p_half[3]
+    cdef double rhs[3]
+    cdef double u[3]
+    cdef double Kk[9]
+    cdef double IS[9]
+    cdef double Au[3]
+    cdef double w[3]
+    cdef double su[3]
+    cdef Contact cm
+    cdef int chart1 = chart[0], chart_m = chart[0]
+    cdef double z1[2]
+    cdef double zm[2]
+    cdef double c2 = h * h / (2.0 * mass)
+    cdef double nxi, ndxi, nF, ndF
+    cdef int it, i, j, k, st
+    cdef bint converged = False
+    z1[0] = z[0]
+    z1[1] = z[1]
+    zm[0] = z[0]
+    zm[1] = z[1]
+    for i in range(3):
+        weight[i] = mass * gravity * up[i]
+    # kick_row = h/2 hat(s_k) A^T
+    hat_into(s_k, K)
+    transpose3(A, At)
+    matmul3(K, At, kick_row)
+    for i in range(9):
+        kick_row[i] *= 0.5 * h
+    for it in range(max_newton):
+        retract(xi, map_code, Q)
+        matmul3(A, Q, A1)
+        for i in range(3):
+            a1[i] = a[i] + (h / mass) * (p[i] + 0.5 * h * (F[i] - weight[i]))
+        st = contact(shape, ground, A1, a1, chart1, z1, newton_tol, max_newton, c1)
+        if st:
+            return st
+        for i in range(3):
+            half[i] = 0.5 * xi[i]
+        retract(half, map_code, Q)
+        matmul3(A, Q, Am)
+        for i in range(3):
+            am[i] = 0.5 * (a[i] + a1[i])
+        st = contact(shape, ground, Am, am, chart_m, zm, newton_tol, max_newton, &cm)
+        if st:
+            return st
+        chart1 = c1.chart
+        z1[0] = c1.z[0]
+        z1[1] = c1.z[1]
+        chart_m = cm.chart
+        zm[0] = cm.z[0]
+        zm[1] = cm.z[1]
+        momentum_minus(xi, I, h, map_code, M, pim)
+        tangent_basis(cm.n, T)
+        matvec3(kick_row, F, kick)
+        cross3(xi, cm.s, xs)
+        matvec3(Am, xs, AmXs)
+        for i in range(3):
+            N[i] = (a1[i] - a[i]) + AmXs[i]
+            E[i] = pim[i] - Pi[i] - kick[i]
+        E[3] = c1.gap
+        for k in range(2):
+            E[4 + k] = T[k] * N[0] + T[2 + k] * N[1] + T[4 + k] * N[2]
+        if (maxabs(E, 3) <= ROUNDOFF * (maxabs(pim, 3) + maxabs(Pi, 3) + maxabs(kick, 3))
+                and fabs(E[3]) <= ROUNDOFF * (maxabs(c1.x, 3) + maxabs(c1.s, 3))
+                and maxabs(&E[4], 2) <= ROUNDOFF * (maxabs(a, 3) + maxabs(cm.s, 3))):
+            converged = True
+            break
+
+        # Jacobian (6 x 6, row-major)
+        for i in range(36):
+            jac[i] = 0.0
+        momentum_minus_jacobian(xi, I, h, map_code, D)
+        for i in range(3):
+            for j in range(3):
+                jac[6 * i + j] = D[3 * i + j]
+                jac[6 * i + 3 + j] = -kick_row[3 * i + j]
+        jac_right(xi, map_code, Jr)
+        matTvec3(A1, c1.n, v3)
+        cross3(c1.s, v3, row)
+        for j in range(3):
+            jac[18 + j] = row[0] * Jr[j] + row[1] * Jr[3 + j] + row[2] * Jr[6 + j]
+            jac[21 + j] = c2 * c1.n[j]
+        jac_right(half, map_code, Jm)
+        for i in range(9):
+            Jm[i] *= 0.5
+        # dN/dxi = Am (-hat(xi x s_m) Jm - hat(s_m) + hat(xi) ds_m/ddelta Jm)
+        hat_into(xs, B1)
+        matmul3(B1, Jm, B2)
+        hat_into(cm.s, B1)
+        for i in range(9):
+            B2[i] = -B2[i] - B1[i]
+        hat_into(xi, B1)
+        matmul3(B1, cm.ds_ddelta, B3)
+        matmul3(B3, Jm, Kk)
+        for i in range(9):
+            B2[i] += Kk[i]
+        matmul3(Am, B2, dNdxi)
+        # dN/dF = c2 I + c2/2 Am hat(xi) ds_m/da
+        matmul3(B1, cm.ds_da, B3)
+        matmul3(Am, B3, dNdF)
+        for i in range(9):
+            dNdF[i] *= 0.5 * c2
+        for i in range(3):
+            dNdF[4 * i] += c2
+        for k in range(2):
+            for j in range(3):
+                jac[6 * (4 + k) + j] = (T[k] * dNdxi[j] + T[2 + k] * dNdxi[3 + j]
+                                        + T[4 + k] * dNdxi[6 + j])
+                jac[6 * (4 + k) + 3 + j] = (T[k] * dNdF[j] + T[2 + k] * dNdF[3 + j]
+                                            + T[4 + k] * dNdF[6 + j])
+        if not solve_small(6, jac, E):
+            return STEP_FAILED
+        ndxi = 0.0
+        ndF = 0.0
+        nxi = 0.0
+        nF = 0.0
+        for i in range(3):
+            xi[i] -= E[i]
+            F[i] -= E[3 + i]
+            ndxi += E[i] * E[i]
+            ndF += E[3 + i] * E[3 + i]
+            nxi += xi[i] * xi[i]
+            nF += F[i] * F[i]
+        if not (isfinite(nxi) and isfinite(nF)):
+            return STEP_FAILED
+        if (sqrt(ndxi) <= newton_tol * sqrt(nxi) + 1e-15 * fabs(h)
+                and sqrt(ndF) <= newton_tol * (sqrt(nF) + mass * gravity)):
+            converged = True
+            break
+    if not converged or (map_code == 0 and norm3(xi) >= M_PI):
+        return STEP_FAILED
+
+    # the converged pose, its contact, and the second kick
+    retract(xi, map_code, Q)
+    matmul3(A, Q, A1)
+    reorthonormalize(A1)
+    for i in range(3):
+        p_half[i] = p[i] + 0.5 * h * (F[i] - weight[i])
+        a1[i] = a[i] + (h / mass) * p_half[i]
+    st = contact(shape, ground, A1, a1, chart1, z1, newton_tol, max_newton, c1)
+    if st:
+        return st
+    momentum_plus(xi, I, h, map_code, pi_end)
+    # K = h/2 (I/m - hat(s) I^-1 hat(s)) ; rhs = -(A^T p_half/m - h/2 g A^T up + (I^-1 Pi) x s)
+    hat_into(c1.s, B1)
+    matmul3(B1, Iinv, B2)
+    matmul3(B2, B1, IS)
+    for i in range(9):
+        Kk[i] = -0.5 * h * IS[i]
+    for i in range(3):
+        Kk[4 * i] += 0.5 * h / mass
+    matTvec3(A1, p_half, v3)
+    matTvec3(A1, up, row)
+    matvec3(Iinv, pi_end, w)
+    cross3(w, c1.s, xs)
+    for i in range(3):
+        rhs[i] = -(v3[i] / mass - 0.5 * h * gravity * row[i] + xs[i])
+    if not solve_small(3, Kk, rhs):
+        return STEP_FAILED
+    for i in range(3):
+        u[i] = rhs[i]
+    cross3(c1.s, u, su)
+    matvec3(A1, u, Au)
+    for i in range(9):
+        A[i] = A1[i]
+    for i in range(3):
+        a[i] = a1[i]
+        Pi[i] = pi_end[i] + 0.5 * h * su[i]
+        p[i] = p_half[i] + 0.5 * h * (Au[i] - weight[i])
+        s_k[i] = c1.s[i]
+    chart[0] = c1.chart
+    z[0] = c1.z[0]
+    z[1] = c1.z[1]
+    return 0
+
+
+cdef inline void write_frame(double* out, const double* A, const double* a, const double* Pi,
+                             const double* p, Contact* c) noexcept nogil:
+    cdef int i
+    for i in range(9):
+        out[i] = A[i]
+    for i in range(3):
+        out[9 + i] = a[i]
+        out[12 + i] = Pi[i]
+        out[15 + i] = p[i]
+        out[18 + i] = c.s[i]
+        out[21 + i] = c.x[i]
+        out[24 + i] = c.n[i]
+        out[27 + i] = c.n_M[i]
+    out[30] = c.gap
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def rolling_run(ConvexShape shape, ChartSurface ground, double mass,
+                const double[:, ::1] inertia, const double[:, ::1] inertia_inv, double gravity,
+                const double[::1] up, double h, Py_ssize_t n_steps, Py_ssize_t save_every,
+                int map_code, double newton_tol, int max_newton,
+                double[:, ::1] A, double[::1] a, double[::1] Pi, double[::1] p, double[::1] s,
+                double[::1] F, double[::1] xi, Py_ssize_t[::1] chart, double[::1] z,
+                double[:, ::1] out, Py_ssize_t[::1] info):
+    """Advance ``n_steps`` steps, saving every ``save_every``-th frame (see the twin).
+
+    Returns 0 on success, ``k + 1`` if step ``k`` failed (``info[0]`` says why).
+    """
+    cdef Contact c
+    cdef Py_ssize_t k
+    cdef int status = 0, st
+    cdef int ch = <int>chart[0]
+    info[0] = 0
+    with nogil:
+        for k in range(n_steps):
+            st = rolling_step(shape, ground, mass, &inertia[0, 0], &inertia_inv[0, 0], gravity,
+                              &up[0], h, map_code, newton_tol, max_newton, &A[0, 0], &a[0],
+                              &Pi[0], &p[0], &s[0], &F[0], &xi[0], &ch, &z[0], &c)
+            if st:
+                info[0] = st
+                status = <int>(k + 1)
+                break
+            if (k + 1) % save_every == 0:
+                write_frame(&out[(k + 1) // save_every - 1, 0], &A[0, 0], &a[0], &Pi[0], &p[0],
+                            &c)
+    chart[0] = ch
+    return status

@@ -14,6 +14,7 @@ import argparse
 import platform
 import statistics
 import time
+from functools import partial
 
 import numpy as np
 
@@ -85,8 +86,8 @@ def main(argv=None):
         tchart, tuv = chart[: args.twin_points], uv[: args.twin_points]
         total_k = total_t = 0.0
         for method in METHODS:
-            tk = median_time(lambda: getattr(kernel, method)(chart, uv), args.repeats)
-            tt = median_time(lambda: getattr(twin, method)(tchart, tuv),
+            tk = median_time(partial(getattr(kernel, method), chart, uv), args.repeats)
+            tt = median_time(partial(getattr(twin, method), tchart, tuv),
                              max(1, args.repeats // 2))
             tt *= args.points / len(tuv)
             total_k += tk

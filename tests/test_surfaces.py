@@ -85,7 +85,7 @@ def test_sphere_curvatures_are_one_over_radius_with_orientation_sign(seed, radiu
     s = s.as_body() if body else s.as_ground("outside")
     loc = random_locations(s, rng, 50)
     sign = 1.0 if body else -1.0  # normal into the ball: L = I/r; outward: L = -I/r
-    k, d = s.principal_curvatures(loc)
+    k, _ = s.principal_curvatures(loc)
     np.testing.assert_allclose(k, sign / radius, rtol=1e-12)
     np.testing.assert_allclose(s.weingarten(loc), np.broadcast_to(sign * np.eye(2) / radius,
                                                                   (50, 2, 2)),
@@ -305,7 +305,7 @@ def test_weingarten_map_turns_velocity_into_minus_normal_derivative(seed):
         a = rng.normal(size=(20, 2))
         b = rng.normal(size=(20, 2))
 
-        def normal_at(t):
+        def normal_at(t, s=s, loc=loc, a=a, b=b):
             return s.normal(loc.uv + a * t + b * t * t, loc.chart)
 
         dn = (normal_at(-2 * eps) - 8 * normal_at(-eps) + 8 * normal_at(eps)

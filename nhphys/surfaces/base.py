@@ -281,11 +281,11 @@ class Surface:
         return self._eval("first_fundamental_form", uv, chart, (2, 2))
 
     def second_fundamental_form(self, uv, chart=None) -> np.ndarray:
-        """``II_ab = n . d^2 r/du_a du_b`` (sign follows the orientation): (..., 2) -> (..., 2, 2)."""
+        """``II_ab = n . d^2 r/du_a du_b``, sign by orientation: (..., 2) -> (..., 2, 2)."""
         return self._eval("second_fundamental_form", uv, chart, (2, 2))
 
     def weingarten(self, uv, chart=None) -> np.ndarray:
-        """Weingarten map ``L = g^-1 II`` on chart velocities, ``J L du/dt = -dn/dt``: -> (..., 2, 2)."""
+        """Weingarten map ``L = g^-1 II``, ``J L du/dt = -dn/dt``: (..., 2) -> (..., 2, 2)."""
         return self._eval("weingarten", uv, chart, (2, 2))
 
     def gaussian_curvature(self, uv, chart=None) -> np.ndarray:
@@ -304,7 +304,8 @@ class Surface:
         curvatures : ndarray, shape (..., 2)
             Eigenvalues of ``L``, ``k1 >= k2``; positive on a convex body with the normal into it.
         directions : ndarray, shape (..., 2, 3)
-            Unit tangent vectors in space; ``directions[..., i, :]`` goes with ``curvatures[..., i]``.
+            Unit tangent vectors in space; ``directions[..., i, :]`` goes with
+            ``curvatures[..., i]``.
         """
         lead, c, flat = self._coords(uv, chart)
         k, d = self.kernel.principal_curvatures(c, flat)

@@ -87,7 +87,7 @@ class Plane(Surface):
 
 
 class Ellipsoid(Surface):
-    """Ellipsoid with semi-axes ``(a, b, c)`` along the columns of ``rotation``, centred at ``center``.
+    """Ellipsoid with semi-axes ``(a, b, c)`` along the columns of ``rotation``, centre ``center``.
 
     Atlas: two stereographic charts of the unit sphere, scaled by the semi-axes
     (``r = center + R diag(a, b, c) sigma(w)``). Chart 0 is centred on the ``+c`` pole and chart 1
@@ -212,8 +212,8 @@ def closest_point_on_ellipsoid(axes, y):
     ``F(a_max |y|) <= 1``, so the closest point's ``t`` is bracketed by
     ``(-a_min^2, max(a_max |y|, 0)]``: bisection to round-off, then two Newton polishes. When
     ``y`` has no component along the shortest axes and ``F`` stays below 1 there (points near the
-    centre), the minimum is at ``t = -a_min^2``: ``x_i = a_i^2 y_i/(a_i^2 - a_min^2)`` off those axes
-    and the remaining length along the first shortest axis.
+    centre), the minimum is at ``t = -a_min^2``: ``x_i = a_i^2 y_i/(a_i^2 - a_min^2)`` off those
+    axes and the remaining length along the first shortest axis.
     """
     a = np.asarray(axes, dtype=float)
     a2 = a * a

@@ -106,7 +106,10 @@ class SurfaceOfRevolution(Surface):
                 vals = _spline_samples(spec, name, t, self.periodic)
             if not np.all(np.isfinite(vals)):
                 bad = t[~np.all(np.isfinite(vals), axis=-1)][0]
-                raise ValueError(f"Expected `{name}` to be finite on t_range, got a non-finite value at t={bad:.6g}.")
+                raise ValueError(
+                    f"Expected `{name}` to be finite on t_range, got a non-finite value at "
+                    f"t={bad:.6g}."
+                )
             data.append(vals)
         self._set_knots(np.concatenate(data, axis=-1), t)
 
@@ -231,7 +234,9 @@ def _spline_samples(f, name, t, periodic):
     try:
         y = np.asarray(f(t), dtype=float)
     except Exception as exc:
-        raise ValueError(f"Expected `{name}` to accept an array of t, got {type(exc).__name__}: {exc}.") from None
+        raise ValueError(
+            f"Expected `{name}` to accept an array of t, got {type(exc).__name__}: {exc}."
+        ) from None
     y = np.broadcast_to(y, t.shape).copy()
     if not np.all(np.isfinite(y)):
         raise ValueError(f"Expected `{name}` to be finite on t_range.")
@@ -273,7 +278,9 @@ class HeightField(Surface):
         super().__init__(orientation, backend)
         z = as_float_array(heights, "heights")
         if z.ndim != 2 or min(z.shape) < 4:
-            raise ValueError(f"Expected `heights` to have shape (nx, ny) with nx, ny >= 4, got {z.shape}.")
+            raise ValueError(
+                f"Expected `heights` to have shape (nx, ny) with nx, ny >= 4, got {z.shape}."
+            )
         self.x_range = as_range(x_range, "x_range")
         self.y_range = as_range(y_range, "y_range")
         self.center = as_center(center)
@@ -307,7 +314,9 @@ class HeightField(Surface):
             try:
                 Z = np.broadcast_to(np.asarray(f(X, Y), dtype=float), X.shape)
             except Exception as exc:
-                raise ValueError(f"Expected `f` to accept arrays x, y, got {type(exc).__name__}: {exc}.") from None
+                raise ValueError(
+                    f"Expected `f` to accept arrays x, y, got {type(exc).__name__}: {exc}."
+                ) from None
         else:
             import sympy
 

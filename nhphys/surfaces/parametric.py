@@ -21,7 +21,9 @@ def as_range(value, name: str, finite: bool = True) -> tuple:
     if arr.shape != (2,):
         raise ValueError(f"Expected `{name}` to have shape (2,), got {arr.shape}.")
     if not arr[0] < arr[1]:
-        raise ValueError(f"Expected `{name}` to be an interval (lo, hi) with lo < hi, got {value!r}.")
+        raise ValueError(
+            f"Expected `{name}` to be an interval (lo, hi) with lo < hi, got {value!r}."
+        )
     return float(arr[0]), float(arr[1])
 
 
@@ -209,8 +211,8 @@ class ParametricSurface(Surface):
                 ) from None
             if not (np.all(np.isfinite(r)) and np.all(np.isfinite(J)) and np.all(np.isfinite(H))):
                 raise ValueError(
-                    f"Expected {label} and their derivatives to be finite, got non-finite values at "
-                    f"(u, v) = ({u:.6g}, {v:.6g})."
+                    f"Expected {label} and their derivatives to be finite, got non-finite "
+                    f"values at (u, v) = ({u:.6g}, {v:.6g})."
                 )
             g = J.T @ J
             det = g[0, 0] * g[1, 1] - g[0, 1] * g[1, 0]
@@ -281,7 +283,7 @@ class ParametricSurface(Surface):
         return grid_mesh(self, u0, u1, v0, v1, resolution, resolution, self.domain.periodic)
 
     def quadrature(self, n: int = 64):
-        """Tensor rule on the domain: trapezoid in periodic coordinates, Gauss-Legendre otherwise."""
+        """Tensor rule on the domain: trapezoid where periodic, Gauss-Legendre otherwise."""
         return box_quadrature(self, self.domain, n)
 
     def _describe(self):

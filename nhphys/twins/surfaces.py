@@ -162,7 +162,8 @@ class ChartSurface:
         return np.zeros(3), np.zeros((3, 2)), np.zeros((3, 2, 2))
 
     def evaluate(self, chart, u, v):
-        """``(r, J, H)`` in space: ``r = center + R r_local``, ``J = R J_local``, ``H = R H_local``."""
+        """``(r, J, H)`` in space: ``r = center + R r_local``, ``J = R J_local``, ``H = R H_local``.
+        """
         r, J, H = self.chart_local(chart, u, v)
         if not self.placed:
             return r, J, H
@@ -190,7 +191,7 @@ class ChartSurface:
 
     def weingarten_point(self, chart, u, v):
         """``(n (3,), L (2, 2))`` at one point."""
-        r, J, H = self.evaluate(chart, u, v)
+        _, J, H = self.evaluate(chart, u, v)
         n, _ = normal_of(J, self.normal_sign(chart))
         g, II = forms_of(J, H, n)
         return n, weingarten_of(g, II)
@@ -340,8 +341,8 @@ class Ellipsoid(ChartSurface):
 
     Inverse Gauss map: the outward normal of ``x . D^-2 x = 1`` at ``x = D s`` (``|s| = 1``,
     ``D = diag(a, b, c)``) is along ``D^-2 x = D^-1 s``. Setting it along the unit ``d`` gives
-    ``s = D d/|D d|``, read in the chart whose hemisphere holds ``s``: ``w = (s_1, s_2)/(1 + |s_3|)``
-    (no cancellation, since ``1 + |s_3| >= 1``).
+    ``s = D d/|D d|``, read in the chart whose hemisphere holds ``s``:
+    ``w = (s_1, s_2)/(1 + |s_3|)`` (no cancellation, since ``1 + |s_3| >= 1``).
     """
 
     n_charts = 2
@@ -542,7 +543,8 @@ def cubic_basis(s, h):
     return np.array(
         [
             [
-                [1.0 - s * s * (3.0 - 2.0 * s), (-6.0 * s + 6.0 * s * s) / h, (-6.0 + 12.0 * s) / h**2],
+                [1.0 - s * s * (3.0 - 2.0 * s), (-6.0 * s + 6.0 * s * s) / h,
+                 (-6.0 + 12.0 * s) / h**2],
                 [h * (s - 2.0 * s * s + s**3), 1.0 - 4.0 * s + 3.0 * s * s, (-4.0 + 6.0 * s) / h],
             ],
             [

@@ -1,0 +1,363 @@
+"""The nonholonomic Newmark family, DLA and compositions: orders, the adjoint identity, the
+coincidence with DLA, constraints, energy on the contact oscillators, the generic system."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import nhphys
+from nhphys.integrators import DLA, Composition, Newmark, Reference
+from nhphys.systems import (
+    ConstrainedMechanicalSystem, ContactOscillator, KnifeEdge, NonReversibleContactOscillator,
+    VerticalDisk,
+)
+from nhphys.twins import newmark as twin
+
+OSC = ContactOscillator(0.3)
+OSC_IC = dict(q0=[1.0, 1.0, 0.5], v0=[-0.5, 0.2, 0.5])
+COMPOSITION = Composition.symmetric(Newmark(0.0, 0.0, 0.0))  # F^{0,0,1}_{h/2} o F^{0,0,0}_{h/2}
+
+
+def slope(hs, errors):
+    return np.polyfit(np.log(hs), np.log(errors), 1)[0]
+
+
+@pytest.fixture(scope="module")
+def reference_end():
+    ref = nhphys.simulate(OSC, 2.0, 2.0, integrator=Reference(1e-13, 1e-14), **OSC_IC)
+    return ref.q[-1], ref.v[-1]
+
+
+@pytest.mark.parametrize("integrator,order", [
+    (Newmark(0.0, 0.0, 0.5), 2),
+    (Newmark(0.25, 0.25, 0.5, "average"), 2),
+    (Newmark(0.5, 0.5, 0.5), 2),
+    (Newmark(0.0, 0.0, 0.0), 1),
+    (Newmark(0.1, 0.3, 0.5), 1),
+    (COMPOSITION, 2),
+    (DLA("midpoint"), 2),
+], ids=repr)
+def test_measured_order(integrator, order, reference_end):
+    q_ref, v_ref = reference_end
+    hs = [0.04, 0.02, 0.01, 0.005]
+    errors = []
+    for h in hs:
+        traj = nhphys.simulate(OSC, 2.0, h, integrator=integrator, **OSC_IC)
+        errors.append(max(np.abs(traj.q[-1] - q_ref).max(), np.abs(traj.v[-1] - v_ref).max()))
+    assert abs(slope(hs, errors) - order) < 0.15
+
+
+def _one_step(backend, method, model_args, q, v, h, lam=None):
+    impl = nhphys._backend.implementation("newmark", backend)
+    model = impl.Model(*model_args)
+    q, v = np.array(q, dtype=float), np.array(v, dtype=float)
+    lam = np.zeros(model.r) if lam is None else np.array(lam, dtype=float)
+    out_q, out_v = np.empty((1, q.size)), np.empty((1, q.size))
+    status = impl.nonholonomic_run(model, np.eye(q.size) if model.code != 0 else
+                                   np.diag([2.0, 2.0, 0.3]), method.stage_rows(), q, v, lam, h,
+                                   1, 1, 1e-14, 30, out_q, out_v)
+    assert status == 0
+    return q, v
+
+
+def _on_constraint(q, v):
+    v = np.array(v, dtype=float)
+    v[0] = -q[1] * v[2]  # contact oscillator: dx + y dz = 0
+    return v
+
+
+def test_adjoint_identity_explicit_member(backend):
+    # F^{0,0,0}_{-h} o F^{0,0,1}_h = identity, i.e. (F^{0,0,0})* = F^{0,0,1}
+    q0 = np.array([1.0, 1.0, 0.5])
+    v0 = _on_constraint(q0, [0.0, 0.2, 0.5])
+    model = (2, [0.3, 0.0])
+    q1, v1 = _one_step(backend, Newmark(0.0, 0.0, 1.0), model, q0, v0, 0.1)
+    q2, v2 = _one_step(backend, Newmark(0.0, 0.0, 0.0), model, q1, v1, -0.1)
+    assert np.abs(q1 - q0).max() > 1e-2
+    np.testing.assert_allclose(q2, q0, atol=1e-12)
+    np.testing.assert_allclose(v2, v0, atol=1e-12)
+    # and the explicit member is not its own adjoint: F^{0,0,0}_{-h} o F^{0,0,0}_h moves
+    q3, _ = _one_step(backend, Newmark(0.0, 0.0, 0.0), model,
+                      *_one_step(backend, Newmark(0.0, 0.0, 0.0), model, q0, v0, 0.1), -0.1)
+    assert np.abs(q3 - q0).max() > 1e-5
+
+
+@settings(max_examples=25, deadline=None)
+@given(beta=st.floats(0, 0.5), beta_p=st.floats(0, 0.5), alpha=st.floats(0, 1),
+       disc=st.sampled_from(["point", "average"]), z=st.floats(-1, 1), vy=st.floats(-1, 1))
+def test_adjoint_of_every_member(beta, beta_p, alpha, disc, z, vy):
+    # (F^{beta, beta', alpha})* = F^{beta', beta, 1 - alpha}: step with the adjoint, then back
+    method = Newmark(beta, beta_p, alpha, disc)
+    q0 = np.array([0.5, 0.8, z])
+    v0 = _on_constraint(q0, [0.0, vy, 0.7])
+    model = (2, [0.3, 0.0])
+    q1, v1 = _one_step("python", method.adjoint(), model, q0, v0, 0.05)
+    q2, v2 = _one_step("python", method, model, q1, v1, -0.05)
+    np.testing.assert_allclose(q2, q0, atol=1e-12)
+    np.testing.assert_allclose(v2, v0, atol=1e-12)
+
+
+def test_explicit_closed_form_equals_the_newton_path():
+    model = twin.Model(2, [0.3, 0.0])
+    q0 = np.array([1.0, 1.0, 0.5])
+    v0 = _on_constraint(q0, [0.0, 0.2, 0.5])
+    a = twin.newmark_step(model, np.eye(3), q0, v0, np.zeros(1), 0.1, 0, 0, 0, 0, 1e-14, 30)
+    b = twin.newmark_step(model, np.eye(3), q0, v0, np.zeros(1), 0.1, 0, 0, 0, 0, 1e-14, 30,
+                          explicit=False)
+    assert a[3] and b[3]
+    for x, y in zip(a[:3], b[:3]):
+        np.testing.assert_allclose(x, y, atol=1e-13)
+
+
+def _step_from(system, method, q, v, h, backend="auto"):
+    """One step of ``method`` from ``(q, v)`` in the system's coordinates."""
+    cs = system.coordinates
+    impl = nhphys._backend.implementation("newmark", backend)
+    q, v = np.array(q, dtype=float), np.array(v, dtype=float)
+    lam = np.array(cs.multiplier(q, v))
+    out_q, out_v = np.empty((1, q.size)), np.empty((1, q.size))
+    assert impl.nonholonomic_run(impl.Model(*cs.kernel_model), cs.mass_matrix,
+                                 method.stage_rows(), q, v, lam, h, 1, 1, 1e-13, 30,
+                                 out_q, out_v) == 0
+    return q, v
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("disc", ["point", "average"])
+def test_newmark_coincides_with_dla_step_by_step(alpha, disc):
+    # F^{0,0,alpha} = trapezoidal DLA for any potential, = midpoint DLA for an affine one
+    cases = [
+        (OSC, OSC_IC, "trapezoidal"),
+        (KnifeEdge(2.0, 0.3, 0.2, incline=0.4), dict(velocity0=0.3, omega0=1.5), "midpoint"),
+        (VerticalDisk(1.0, 0.5, 0.125, 0.0625), dict(omega0=1.3, spin0=2.0), "midpoint"),
+    ]
+    h = 0.01
+    for system, ic, rule in cases:
+        newmark, dla = Newmark(0.0, 0.0, alpha, disc), DLA(rule, alpha, disc)
+        q, v = system.coordinates_from_conditions(**ic)
+        for _ in range(200):
+            qa, va = _step_from(system, newmark, q, v, h)
+            qb, vb = _step_from(system, dla, q, v, h)
+            np.testing.assert_allclose(qa, qb, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(va, vb, rtol=0, atol=1e-12)
+            q, v = qa, va
+    # with a non-affine potential the midpoint DLA is a different method
+    a = nhphys.simulate(OSC, 1.0, 0.1, integrator=Newmark(0.0, 0.0, alpha, disc), **OSC_IC)
+    b = nhphys.simulate(OSC, 1.0, 0.1, integrator=DLA("midpoint", alpha, disc), **OSC_IC)
+    assert np.abs(a.q - b.q).max() > 1e-6
+
+
+@pytest.mark.parametrize("integrator", [
+    Newmark(0.0, 0.0, 0.0), Newmark(0.0, 0.0, 1.0), Newmark(0.25, 0.25, 0.5),
+    Newmark(0.5, 0.2, 0.3, "average"), DLA("midpoint"), DLA("trapezoidal", 0.7, "average"),
+], ids=repr)
+def test_constraints_hold_at_every_step(integrator):
+    # velocities of order 1 in all three systems
+    for system, ic in [(OSC, OSC_IC), (KnifeEdge(1.0, 0.5, 0.5), dict(velocity0=0.1, omega0=1.0)),
+                       (VerticalDisk(1.0, 0.5, 0.125, 0.0625), dict(omega0=1.3, spin0=2.0))]:
+        traj = nhphys.simulate(system, 2.0, 1e-3, integrator=integrator, **ic)
+        assert traj.constraint_residual.max() < 1e-13
+    # the discrete position constraint of the chosen discretisation, at every step
+    traj = nhphys.simulate(OSC, 2.0, 1e-3, integrator=integrator, **OSC_IC)
+    phi = integrator.discrete_constraint(OSC, traj.q[:-1], traj.q[1:], 1e-3)
+    assert np.abs(phi).max() < 1e-13
+    assert np.abs(Newmark(0.3, 0.3, 0.1).discrete_constraint(OSC, traj.q[:-1], traj.q[1:],
+                                                             1e-3)).max() > 1e-10
+
+
+def _energy_profile(system, integrator, t_final=10000.0, h=0.1):
+    traj = nhphys.simulate(system, t_final, h, integrator=integrator, save_every=10,
+                           q0=[1.0, 1.0, 0.5], v0=[-0.5, 0.0, 0.5])
+    dE = traj.energy - traj.energy[0]
+    n = len(dE)
+    quarters = [np.abs(dE[i * n // 4:(i + 1) * n // 4]).max() for i in range(4)]
+    drift = dE[-n // 10:].mean() - dE[:n // 10].mean()
+    return traj, quarters, drift
+
+
+@pytest.fixture(scope="module")
+def oscillators():
+    return ContactOscillator(0.1), NonReversibleContactOscillator(0.1)
+
+
+@pytest.mark.parametrize("integrator,bound", [
+    (Newmark(0.0, 0.0, 0.5), 1.3e-3), (Newmark(0.25, 0.25, 0.5), 5e-4), (COMPOSITION, 5e-4),
+    (DLA("trapezoidal"), 1.3e-3),
+], ids=repr)
+def test_energy_bounded_without_drift_on_the_reversible_oscillator(integrator, bound,
+                                                                   oscillators):
+    # 10^5 steps of h = 0.1; bounds are the measured maxima, rounded up
+    _, quarters, drift = _energy_profile(oscillators[0], integrator)
+    assert max(quarters) < bound
+    assert max(quarters[2:]) < 1.05 * max(quarters[:2])
+    assert abs(drift) < 1e-5
+
+
+def test_nonreversible_oscillator_which_members_drift(oscillators):
+    reversible, nonreversible = oscillators
+    # Newmark steps the second-order equation, which the gauge term does not change: the same
+    # trajectory, bit for bit, as on the reversible problem
+    a, _, _ = _energy_profile(reversible, COMPOSITION, t_final=100.0)
+    b, _, _ = _energy_profile(nonreversible, COMPOSITION, t_final=100.0)
+    np.testing.assert_array_equal(a.q, b.q)
+    # the composition stays bounded (measured max 4.2e-4) ...
+    _, quarters, drift = _energy_profile(nonreversible, COMPOSITION)
+    assert max(quarters) < 5e-4 and abs(drift) < 1e-5
+    # ... the first-order members drift (energy lost by F^{0,0,0}, gained by its adjoint) ...
+    _, quarters, drift = _energy_profile(nonreversible, Newmark(0.0, 0.0, 0.0))
+    assert drift < -0.05
+    _, quarters, drift = _energy_profile(nonreversible, Newmark(0.0, 0.0, 1.0), t_final=700.0)
+    assert drift > 0.05
+    # ... and DLA, which discretises the gauge term, drifts only on the non-reversible problem
+    _, _, drift_rev = _energy_profile(reversible, DLA("trapezoidal"))
+    _, quarters, drift_nonrev = _energy_profile(nonreversible, DLA("trapezoidal"))
+    assert abs(drift_rev) < 1e-5 and drift_nonrev > 5e-4
+    assert quarters[3] > 1.5 * quarters[0]
+
+
+@pytest.mark.parametrize("system,ic,method,steps", [
+    (NonReversibleContactOscillator(0.3), OSC_IC, Newmark(0.25, 0.1, 0.6, "average"), 10_000),
+    (VerticalDisk(1.0, 0.5, 0.125, 0.0625), dict(omega0=1.3, spin0=2.0),
+     Composition([(Newmark(0.0, 0.0, 0.0), 0.5), (DLA("midpoint"), 0.5)]), 10_000),
+    (KnifeEdge(2.0, 0.3, 0.2, incline=0.4), dict(velocity0=0.3, omega0=1.5),
+     Composition([(DLA("trapezoidal", 0.3, "average"), 0.5), (Newmark(0.5, 0.5, 0.5), 0.5)]),
+     2_000),
+], ids=["newmark", "explicit+dla", "dla+implicit"])
+def test_kernel_matches_twin(system, ic, method, steps):
+    if not nhphys._backend.extensions_built():
+        pytest.skip("kernels not built")
+    a = nhphys.simulate(system, steps * 0.01, 0.01, integrator=method, backend="python",
+                        save_every=50, **ic)
+    b = nhphys.simulate(system, steps * 0.01, 0.01, integrator=method, backend="cython",
+                        save_every=50, **ic)
+    for field in a.fields:
+        np.testing.assert_allclose(a[field], b[field], rtol=0, atol=1e-10)
+
+
+def test_retraction_kernel_matches_twin():
+    if not nhphys._backend.extensions_built():
+        pytest.skip("kernels not built")
+    sleigh = KnifeEdge(1.0, 0.5, 0.5)
+    runs = [nhphys.simulate(sleigh, 100.0, 0.01, integrator=nhphys.integrators.Retraction(m),
+                            backend=b, save_every=50, velocity0=0.1, omega0=1.0)
+            for m, b in [("exp", "python"), ("exp", "cython")]]
+    for field in runs[0].fields:
+        np.testing.assert_allclose(runs[0][field], runs[1][field], rtol=0, atol=1e-10)
+
+
+def _particle(**overrides):
+    """The nonholonomic particle dz = y dx in a harmonic well, as a user would write it."""
+    args = dict(
+        mass_matrix=np.eye(3),
+        potential=lambda q: 0.5 * q @ q,
+        grad_potential=lambda q: q.copy(),
+        constraint_matrix=lambda q: np.array([[-q[1], 0.0, 1.0]]),
+        constraint_matrix_derivative=lambda q: np.array(
+            [[[0.0, -1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]]),
+    )
+    args.update(overrides)
+    return ConstrainedMechanicalSystem(**args)
+
+
+def test_generic_system_converges_to_the_continuous_flow():
+    ic = dict(q0=[1.0, 0.5, 0.0], v0=[0.2, 1.0, 0.1])
+    ref = nhphys.simulate(_particle(), 2.0, 2.0, integrator=Reference(1e-13, 1e-14), **ic)
+    errors = []
+    for h in (0.04, 0.02, 0.01):
+        traj = nhphys.simulate(_particle(), 2.0, h, integrator=Newmark(0.25, 0.25, 0.5), **ic)
+        errors.append(np.abs(traj.q[-1] - ref.q[-1]).max())
+        assert traj.constraint_residual.max() < 1e-13
+    assert abs(slope([0.04, 0.02, 0.01], errors) - 2) < 0.15
+
+
+def test_generic_system_equals_the_built_in_model():
+    # the contact oscillator written with callbacks (Python path) and the built-in kernel model
+    cs = OSC.coordinates
+    user = ConstrainedMechanicalSystem(cs.mass_matrix, cs.potential, cs.grad_potential,
+                                       cs.constraint_matrix, cs.constraint_matrix_derivative)
+    a = nhphys.simulate(user, 2.0, 0.01, integrator=Newmark(0.0, 0.0, 0.5), **OSC_IC)
+    b = nhphys.simulate(OSC, 2.0, 0.01, integrator=Newmark(0.0, 0.0, 0.5), **OSC_IC)
+    np.testing.assert_allclose(a.q, b.q, atol=1e-12)
+
+
+@pytest.mark.parametrize("mass,match", [
+    (np.diag([1.0, 0.0, 1.0]), "singular"),
+    (np.diag([1.0, -1.0, 1.0]), "indefinite"),
+    (np.array([[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), "symmetric"),
+    (np.eye(2)[:, :1], "square"),
+])
+def test_bad_mass_matrix(mass, match):
+    with pytest.raises(ValueError, match=f"`mass_matrix`.*{match}|{match}.*"):
+        _particle(mass_matrix=mass)
+
+
+@pytest.mark.parametrize("mu,match", [
+    (lambda q: np.array([1.0, 0.0, q[1]]), "shape"),
+    (lambda q: np.zeros((1, 4)), "shape"),
+    (lambda q: np.array([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]), "full rank"),
+    (lambda q: np.eye(3), "shape"),
+])
+def test_bad_constraint_matrix(mu, match):
+    with pytest.raises(ValueError, match=match):
+        nhphys.simulate(_particle(constraint_matrix=mu), 1.0, 0.1, integrator=Newmark(),
+                        q0=[0.0, 0.0, 0.0], v0=[0.0, 1.0, 0.0])
+
+
+def test_bad_constraint_derivative_shape():
+    with pytest.raises(ValueError, match="constraint_matrix_derivative"):
+        nhphys.simulate(_particle(constraint_matrix_derivative=lambda q: np.zeros((3, 3))),
+                        1.0, 0.1, integrator=Newmark(), q0=[0.0, 0.0, 0.0], v0=[0.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(beta=0.6), "`beta`"), (dict(beta=-0.1), "`beta`"), (dict(beta_prime=0.51),
+                                                               "`beta_prime`"),
+    (dict(alpha=1.5), "`alpha`"), (dict(constraint_discretization="mid"),
+                                   "`constraint_discretization`"),
+    (dict(newton_tol=0.1), "`newton_tol`"),
+])
+def test_bad_newmark_parameters(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Newmark(**kwargs)
+    with pytest.raises(TypeError, match="`beta`"):
+        Newmark(beta="zero")
+
+
+def test_initial_velocity_off_the_constraint_says_by_how_much():
+    with pytest.raises(ValueError, match=r"`v0`.*mu\(q0\) v0 = \[0\.5"):
+        nhphys.simulate(OSC, 1.0, 0.1, integrator=Newmark(), q0=[1.0, 1.0, 0.5],
+                        v0=[0.0, 0.2, 0.5])
+
+
+def test_composition_weights_and_stages_are_checked():
+    with pytest.raises(ValueError, match="sum to 1"):
+        Composition([(Newmark(), 0.5), (Newmark(), 0.4)])
+    with pytest.raises(TypeError, match=r"`stages\[0\]`"):
+        Composition([Newmark()])
+
+
+def test_newton_failure_names_the_step():
+    with pytest.raises(nhphys.NewtonError, match="step 0") as info:
+        nhphys.simulate(OSC, 10.0, 5.0, integrator=Newmark(0.25, 0.25, 0.5, max_newton=1),
+                        **OSC_IC)
+    assert info.value.step == 0 and info.value.time == 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(beta=st.floats(0, 0.5), beta_p=st.floats(0, 0.5), alpha=st.floats(0, 1),
+       disc=st.sampled_from(["point", "average"]), kind=st.sampled_from(["newmark", "dla"]),
+       z=st.floats(-1, 1), vy=st.floats(-1, 1), h=st.floats(-0.2, 0.2).filter(
+           lambda x: abs(x) > 1e-3))
+def test_single_step_kernel_matches_twin(beta, beta_p, alpha, disc, kind, z, vy, h):
+    if not nhphys._backend.extensions_built():
+        pytest.skip("kernels not built")
+    method = (Newmark(beta, beta_p, alpha, disc) if kind == "newmark"
+              else DLA("midpoint" if beta < 0.25 else "trapezoidal", alpha, disc))
+    system = NonReversibleContactOscillator(0.3)
+    q0 = np.array([0.5, 0.8, z])
+    v0 = _on_constraint(q0, [0.0, vy, 0.7])
+    qa, va = _step_from(system, method, q0, v0, h, "python")
+    qb, vb = _step_from(system, method, q0, v0, h, "cython")
+    np.testing.assert_allclose(qa, qb, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(va, vb, rtol=1e-12, atol=1e-14)

@@ -667,3 +667,31 @@ def test_user_surfaces_reach_compiled_kernels_through_the_python_bridge(rng):
         assert np.max(np.abs(a - b)) <= 1e-12 * max(1.0, np.max(np.abs(b))), method
     for a, b in zip(bridged.rechart(uv), py.rechart(uv)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_gauss_bonnet_for_a_user_defined_closed_surface():
+    torus = ParametricSurface.from_expressions(
+        "(2 + 0.7*cos(v))*cos(u)", "(2 + 0.7*cos(v))*sin(u)", "0.7*sin(v)",
+        u_range=(0, 2 * np.pi), v_range=(0, 2 * np.pi), periodic=(True, True), closed=True)
+    loc, w = torus.quadrature(48)
+    assert abs(np.sum(w * torus.gaussian_curvature(loc))) < 1e-8
+    assert abs(w.sum() - 4 * np.pi**2 * 2 * 0.7) < 1e-10 * w.sum()
+
+
+def test_surface_of_revolution_from_samples_follows_the_sampled_profile(rng):
+    t = np.linspace(-1.0, 1.0, 41)
+    cat = SurfaceOfRevolution.from_samples(t, np.cosh(t), t)
+    tt = rng.uniform(-0.9, 0.9, 50)
+    uv = np.stack([tt, rng.uniform(-3, 3, 50)], -1)
+    np.testing.assert_allclose(np.hypot(*cat.point(uv)[:, :2].T), np.cosh(tt), rtol=1e-9)
+    np.testing.assert_allclose(cat.gaussian_curvature(uv), -1 / np.cosh(tt) ** 4, rtol=1e-4)
+
+
+def test_surfaces_pickle_without_their_compiled_object():
+    import pickle
+
+    e = Ellipsoid([1, 2, 3], orientation="inward")
+    e.point([0.1, 0.2])  # builds the kernel object
+    f = pickle.loads(pickle.dumps(e))
+    np.testing.assert_array_equal(f.weingarten([0.1, 0.2]), e.weingarten([0.1, 0.2]))
+    assert f.orientation == -1

@@ -114,6 +114,12 @@ class Surface:
         self._backend = as_choice(backend, "backend", _backend.BACKENDS)
         self._kernel = None
 
+    def __getstate__(self):
+        # the compiled object is rebuilt on demand (and cannot be pickled itself)
+        state = self.__dict__.copy()
+        state["_kernel"] = None
+        return state
+
     # -- implementation -----------------------------------------------------------------------
 
     def _build(self, module):

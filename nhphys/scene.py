@@ -147,7 +147,7 @@ def two_tone(points, color, center=None):
     base = np.array([int(color[i:i + 2], 16) for i in (1, 3, 5)], dtype=float)
     p = points - (points.mean(axis=0) if center is None else center)
     odd = (p[:, 0] > 0) ^ (p[:, 1] > 0) ^ (p[:, 2] > 0)
-    rgb = np.where(odd[:, None], 0.55 * base, 0.35 * 255 + 0.65 * base)
+    rgb = np.where(odd[:, None], 0.72 * base, 0.3 * 255 + 0.7 * base)
     return np.clip(np.round(rgb), 0, 255).astype(np.uint8)
 
 

@@ -289,6 +289,10 @@ def atomic_path(path):
     os.close(fd)
     try:
         yield tmp
+        if os.path.isfile(tmp):  # mkstemp makes it private; give it the usual permissions
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

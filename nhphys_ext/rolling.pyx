@@ -7,7 +7,7 @@
 # specification are in nhphys/twins/rolling.py (same names, same arguments, same results).
 
 cimport cython
-from libc.math cimport sqrt, fabs, isfinite, M_PI
+from libc.math cimport sqrt, fabs, isfinite, atan, M_PI
 
 from nhphys_ext.so3 cimport (
     cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3,
@@ -159,6 +159,41 @@ cdef inline void retract(const double* xi, int map_code, double* Q) noexcept nog
         exp3(xi, Q)
     else:
         cay3(xi, Q)
+
+
+cdef inline void rotation_vector(const double* xi, int map_code, double* phi,
+                                 double* dphi) noexcept nogil:
+    # phi = log(tau(xi)) and dphi/dxi (see the twin): exp -> xi, I; Cayley -> g xi, g I + dg xi xi^T
+    cdef double G[8]
+    cdef double DG[8]
+    cdef double t, t2, g, dg
+    cdef int i, j
+    if map_code == 0:
+        for i in range(3):
+            phi[i] = xi[i]
+            for j in range(3):
+                dphi[3 * i + j] = 1.0 if i == j else 0.0
+        return
+    t = norm3(xi)
+    if t < 0.1:  # CAYLEY_SERIES_SWITCH of the twin
+        G[:] = [1.0, -1.0 / 12, 1.0 / 80, -1.0 / 448, 1.0 / 2304, -1.0 / 11264, 1.0 / 53248,
+                -1.0 / 245760]
+        DG[:] = [-1.0 / 6, 1.0 / 20, -3.0 / 224, 1.0 / 288, -5.0 / 5632, 3.0 / 13312,
+                 -7.0 / 122880, 1.0 / 69632]
+        t2 = t * t
+        g = 0.0
+        dg = 0.0
+        for i in range(7, -1, -1):
+            g = g * t2 + G[i]
+            dg = dg * t2 + DG[i]
+    else:
+        g = 2.0 * atan(0.5 * t) / t
+        dg = (t / (1.0 + 0.25 * t * t) - 2.0 * atan(0.5 * t)) / (t * t * t)
+    for i in range(3):
+        phi[i] = g * xi[i]
+        for j in range(3):
+            dphi[3 * i + j] = dg * xi[i] * xi[j]
+        dphi[4 * i] += g
 
 
 # -- contact ------------------------------------------------------------------------------------
@@ -375,6 +410,8 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
     cdef double a1[3]
     cdef double am[3]
     cdef double half[3]
+    cdef double phi[3]
+    cdef double dphi[9]
     cdef double kick[3]
     cdef double M[3]
     cdef double pim[3]
@@ -431,9 +468,10 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
         st = contact(shape, ground, A1, a1, chart1, z1, newton_tol, max_newton, c1)
         if st:
             return st
+        rotation_vector(xi, map_code, phi, dphi)
         for i in range(3):
-            half[i] = 0.5 * xi[i]
-        retract(half, map_code, Q)
+            half[i] = 0.5 * phi[i]
+        exp3(half, Q)  # the geodesic midpoint of A_k and A_{k+1}
         matmul3(A, Q, Am)
         for i in range(3):
             am[i] = 0.5 * (a[i] + a1[i])
@@ -449,7 +487,7 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
         momentum_minus(xi, I, h, map_code, M, pim)
         tangent_basis(cm.n, T)
         matvec3(kick_row, F, kick)
-        cross3(xi, cm.s, xs)
+        cross3(phi, cm.s, xs)
         matvec3(Am, xs, AmXs)
         for i in range(3):
             N[i] = (a1[i] - a[i]) + AmXs[i]
@@ -477,22 +515,24 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
         for j in range(3):
             jac[18 + j] = row[0] * Jr[j] + row[1] * Jr[3 + j] + row[2] * Jr[6 + j]
             jac[21 + j] = c2 * c1.n[j]
-        jac_right(half, map_code, Jm)
+        jac_right(half, 0, B1)
+        matmul3(B1, dphi, Jm)
         for i in range(9):
             Jm[i] *= 0.5
-        # dN/dxi = Am (-hat(xi x s_m) Jm - hat(s_m) + hat(xi) ds_m/ddelta Jm)
+        # dN/dxi = Am (-hat(phi x s_m) Jm - hat(s_m) dphi + hat(phi) ds_m/ddelta Jm)
         hat_into(xs, B1)
         matmul3(B1, Jm, B2)
         hat_into(cm.s, B1)
+        matmul3(B1, dphi, B3)
         for i in range(9):
-            B2[i] = -B2[i] - B1[i]
-        hat_into(xi, B1)
+            B2[i] = -B2[i] - B3[i]
+        hat_into(phi, B1)
         matmul3(B1, cm.ds_ddelta, B3)
         matmul3(B3, Jm, Kk)
         for i in range(9):
             B2[i] += Kk[i]
         matmul3(Am, B2, dNdxi)
-        # dN/dF = c2 I + c2/2 Am hat(xi) ds_m/da
+        # dN/dF = c2 I + c2/2 Am hat(phi) ds_m/da
         matmul3(B1, cm.ds_da, B3)
         matmul3(Am, B3, dNdF)
         for i in range(9):
@@ -591,7 +631,8 @@ cdef inline void write_frame(double* out, const double* A, const double* a, cons
 @cython.wraparound(False)
 def rolling_run(ConvexShape shape, ChartSurface ground, double mass,
                 const double[:, ::1] inertia, const double[:, ::1] inertia_inv, double gravity,
-                const double[::1] up, double h, Py_ssize_t n_steps, Py_ssize_t save_every,
+                const double[::1] up, double h, const double[::1] substeps,
+                Py_ssize_t n_steps, Py_ssize_t save_every,
                 int map_code, double newton_tol, int max_newton,
                 double[:, ::1] A, double[::1] a, double[::1] Pi, double[::1] p, double[::1] s,
                 double[::1] F, double[::1] xi, Py_ssize_t[::1] chart, double[::1] z,
@@ -601,15 +642,24 @@ def rolling_run(ConvexShape shape, ChartSurface ground, double mass,
     Returns 0 on success, ``k + 1`` if step ``k`` failed (``info[0]`` says why).
     """
     cdef Contact c
-    cdef Py_ssize_t k
-    cdef int status = 0, st
+    cdef Py_ssize_t k, j, n_sub = substeps.shape[0]
+    cdef int status = 0, st = 0, i
     cdef int ch = <int>chart[0]
+    cdef double h_last = h * substeps[n_sub - 1], hj
     info[0] = 0
     with nogil:
         for k in range(n_steps):
-            st = rolling_step(shape, ground, mass, &inertia[0, 0], &inertia_inv[0, 0], gravity,
-                              &up[0], h, map_code, newton_tol, max_newton, &A[0, 0], &a[0],
-                              &Pi[0], &p[0], &s[0], &F[0], &xi[0], &ch, &z[0], &c)
+            for j in range(n_sub):
+                hj = h * substeps[j]
+                for i in range(3):
+                    xi[i] *= hj / h_last  # the warm start belongs to the last sub-step
+                h_last = hj
+                st = rolling_step(shape, ground, mass, &inertia[0, 0], &inertia_inv[0, 0],
+                                  gravity, &up[0], hj, map_code, newton_tol, max_newton,
+                                  &A[0, 0], &a[0], &Pi[0], &p[0], &s[0], &F[0], &xi[0], &ch,
+                                  &z[0], &c)
+                if st:
+                    break
             if st:
                 info[0] = st
                 status = <int>(k + 1)

@@ -65,6 +65,8 @@ class RollingBody:
     True
     """
 
+    composable_retraction = True  # Retraction(order=4) composes the symmetric step
+
     def __init__(self, body, ground, gravity=9.81, up=(0.0, 0.0, 1.0)):
         from nhphys.surfaces import Surface
 
@@ -153,7 +155,7 @@ class RollingBody:
             omega0 = np.zeros(3)
         state = self.place(R0, omega0, ground_point)
         return RollingRun(self, state, dt, get_retraction(integrator.map).code, backend,
-                          integrator.newton_tol, integrator.max_newton)
+                          integrator.newton_tol, integrator.max_newton, integrator.substeps)
 
     # -- observables -----------------------------------------------------------------------------
     def observables(self, frames):
@@ -248,7 +250,8 @@ class RollingBody:
 class RollingRun:
     """Stepping state of a rolling body (see :mod:`nhphys.twins.rolling`)."""
 
-    def __init__(self, system, state, dt, map_code, backend, newton_tol, max_newton):
+    def __init__(self, system, state, dt, map_code, backend, newton_tol, max_newton,
+                 substeps=(1.0,)):
         self.system = system
         self.kernel = _backend.implementation("rolling", backend)
         py = self.kernel.__name__.startswith("nhphys.twins")
@@ -258,6 +261,7 @@ class RollingRun:
         self.ground = ground
         self.dt = dt
         self.map_code = map_code
+        self.substeps = np.array(substeps, dtype=float)
         self.newton_tol = newton_tol
         self.max_newton = max_newton
         self.A = np.array(state["A"], order="C")
@@ -281,8 +285,8 @@ class RollingRun:
         info = np.zeros(1, dtype=np.intp)
         status = self.kernel.rolling_run(
             self.shape, self.ground, self.system.mass, self.system.inertia,
-            self.system.inertia_inv, self.system.gravity, self.system.up, self.dt, n_steps,
-            save_every, self.map_code, self.newton_tol, self.max_newton, self.A, self.a, self.Pi,
+            self.system.inertia_inv, self.system.gravity, self.system.up, self.dt, self.substeps,
+            n_steps, save_every, self.map_code, self.newton_tol, self.max_newton, self.A, self.a, self.Pi,
             self.p, self.s, self.F, self.xi, self.chart, self.z, out, info,
         )
         if status:

@@ -48,8 +48,11 @@ nonholonomic one. One step of size ``h`` (RATTLE-type, symmetric):
    p_half / m``;
 3. ``(xi, F)`` (6 unknowns) solve the momentum relation (3), ``gap(A_{k+1}, a_{k+1}) = 0`` (1)
    and the tangential part of the symmetric discrete no-slip condition (2)
-   ``(a_{k+1} - a_k) + A_mid (xi x s_mid) = 0``, ``A_mid = A_k tau(xi/2)``, ``s_mid`` the contact
-   point of the pose ``(A_mid, (a_k + a_{k+1})/2)``, tangential to its ground normal;
+   ``(a_{k+1} - a_k) + A_mid (phi x s_mid) = 0``, where ``phi = log(tau(xi))`` is the rotation
+   vector of the step, ``A_mid = A_k exp(phi/2)`` the geodesic midpoint of ``A_k`` and
+   ``A_{k+1}`` (for Cayley, ``A_k cay(xi/2)`` would not be: ``cay(xi) cay(-xi/2) != cay(xi/2)``,
+   and the step would lose its symmetry), and ``s_mid`` the contact point of the pose
+   ``(A_mid, (a_k + a_{k+1})/2)``, tangential to its ground normal;
 4. ``Pi <- J_r(xi)^-T I xi / h = tau(xi)^T Pi_half``, then a second half kick with a force
    ``F'`` at the new contact point ``s_{k+1}``: ``Pi += h/2 s x u``, ``p += h/2 (A u - m g k)``,
    ``u = A^T F'`` chosen so the contact point is at rest, ``p/m + A (Omega x s) = 0``. With
@@ -57,14 +60,19 @@ nonholonomic one. One step of size ``h`` (RATTLE-type, symmetric):
    ``h/2 (I_3/m - hat(s) I^-1 hat(s)) u = -(A^T p_half/m - h/2 g A^T k + (I^-1 Pi) x s)``.
 
 Newton on step 3 has the analytic Jacobian (``delta_1 = J_r(xi) dxi``,
-``delta_mid = J_r(xi/2) dxi / 2``, ``da_{k+1} = h^2/(2m) dF``):
+``delta_mid = J_mid dxi`` with ``J_mid = J_r^exp(phi/2) (dphi/dxi) / 2``,
+``da_{k+1} = h^2/(2m) dF``):
 
 * momentum rows: ``[dPi^-/dxi, -h/2 hat(s_k) A_k^T]``;
 * gap row: ``[(s_1 x A_1^T n_1)^T J_r(xi), h^2/(2m) n_1^T]``;
-* no-slip rows: ``T^T [A_mid(-hat(xi x s_mid) J_mid - hat(s_mid) + hat(xi) ds_mid/ddelta J_mid),
-  h^2/(2m) I + h^2/(4m) A_mid hat(xi) ds_mid/da]`` with ``J_mid = J_r(xi/2)/2`` and ``T`` an
+* no-slip rows: ``T^T [A_mid(-hat(phi x s_mid) J_mid - hat(s_mid) dphi/dxi
+  + hat(phi) ds_mid/ddelta J_mid), h^2/(2m) I + h^2/(4m) A_mid hat(phi) ds_mid/da]`` with ``T`` an
   orthonormal tangent basis at the mid contact (its own variation multiplies the residual,
   which vanishes at the root, so it is left out).
+
+Fourth order: the step is symmetric, so the triple jump ``Phi_{g1 h} Phi_{g0 h} Phi_{g1 h}``
+with ``g1 = 1/(2 - 2^(1/3))``, ``g0 = 1 - 2 g1`` is symmetric and of order four
+(``substeps``); every sub-step keeps the constraints, so the composition does too.
 
 Replacing ``h`` by ``-h`` maps the end state back to the start (steps 1-4 read backwards), so
 the scheme is symmetric and of even order. The contact and no-slip conditions hold at every
@@ -102,6 +110,36 @@ def jac_right(xi, map_code):
 
 def retract(xi, map_code):
     return (so3.exp if map_code == EXP else so3.cay)(xi[None])[0]
+
+
+CAYLEY_SERIES_SWITCH = 0.1
+_G = (1.0, -1 / 12, 1 / 80, -1 / 448, 1 / 2304, -1 / 11264, 1 / 53248, -1 / 245760)
+_DG = (-1 / 6, 1 / 20, -3 / 224, 1 / 288, -5 / 5632, 3 / 13312, -7 / 122880, 1 / 69632)
+
+
+def _horner(coeffs, t2):
+    out = 0.0
+    for c in reversed(coeffs):
+        out = out * t2 + c
+    return out
+
+
+def rotation_vector(xi, map_code):
+    """``phi = log(tau(xi))`` and ``dphi/dxi`` (3,), (3, 3).
+
+    For exp, ``phi = xi``. For Cayley, ``cay(xi)`` turns by ``2 arctan(t/2)``, ``t = |xi|``, so
+    ``phi = g(t) xi`` with ``g = 2 arctan(t/2)/t`` and ``dphi = g I + (g'(t)/t) xi xi^T``
+    (Taylor series below ``CAYLEY_SERIES_SWITCH``, where the closed form of ``g'/t`` cancels).
+    """
+    if map_code == EXP:
+        return xi.copy(), np.eye(3)
+    t = float(np.linalg.norm(xi))
+    if t < CAYLEY_SERIES_SWITCH:
+        g, dg = _horner(_G, t * t), _horner(_DG, t * t)
+    else:
+        g = 2.0 * np.arctan(0.5 * t) / t
+        dg = (t / (1.0 + 0.25 * t * t) - 2.0 * np.arctan(0.5 * t)) / t**3
+    return g * xi, g * np.eye(3) + dg * np.outer(xi, xi)
 
 
 def tangent_basis(n):
@@ -229,7 +267,8 @@ def rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h, map_
         st, c1 = contact(shape, ground, A1, a1, chart, z, newton_tol, max_newton)
         if st:
             return st, None, None
-        Am = A @ retract(0.5 * xi, map_code)
+        phi, dphi = rotation_vector(xi, map_code)
+        Am = A @ so3.exp(0.5 * phi[None])[0]  # the geodesic midpoint of A_k and A_{k+1}
         am = 0.5 * (a + a1)
         st, cm = contact(shape, ground, Am, am, chart_mid, z_mid, newton_tol, max_newton)
         if st:
@@ -238,7 +277,7 @@ def rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h, map_
         pi_minus, _ = momentum_pair(xi, inertia, h, map_code)
         T = tangent_basis(cm.n)
         kick = kick_row @ F
-        N = (a1 - a) + Am @ np.cross(xi, cm.s)
+        N = (a1 - a) + Am @ np.cross(phi, cm.s)
         E = np.concatenate([pi_minus - Pi - kick, [c1.gap], T.T @ N])
         # residuals at the level of rounding in their own terms: nothing left to gain
         if (np.abs(E[:3]).max() <= ROUNDOFF * (np.abs(pi_minus).max() + np.abs(Pi).max()
@@ -248,14 +287,15 @@ def rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h, map_
             converged = True
             break
 
-        Jm = 0.5 * jac_right(0.5 * xi, map_code)
+        Jm = 0.5 * jac_right(0.5 * phi, EXP) @ dphi
         jac = np.zeros((6, 6))
         jac[:3, :3] = momentum_minus_jacobian(xi, inertia, h, map_code)
         jac[:3, 3:] = -kick_row
         jac[3, :3] = np.cross(c1.s, A1.T @ c1.n) @ jac_right(xi, map_code)
         jac[3, 3:] = c2 * c1.n
-        dN_dxi = Am @ (-hat(np.cross(xi, cm.s)) @ Jm - hat(cm.s) + hat(xi) @ cm.ds_ddelta @ Jm)
-        dN_dF = c2 * np.eye(3) + 0.5 * c2 * Am @ hat(xi) @ cm.ds_da
+        dN_dxi = Am @ (-hat(np.cross(phi, cm.s)) @ Jm - hat(cm.s) @ dphi
+                       + hat(phi) @ cm.ds_ddelta @ Jm)
+        dN_dF = c2 * np.eye(3) + 0.5 * c2 * Am @ hat(phi) @ cm.ds_da
         jac[4:, :3] = T.T @ dN_dxi
         jac[4:, 3:] = T.T @ dN_dF
         delta = np.linalg.solve(jac, E)
@@ -301,8 +341,9 @@ def frame(state, c):
     ])
 
 
-def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, n_steps, save_every,
-                map_code, newton_tol, max_newton, A, a, Pi, p, s, F, xi, chart, z, out, info):
+def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, substeps, n_steps,
+                save_every, map_code, newton_tol, max_newton, A, a, Pi, p, s, F, xi, chart, z,
+                out, info):
     """Advance ``n_steps`` steps, saving every ``save_every``-th frame into ``out``.
 
     Parameters
@@ -313,6 +354,8 @@ def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, n_ste
     inertia, inertia_inv : ndarray (3, 3)    # about the centre of mass, body axes
     up : ndarray (3,)                        # unit vector opposite to gravity
     h : float                                # step (negative runs backwards)
+    substeps : ndarray (k,)                  # a step is k sub-steps of h * substeps[j]:
+                                             # [1.0], or the fourth-order triple jump
     n_steps, save_every, map_code, max_newton : int
     newton_tol : float
     A (3, 3), a (3,), Pi (3,), p (3,), s (3,) : ndarray    # IN/OUT state
@@ -330,13 +373,17 @@ def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, n_ste
     state = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
              "F": F.copy(), "xi": xi.copy(), "chart": int(chart[0]), "z": z.copy()}
     info[0] = 0
+    h_last = h * substeps[-1]  # the warm start xi belongs to the last sub-step taken
     for k in range(n_steps):
-        status, new, c = rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h,
-                                      map_code, newton_tol, max_newton, state)
-        if status:
-            info[0] = status
-            return k + 1
-        state = new
+        for frac in substeps:
+            state["xi"] = state["xi"] * (h * frac / h_last)
+            h_last = h * frac
+            status, new, c = rolling_step(shape, ground, mass, inertia, inertia_inv, gravity,
+                                          up, h * frac, map_code, newton_tol, max_newton, state)
+            if status:
+                info[0] = status
+                return k + 1
+            state = new
         A[:], a[:], Pi[:], p[:], s[:] = new["A"], new["a"], new["Pi"], new["p"], new["s"]
         F[:], xi[:], z[:] = new["F"], new["xi"], new["z"]
         chart[0] = new["chart"]

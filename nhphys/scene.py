@@ -589,10 +589,14 @@ class Scene:
             raise TypeError(
                 f"Expected `contact` to be Rolling, KnifeEdge or Suslov, got {contact!r}."
             )
+        taken = {b.name for b in self.bodies}
         if name is None:
-            name = getattr(body, "name", None) or f"body{len(self.bodies)}"
+            name = getattr(body, "name", None) or "body"
+            base, k = name, len(self.bodies)
+            while name in taken:  # several bodies left with the same default name
+                name, k = f"{base}{k}", k + 1
         name = _as_name(name, "name")
-        if name in (b.name for b in self.bodies):
+        if name in taken:
             raise ValueError(f"Expected a new body name, got {name!r} twice.")
         color = _as_color(PALETTE[len(self.bodies) % len(PALETTE)] if color is None else color)
         integrator = integrator_from_name(integrator)

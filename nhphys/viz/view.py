@@ -159,7 +159,7 @@ class SceneView:
         d /= np.linalg.norm(d)
         cam = self.plotter.camera
         cam.focal_point = center
-        cam.position = center + 2.2 * span * d
+        cam.position = center + 1.8 * span * d
         cam.up = (0.0, 0.0, 1.0)
         cam.view_angle = 30.0
         self.plotter.reset_camera_clipping_range()

@@ -1,0 +1,117 @@
+"""ParaView time series: a ``.pvd`` collection of ``.vtp`` files, one per body per frame."""
+
+import os
+import shutil
+import tempfile
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from nhphys.trajectory import atomic_path, check_writable
+
+MODES = ("mesh", "transform")
+
+
+def _frames(trajectory, fps, speed):
+    return trajectory if fps is None else trajectory.resample(fps, speed)
+
+
+def to_pvd(trajectory, path, scene=None, mode="mesh", fps=None, speed=1.0):
+    """Write a ParaView time series.
+
+    Parameters
+    ----------
+    trajectory : nhphys.Trajectory
+    path : str
+        The collection file, ending with ``.pvd``; the ``.vtp`` files go to the folder
+        ``<path without .pvd>_files`` beside it.
+    scene : nhphys.Scene, optional
+        For the meshes; default the display stored in the trajectory.
+    mode : {"mesh", "transform"}
+        ``"mesh"``: each body's mesh moved to its pose (points in float64), one file per body
+        per frame, and each ground once. ``"transform"``: one file per frame with a point per body
+        at its centre of mass and point arrays ``rotation`` (9, row-major, body to space),
+        ``quaternion`` (w, x, y, z) and ``body`` (index).
+    fps : float, optional
+        Resample to this rate first (default: every saved frame).
+    speed : float
+        Simulated seconds per second when resampling.
+
+    Returns
+    -------
+    str
+        ``path``.
+    """
+    from nhphys.lie.so3 import to_quaternion
+    from nhphys.viz._pyvista import polydata, pyvista
+    from nhphys.viz.rendering import display_for
+
+    path = os.fspath(path)
+    if not path.endswith(".pvd"):
+        raise ValueError(f"Expected `path` to end with .pvd, got {path!r}.")
+    if mode not in MODES:
+        raise ValueError(f"Expected `mode` to be one of {MODES}, got {mode!r}.")
+    check_writable(path, "path")
+    frames = _frames(trajectory, fps, speed)
+    positions, rotations = frames.body_poses()
+    names = frames.body_names
+    display = display_for(scene, trajectory) if mode == "mesh" else None
+    pv = pyvista(off_screen=True)
+    folder = path[:-4] + "_files"
+    rel = os.path.basename(folder)
+    parent = os.path.dirname(os.path.abspath(path))
+    staging = tempfile.mkdtemp(prefix=f".{rel}.", dir=parent)
+    collection = ET.Element("VTKFile", type="Collection", version="0.1",
+                            byte_order="LittleEndian")
+    datasets = ET.SubElement(collection, "Collection")
+    try:
+        statics = []
+        if mode == "mesh":
+            for g in display.grounds:
+                name = f"ground_{g['name']}.vtp"
+                polydata(g["points"], g["faces"], pv).save(os.path.join(staging, name))
+                statics.append((g["name"], name))
+            meshes = [(np.asarray(b["points"], dtype=float), polydata(b["points"], b["faces"], pv))
+                      for b in display.bodies]
+        else:
+            quats = to_quaternion(rotations)
+        for i, t in enumerate(frames.t):
+            entries = []
+            if mode == "mesh":
+                for b, name in enumerate(names):
+                    points, mesh = meshes[b]
+                    mesh.points = points @ rotations[i, b].T + positions[i, b]
+                    fname = f"{_safe(name)}_{i:06d}.vtp"
+                    mesh.save(os.path.join(staging, fname))
+                    entries.append((name, fname))
+                entries += statics
+            else:
+                cloud = pv.PolyData(np.ascontiguousarray(positions[i], dtype=float))
+                cloud.point_data["rotation"] = rotations[i].reshape(len(names), 9)
+                cloud.point_data["quaternion"] = quats[i]
+                cloud.point_data["body"] = np.arange(len(names))
+                fname = f"poses_{i:06d}.vtp"
+                cloud.save(os.path.join(staging, fname))
+                entries.append(("poses", fname))
+            for part, (name, fname) in enumerate(entries):
+                ET.SubElement(datasets, "DataSet", timestep=repr(float(t)), group="",
+                              part=str(part), name=name, file=f"{rel}/{fname}")
+        old = None
+        if os.path.exists(folder):
+            old = folder + ".old"
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(folder, old)
+        os.replace(staging, folder)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
+        ET.indent(collection)
+        with atomic_path(path) as tmp:
+            ET.ElementTree(collection).write(tmp, xml_declaration=True, encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return path
+
+
+def _safe(name):
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)

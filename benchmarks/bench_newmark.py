@@ -18,12 +18,15 @@ import nhphys
 from nhphys import _backend
 from nhphys.integrators import DLA, Composition, Newmark, Reference, Retraction
 from nhphys.systems import (
-    ContactOscillator, KnifeEdge, NonReversibleContactOscillator, VerticalDisk,
+    ContactOscillator,
+    KnifeEdge,
+    NonReversibleContactOscillator,
+    VerticalDisk,
 )
 
-OSC_IC = dict(q0=[1.0, 1.0, 0.5], v0=[-0.5, 0.0, 0.5])
-EDGE_IC = dict(velocity0=0.3, omega0=1.5)
-DISK_IC = dict(omega0=1.3, spin0=2.0)
+OSC_IC = {"q0": [1.0, 1.0, 0.5], "v0": [-0.5, 0.0, 0.5]}
+EDGE_IC = {"velocity0": 0.3, "omega0": 1.5}
+DISK_IC = {"omega0": 1.3, "spin0": 2.0}
 H = 0.01
 
 NEWMARK_CASES = [
@@ -46,7 +49,7 @@ NEWMARK_CASES = [
 ]
 
 RETRACTION_CASES = [
-    ("KnifeEdge (sleigh)", KnifeEdge(1.0, 0.5, 0.5), dict(velocity0=0.1, omega0=1.0)),
+    ("KnifeEdge (sleigh)", KnifeEdge(1.0, 0.5, 0.5), {"velocity0": 0.1, "omega0": 1.0}),
     ("VerticalDisk", VerticalDisk(1.0, 0.5, 0.125, 0.0625), DISK_IC),
 ]
 

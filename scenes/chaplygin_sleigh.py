@@ -20,7 +20,7 @@ from nhphys.integrators import Newmark, Retraction
 from nhphys.systems import KnifeEdge
 
 SLEIGH = KnifeEdge(mass=1.0, inertia=0.5, offset=0.5)
-IC = dict(pose0=[0.0, 0.0, 0.0], velocity0=0.1, omega0=1.0)
+IC = {"pose0": [0.0, 0.0, 0.0], "velocity0": 0.1, "omega0": 1.0}
 T_FINAL = 20.0
 METHODS = {
     "retraction (exp)": Retraction("exp"),

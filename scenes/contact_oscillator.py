@@ -22,7 +22,7 @@ import nhphys
 from nhphys.integrators import DLA, Composition, Newmark
 from nhphys.systems import ContactOscillator, NonReversibleContactOscillator
 
-IC = dict(q0=[1.0, 1.0, 0.5], v0=[-0.5, 0.0, 0.5])
+IC = {"q0": [1.0, 1.0, 0.5], "v0": [-0.5, 0.0, 0.5]}
 H = 0.1
 METHODS = {
     "F^{0,0,1/2}": Newmark(0.0, 0.0, 0.5),

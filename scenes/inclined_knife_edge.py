@@ -19,7 +19,7 @@ from nhphys.integrators import DLA, Composition, Newmark
 from nhphys.systems import KnifeEdge
 
 EDGE = KnifeEdge(mass=2.0, inertia=0.3, offset=0.0, incline=0.4)
-IC = dict(pose0=[0.0, 0.0, 0.0], velocity0=0.0, omega0=1.5)
+IC = {"pose0": [0.0, 0.0, 0.0], "velocity0": 0.0, "omega0": 1.5}
 METHODS = {
     "Newmark 0,0,1/2": Newmark(0.0, 0.0, 0.5),
     "Newmark 1/6,1/6,1/2": Newmark(1 / 6, 1 / 6, 0.5),

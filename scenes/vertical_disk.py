@@ -51,7 +51,7 @@ def main(argv=None):
     ax0.legend()
 
     w0, s0 = 1.3, 2.0
-    centre, rho, rate = DISK.circle(POSE0, w0, s0)
+    _centre, rho, rate = DISK.circle(POSE0, w0, s0)
     hs = np.array([1.6e-2, 8e-3, 4e-3, 2e-3, 1e-3])
     for name, method in METHODS.items():
         errs = []

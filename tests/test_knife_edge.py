@@ -15,7 +15,7 @@ def slope(hs, errors):
 
 
 SLEIGH = KnifeEdge(mass=1.0, inertia=0.5, offset=0.5)
-SLEIGH_IC = dict(pose0=[0.2, -0.1, 0.3], velocity0=0.1, omega0=1.0)
+SLEIGH_IC = {"pose0": [0.2, -0.1, 0.3], "velocity0": 0.1, "omega0": 1.0}
 
 
 def test_sleigh_closed_form_solves_the_continuous_equations():
@@ -49,12 +49,13 @@ def test_inclined_closed_form_is_the_classical_one():
     t = np.linspace(0.0, 10.0, 101)
     pose, v = INCLINED.inclined_closed_form(t, [0, 0, 0], 0.0, 1.5)
     G, w = 9.81 * np.sin(0.4), 1.5
+    np.testing.assert_allclose(v, G / w * np.sin(w * t), atol=1e-14)
     np.testing.assert_allclose(pose[:, 0], G * np.sin(w * t) ** 2 / (2 * w * w), atol=1e-14)
     np.testing.assert_allclose(pose[:, 1], G * (w * t - np.sin(w * t) * np.cos(w * t))
                                / (2 * w * w), atol=1e-13)
     ref = nhphys.simulate(INCLINED, 10.0, 0.1, integrator=Reference(), pose0=[0.1, 0.2, 0.3],
                           velocity0=0.3, omega0=1.5)
-    pose, v = INCLINED.inclined_closed_form(ref.t, [0.1, 0.2, 0.3], 0.3, 1.5)
+    pose, _v = INCLINED.inclined_closed_form(ref.t, [0.1, 0.2, 0.3], 0.3, 1.5)
     np.testing.assert_allclose(ref.pose, pose, atol=1e-9)
 
 
@@ -62,12 +63,12 @@ def test_inclined_knife_edge_matches_classical_closed_form():
     # The y error grows like t (the drift speed down the slope is slightly off). For
     # beta = beta' = 0 its coefficient is ~(w h)^2/6 of the drift, 5e-6 here at h = 1e-3;
     # the linear-acceleration member beta = beta' = 1/6 cancels most of it.
-    ic = dict(pose0=[0.0, 0.0, 0.0], velocity0=0.0, omega0=1.5)
+    ic = {"pose0": [0.0, 0.0, 0.0], "velocity0": 0.0, "omega0": 1.5}
     errors = {}
     for integrator in (Newmark(1 / 6, 1 / 6, 0.5), Newmark(1 / 6, 1 / 6, 0.5, "average"),
                        Newmark(0.0, 0.0, 0.5), DLA("midpoint")):
         traj = nhphys.simulate(INCLINED, 10.0, 1e-3, integrator=integrator, save_every=10, **ic)
-        pose, v = INCLINED.inclined_closed_form(traj.t, [0, 0, 0], 0.0, 1.5)
+        pose, _v = INCLINED.inclined_closed_form(traj.t, [0, 0, 0], 0.0, 1.5)
         errors[integrator] = np.abs(traj.pose[:, :2] - pose[:, :2]).max()
         assert np.abs(traj.pose[:, 2] - 1.5 * traj.t).max() < 1e-11
         assert traj.constraint_residual.max() < 1e-13
@@ -98,7 +99,7 @@ def test_vertical_disk_runs_round_circles_of_the_exact_radius_at_the_exact_rate(
                                                                                  radius_tol):
     disk = VerticalDisk(1.0, 0.5, 0.125, 0.0625)
     pose0, w0, s0 = np.array([0.3, -0.2, 0.4]), 1.3, 2.0
-    centre, rho, rate = disk.circle(pose0, w0, s0)
+    _centre, rho, rate = disk.circle(pose0, w0, s0)
     errors = []
     for h in (4e-3, 2e-3, 1e-3):
         traj = nhphys.simulate(disk, round(10 / h) * h, h, integrator=integrator, pose0=pose0,
@@ -151,10 +152,10 @@ def test_retraction_newton_failure_names_the_step():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(mass=-1.0, inertia=1.0, offset=0.1), "`mass`"),
-    (dict(mass=1.0, inertia=0.0, offset=0.1), "`inertia`"),
-    (dict(mass=1.0, inertia=1.0, offset=np.nan), "`offset`"),
-    (dict(mass=1.0, inertia=1.0, offset=0.1, incline=2.0), "`incline`"),
+    ({"mass": -1.0, "inertia": 1.0, "offset": 0.1}, "`mass`"),
+    ({"mass": 1.0, "inertia": 0.0, "offset": 0.1}, "`inertia`"),
+    ({"mass": 1.0, "inertia": 1.0, "offset": np.nan}, "`offset`"),
+    ({"mass": 1.0, "inertia": 1.0, "offset": 0.1, "incline": 2.0}, "`incline`"),
 ])
 def test_knife_edge_rejects_bad_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -9,13 +9,16 @@ from hypothesis import strategies as st
 import nhphys
 from nhphys.integrators import DLA, Composition, Newmark, Reference
 from nhphys.systems import (
-    ConstrainedMechanicalSystem, ContactOscillator, KnifeEdge, NonReversibleContactOscillator,
+    ConstrainedMechanicalSystem,
+    ContactOscillator,
+    KnifeEdge,
+    NonReversibleContactOscillator,
     VerticalDisk,
 )
 from nhphys.twins import newmark as twin
 
 OSC = ContactOscillator(0.3)
-OSC_IC = dict(q0=[1.0, 1.0, 0.5], v0=[-0.5, 0.2, 0.5])
+OSC_IC = {"q0": [1.0, 1.0, 0.5], "v0": [-0.5, 0.2, 0.5]}
 COMPOSITION = Composition.symmetric(Newmark(0.0, 0.0, 0.0))  # F^{0,0,1}_{h/2} o F^{0,0,0}_{h/2}
 
 
@@ -129,8 +132,8 @@ def test_newmark_coincides_with_dla_step_by_step(alpha, disc):
     # F^{0,0,alpha} = trapezoidal DLA for any potential, = midpoint DLA for an affine one
     cases = [
         (OSC, OSC_IC, "trapezoidal"),
-        (KnifeEdge(2.0, 0.3, 0.2, incline=0.4), dict(velocity0=0.3, omega0=1.5), "midpoint"),
-        (VerticalDisk(1.0, 0.5, 0.125, 0.0625), dict(omega0=1.3, spin0=2.0), "midpoint"),
+        (KnifeEdge(2.0, 0.3, 0.2, incline=0.4), {"velocity0": 0.3, "omega0": 1.5}, "midpoint"),
+        (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"omega0": 1.3, "spin0": 2.0}, "midpoint"),
     ]
     h = 0.01
     for system, ic, rule in cases:
@@ -154,8 +157,8 @@ def test_newmark_coincides_with_dla_step_by_step(alpha, disc):
 ], ids=repr)
 def test_constraints_hold_at_every_step(integrator):
     # velocities of order 1 in all three systems
-    for system, ic in [(OSC, OSC_IC), (KnifeEdge(1.0, 0.5, 0.5), dict(velocity0=0.1, omega0=1.0)),
-                       (VerticalDisk(1.0, 0.5, 0.125, 0.0625), dict(omega0=1.3, spin0=2.0))]:
+    for system, ic in [(OSC, OSC_IC), (KnifeEdge(1.0, 0.5, 0.5), {"velocity0": 0.1, "omega0": 1.0}),
+                       (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"omega0": 1.3, "spin0": 2.0})]:
         traj = nhphys.simulate(system, 2.0, 1e-3, integrator=integrator, **ic)
         assert traj.constraint_residual.max() < 1e-13
     # the discrete position constraint of the chosen discretisation, at every step
@@ -218,9 +221,9 @@ def test_nonreversible_oscillator_which_members_drift(oscillators):
 
 @pytest.mark.parametrize("system,ic,method,steps", [
     (NonReversibleContactOscillator(0.3), OSC_IC, Newmark(0.25, 0.1, 0.6, "average"), 10_000),
-    (VerticalDisk(1.0, 0.5, 0.125, 0.0625), dict(omega0=1.3, spin0=2.0),
+    (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"omega0": 1.3, "spin0": 2.0},
      Composition([(Newmark(0.0, 0.0, 0.0), 0.5), (DLA("midpoint"), 0.5)]), 10_000),
-    (KnifeEdge(2.0, 0.3, 0.2, incline=0.4), dict(velocity0=0.3, omega0=1.5),
+    (KnifeEdge(2.0, 0.3, 0.2, incline=0.4), {"velocity0": 0.3, "omega0": 1.5},
      Composition([(DLA("trapezoidal", 0.3, "average"), 0.5), (Newmark(0.5, 0.5, 0.5), 0.5)]),
      2_000),
 ], ids=["newmark", "explicit+dla", "dla+implicit"])
@@ -248,20 +251,20 @@ def test_retraction_kernel_matches_twin():
 
 def _particle(**overrides):
     """The nonholonomic particle dz = y dx in a harmonic well, as a user would write it."""
-    args = dict(
-        mass_matrix=np.eye(3),
-        potential=lambda q: 0.5 * q @ q,
-        grad_potential=lambda q: q.copy(),
-        constraint_matrix=lambda q: np.array([[-q[1], 0.0, 1.0]]),
-        constraint_matrix_derivative=lambda q: np.array(
+    args = {
+        "mass_matrix": np.eye(3),
+        "potential": lambda q: 0.5 * q @ q,
+        "grad_potential": lambda q: q.copy(),
+        "constraint_matrix": lambda q: np.array([[-q[1], 0.0, 1.0]]),
+        "constraint_matrix_derivative": lambda q: np.array(
             [[[0.0, -1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]]),
-    )
+    }
     args.update(overrides)
     return ConstrainedMechanicalSystem(**args)
 
 
 def test_generic_system_converges_to_the_continuous_flow():
-    ic = dict(q0=[1.0, 0.5, 0.0], v0=[0.2, 1.0, 0.1])
+    ic = {"q0": [1.0, 0.5, 0.0], "v0": [0.2, 1.0, 0.1]}
     ref = nhphys.simulate(_particle(), 2.0, 2.0, integrator=Reference(1e-13, 1e-14), **ic)
     errors = []
     for h in (0.04, 0.02, 0.01):
@@ -311,11 +314,11 @@ def test_bad_constraint_derivative_shape():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(beta=0.6), "`beta`"), (dict(beta=-0.1), "`beta`"), (dict(beta_prime=0.51),
+    ({"beta": 0.6}, "`beta`"), ({"beta": -0.1}, "`beta`"), ({"beta_prime": 0.51},
                                                                "`beta_prime`"),
-    (dict(alpha=1.5), "`alpha`"), (dict(constraint_discretization="mid"),
+    ({"alpha": 1.5}, "`alpha`"), ({"constraint_discretization": "mid"},
                                    "`constraint_discretization`"),
-    (dict(newton_tol=0.1), "`newton_tol`"),
+    ({"newton_tol": 0.1}, "`newton_tol`"),
 ])
 def test_bad_newmark_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):

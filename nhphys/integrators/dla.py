@@ -11,7 +11,11 @@ import numpy as np
 
 from nhphys._validation import as_choice
 from nhphys.integrators.newmark import (
-    DISCRETIZATIONS, KINDS, _Stepper, check_newton, check_unit_interval,
+    DISCRETIZATIONS,
+    KINDS,
+    _Stepper,
+    check_newton,
+    check_unit_interval,
 )
 
 DISCRETE_LAGRANGIANS = ("midpoint", "trapezoidal")

@@ -155,9 +155,10 @@ class Newmark(_Stepper):
     Examples
     --------
     >>> import nhphys
-    >>> verlet_like = nhphys.integrators.Newmark(0.0, 0.0, 0.0)        # explicit, order 1
-    >>> verlet_like.adjoint()
-    Newmark(beta=0.0, beta_prime=0.0, alpha=1.0, constraint_discretization='point', newton_tol=1e-12, max_newton=30)
+    >>> explicit = nhphys.integrators.Newmark(0.0, 0.0, 0.0)        # order 1, closed form
+    >>> adjoint = explicit.adjoint()                                 # F^{0,0,1}
+    >>> (adjoint.beta, adjoint.beta_prime, adjoint.alpha)
+    (0.0, 0.0, 1.0)
     """
 
     beta: float = 0.0

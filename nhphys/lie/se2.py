@@ -12,7 +12,8 @@ Layout (the same as a planar pose ``(x, y, theta)``)
 
 Maps ``tau: se(2) -> SE(2)``
 ----------------------------
-* ``exp(xi) = (V(omega) v, omega)`` with ``V(omega) = sin(omega)/omega I + (1 - cos omega)/omega J``.
+* ``exp(xi) = (V(omega) v, omega)``,
+  ``V(omega) = sin(omega)/omega I + (1 - cos omega)/omega J``.
 * ``cay(xi) = (I - hat(xi)/2)^-1 (I + hat(xi)/2) = ((I - omega J/2)^-1 v, 2 arctan(omega/2))``
   (the same half-argument convention as :mod:`nhphys.lie.so3`).
 

@@ -141,7 +141,8 @@ class ConstrainedMechanicalSystem:
                 f"Expected `constraint_matrix(q0)` to have full rank {r}, got singular values "
                 f"{np.array2string(sv, precision=6)}."
             )
-        dmu = as_float_array(self.constraint_matrix_derivative(q), "constraint_matrix_derivative(q0)")
+        dmu = as_float_array(self.constraint_matrix_derivative(q),
+                             "constraint_matrix_derivative(q0)")
         if dmu.shape != (r, n, n):
             raise ValueError(
                 f"Expected `constraint_matrix_derivative(q0)` to have shape ({r}, {n}, {n}), "

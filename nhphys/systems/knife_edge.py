@@ -36,7 +36,8 @@ For ``a > 0`` the sleigh ends moving in a straight line at speed ``V`` (``v -> V
 
 The knife edge on an inclined plane with ``a = 0`` (closed form)
 ----------------------------------------------------------------
-Then ``d omega/dt = 0`` and ``dv/dt = g sin(incline) cos theta``; with ``theta = theta0 + omega t``::
+Then ``d omega/dt = 0`` and ``dv/dt = g sin(incline) cos theta``; with
+``theta = theta0 + omega t``::
 
     v(t) = v0 + (g sin(incline)/omega) (sin theta(t) - sin theta0),
     x(t) = x0 + int v cos theta,  y(t) = y0 + int v sin theta,
@@ -272,4 +273,4 @@ class KnifeEdge:
         return states[:, :3], states[:, 3:]
 
 
-__all__ = ["KnifeEdge", "CONSTRAINT_TOL"]
+__all__ = ["CONSTRAINT_TOL", "KnifeEdge"]

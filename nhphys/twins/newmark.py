@@ -41,7 +41,8 @@ exponential map carries its own multiplier: ``lambda`` in the forward map, chose
 ``v_{k+1}`` lies in ``D``::
 
     q_{k+1} = q_k + h v_k + h^2/2 ((1 - 2 beta) Gamma(q_k, lambda) + 2 beta Gamma(q_{k+1}, lambda))
-    q_k = q_{k+1} - h v_{k+1} + h^2/2 ((1 - 2 beta') Gamma(q_{k+1}, lambda') + 2 beta' Gamma(q_k, lambda'))
+    q_k = q_{k+1} - h v_{k+1}
+          + h^2/2 ((1 - 2 beta') Gamma(q_{k+1}, lambda') + 2 beta' Gamma(q_k, lambda'))
     Phi(q_k, q_{k+1}) = 0                                    (r equations)
     mu(q_{k+1}) v_{k+1} = 0                                  (r equations)
 
@@ -274,7 +275,8 @@ class CallbackModel:
 
 # -- discrete constraints ---------------------------------------------------------------------
 def discrete_constraint(model, q0, q1, h, alpha, disc):
-    """``Phi(q0, q1)`` (r,), in units of displacement, of the ``"point"`` (0) or ``"average"`` (1) discretisation."""
+    """``Phi(q0, q1)`` (r,), in units of displacement, of the ``"point"`` (0) or ``"average"``
+    (1) discretisation."""
     delta = q1 - q0
     if disc == POINT:
         return model.constraint_matrix((1 - alpha) * q0 + alpha * q1) @ delta
@@ -483,7 +485,8 @@ def nonholonomic_run(model, mass, stages, q, v, lam, h, n_steps, save_every, new
     ----------
     model : Model or CallbackModel                  # IN, the system
     mass : ndarray, shape (n, n)                    # IN
-    stages : ndarray, shape (s, 6)                  # IN, rows (kind, disc, beta, beta', alpha, weight)
+    stages : ndarray, shape (s, 6)                  # IN, rows (kind, disc, beta, beta',
+                                                    #     alpha, weight)
     q, v : ndarray, shape (n,)                      # IN/OUT state
     lam : ndarray, shape (r,)                       # IN/OUT last multiplier (Newton's guess)
     h : float                                       # step (negative steps go backwards)

@@ -80,7 +80,9 @@ round-off even when ``v_k`` carries round-off.) The second equation gives
 
     lambda'_k = C_{k+1}^-1 (mu_{k+1} M^-1 grad V_{k+1} - (2/h^2) mu_{k+1} (q_{k+1} - q_k)),
 
-and ``v_{k+1}`` follows. Two r x r solves per step, no iteration.
+and ``v_{k+1}`` follows. Two r x r solves per step, no iteration. The code evaluates
+``(q_{k+1} - q_k)/h`` as ``w = v_k + h/2 M^-1 (-grad V_k + mu_k^T lambda_k)`` (equal by the
+first equation) so that no position difference is divided by ``h``.
 
 *Implicit members: Newton.* The first equation and ``Phi = 0`` involve only
 ``(q_{k+1}, lambda)``; Newton solves them (n + r unknowns)::

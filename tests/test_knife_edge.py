@@ -3,6 +3,8 @@ SE(2) retraction integrator's order, symmetry and constraint; errors."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import nhphys
 from nhphys.integrators import DLA, Newmark, Reference, Retraction
@@ -167,3 +169,33 @@ def test_disk_and_edge_reject_bad_initial_conditions():
         nhphys.simulate(SLEIGH, 1.0, 0.1, pose0=[0.0, 1.0], velocity0=1.0)
     with pytest.raises(TypeError, match="`omega0`"):
         nhphys.simulate(VerticalDisk(1, 1, 1, 1), 1.0, 0.1, omega0="fast")
+
+
+@settings(max_examples=40, deadline=None)
+@given(v=st.floats(-2, 2), w=st.floats(-3, 3), spin=st.floats(-3, 3),
+       h=st.floats(-0.3, 0.3).filter(lambda x: abs(x) > 1e-3), map_code=st.sampled_from([0, 1]),
+       disk=st.booleans())
+def test_retraction_single_step_kernel_matches_twin(v, w, spin, h, map_code, disk):
+    if not nhphys._backend.extensions_built():
+        pytest.skip("kernels not built")
+    if disk:
+        system, R = VerticalDisk(1.0, 0.5, 0.125, 0.0625), 0.5
+        basis = np.array([[0.0, R], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+        xi0, g0 = np.array([R * spin, 0.0, w, spin]), np.array([0.1, 0.2, 0.3, 0.4])
+    else:
+        system = SLEIGH
+        basis = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+        xi0, g0 = np.array([v, 0.0, w]), np.array([0.1, 0.2, 0.3])
+    inertia = system.group_inertia()
+    p0 = basis.T @ inertia @ xi0
+    y0 = h * np.linalg.solve(basis.T @ inertia @ basis, p0)
+    results = []
+    for backend in ("python", "cython"):
+        impl = nhphys._backend.implementation("se2_retraction", backend)
+        g, p, y = g0.copy(), p0.copy(), y0.copy()
+        out_g, out_p = np.empty((1, g.size)), np.empty((1, p.size))
+        assert impl.retraction_run(inertia, basis, g, p, y, h, 1, 1, map_code, 1e-13, 30,
+                                   out_g, out_p) == 0
+        results.append((g, p))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-14)

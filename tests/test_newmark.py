@@ -364,3 +364,10 @@ def test_single_step_kernel_matches_twin(beta, beta_p, alpha, disc, kind, z, vy,
     qb, vb = _step_from(system, method, q0, v0, h, "cython")
     np.testing.assert_allclose(qa, qb, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(va, vb, rtol=1e-12, atol=1e-14)
+
+
+def test_retraction_on_a_system_without_lie_group_says_what_to_use():
+    with pytest.raises(TypeError, match="Newmark"):
+        nhphys.simulate(OSC, 1.0, 0.1, **OSC_IC)
+    with pytest.raises(TypeError, match="Lie group"):
+        nhphys.simulate(_particle(), 1.0, 0.1, q0=[0.0, 0.0, 0.0], v0=[0.0, 1.0, 0.0])

@@ -240,6 +240,13 @@ class ConstrainedMechanicalSystem:
         """``(q0, v0)`` from a system's own initial-condition keywords."""
         return self.initial_coordinates(**initial_conditions)
 
+    def start_retraction(self, integrator, dt, backend, **initial_conditions):
+        """Systems on R^n have no Lie-group structure for :class:`Retraction`: say so."""
+        raise TypeError(
+            f"Expected a system on a Lie group for the Retraction integrator, got {self!r}; "
+            "use nhphys.integrators.Newmark, DLA or Reference."
+        )
+
     # -- the continuous flow as a first-order ODE, for `Reference` ---------------------------
     def reference_state(self, **initial_conditions):
         q0, v0 = self.coordinates_from_conditions(**initial_conditions)

@@ -118,6 +118,9 @@ class ContactOscillator:
     def observables(self, q, v):
         return self.coordinates.observables(np.atleast_2d(q), np.atleast_2d(v))
 
+    def start_retraction(self, integrator, dt, backend, **initial_conditions):
+        return self.coordinates.start_retraction(integrator, dt, backend, **initial_conditions)
+
     def reference_state(self, **initial_conditions):
         q0, v0 = self.coordinates_from_conditions(**initial_conditions)
         return np.concatenate([q0, v0])

@@ -371,3 +371,16 @@ def test_retraction_on_a_system_without_lie_group_says_what_to_use():
         nhphys.simulate(OSC, 1.0, 0.1, **OSC_IC)
     with pytest.raises(TypeError, match="Lie group"):
         nhphys.simulate(_particle(), 1.0, 0.1, q0=[0.0, 0.0, 0.0], v0=[0.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("method", [DLA("midpoint", 0.3), DLA("trapezoidal", 0.8, "average"),
+                                    COMPOSITION, Newmark(0.2, 0.4, 0.1, "average")], ids=repr)
+def test_adjoint_method_inverts_the_negative_step(method):
+    # Phi*_h = (Phi_{-h})^-1 for DLA, compositions and Newmark members, on the gauge problem
+    system = NonReversibleContactOscillator(0.3)
+    q0, v0 = system.coordinates_from_conditions(**OSC_IC)
+    q1, v1 = _step_from(system, method.adjoint(), q0, v0, 0.1)
+    q2, v2 = _step_from(system, method, q1, v1, -0.1)
+    assert np.abs(q1 - q0).max() > 1e-2
+    np.testing.assert_allclose(q2, q0, atol=1e-12)
+    np.testing.assert_allclose(v2, v0, atol=1e-12)

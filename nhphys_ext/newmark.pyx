@@ -361,7 +361,7 @@ cdef inline bint newmark_step(int code, const double* par, int n, int r, const d
     n_matrix(Minv, mu0, n, r, N0)
     for i in range(n):
         q1[i] = q0[i] + h * v0[i]
-    scale = max_abs(q1, n) + fabs(h) * max_abs(v0, n) + 1e-300
+    scale = max_abs(q1, n) + fabs(h) * max_abs(v0, n) + h * h * max_abs(b0, n) + 1e-300
     for it in range(max_newton):
         model_mu(code, par, q1, mu1)
         model_dmu(code, par, n, r, q1, dmu1)

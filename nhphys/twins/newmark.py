@@ -100,7 +100,8 @@ Dmu^a_1)``, ``(Dmu^a)_{ij} = d mu_{ai}/dq_j``, ``N_i = M^-1 mu_i^T``,
 
 (``(Dmu[w])_{aj} = sum_i d mu_{ai}/dq_j w_i``), from the first guess ``q_{k+1} = q_k + h v_k``
 and the last step's multiplier. Newton stops when a correction moves ``q_{k+1}`` (directly or
-through ``h^2/2 P dlambda``) by less than ``newton_tol (|q_{k+1}| + |h v_k|)``.
+through ``h^2/2 P dlambda``) by less than
+``newton_tol (|q_{k+1}| + |h v_k| + h^2 |M^-1 grad V_k|)``.
 
 Then ``lambda'`` is linear: subtracting the second equation from the first gives
 
@@ -364,7 +365,9 @@ def newmark_step(model, Minv, q0, v0, lam_guess, h, beta, beta_p, alpha, disc, n
     N0 = Minv @ mu0.T
     q1 = q0 + h * v0
     lam = lam_guess.copy()
-    scale = np.max(np.abs(q1)) + abs(h) * np.max(np.abs(v0)) + 1e-300
+    # displacement scale (position, velocity and force terms) for the stopping rule
+    scale = (np.max(np.abs(q1)) + abs(h) * np.max(np.abs(v0)) + h * h * np.max(np.abs(b0))
+             + 1e-300)
     converged = False
     for _ in range(max_newton):
         mu1 = model.constraint_matrix(q1)

@@ -323,7 +323,8 @@ def test_weingarten_map_turns_velocity_into_minus_normal_derivative(seed):
 # Gauss-Bonnet
 
 
-@settings(max_examples=10, deadline=None)
+# the twins evaluate ~2e4 points per example here: fewer examples when they run the test
+@settings(max_examples=6 if KERNELS and not _backend.force_python() else 2, deadline=None)
 @given(seed=seeds)
 def test_gauss_bonnet_over_each_closed_atlas(seed):
     rng = np.random.default_rng(seed)
@@ -338,7 +339,7 @@ def test_gauss_bonnet_over_each_closed_atlas(seed):
         (Torus(major, minor, c, R), 0.0, 4 * np.pi**2 * major * minor),
     ]
     for s, total, area in cases:
-        loc, w = s.quadrature(128)
+        loc, w = s.quadrature(64)  # exponential convergence: ~1e-14 here for ratios <= 5
         assert abs(np.sum(w * s.gaussian_curvature(loc)) - total) < 1e-8, s
         if area is not None:
             assert abs(w.sum() - area) < 1e-10 * area, s

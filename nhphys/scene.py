@@ -363,6 +363,7 @@ class KnifeEdge(Contact):
         e1 = e1 / np.linalg.norm(e1)
         self.frame = np.column_stack([e1, np.cross(n, e1), n])  # plane coordinates -> space
         self.origin = plane.point0
+        self._heights = {}
 
     def __repr__(self):
         return f"KnifeEdge(plane={self.ground!r}, offset={self.offset})"
@@ -382,6 +383,12 @@ class KnifeEdge(Contact):
 
     def height(self, body):
         """Height of the centre of mass above the plane: the depth of the shape's lowest point."""
+        key = id(body)
+        if key not in self._heights:
+            self._heights[key] = self._height(body)
+        return self._heights[key]
+
+    def _height(self, body):
         if body.shape is None:
             return 0.0
         if getattr(body.shape, "strictly_convex", False):
@@ -802,7 +809,7 @@ class SceneRun:
         return {k: np.stack([f[k] for f in per_body], axis=1) for k in BODY_FIELDS}
 
     def initial(self):
-        return self._stack([b.contact.fields(b, b.system, r.initial())
+        return self._stack([b.contact.fields(b.body, b.system, r.initial())
                             for b, r in zip(self.scene.bodies, self.runs)])
 
     def advance(self, n_steps, save_every=None):
@@ -816,7 +823,7 @@ class SceneRun:
             except NewtonError as err:
                 err.args = (f"Body {b.name!r}: {err.args[0]}",)
                 raise
-            out.append(b.contact.fields(b, b.system, saved))
+            out.append(b.contact.fields(b.body, b.system, saved))
         self.steps_done += n_steps
         return self._stack(out)
 

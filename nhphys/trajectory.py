@@ -243,7 +243,8 @@ class Trajectory:
         new_t = t[0] + step * np.arange(count)
         i = np.clip(np.searchsorted(t, new_t, side="right") - 1, 0, len(t) - 2)
         s = (new_t - t[i]) / (t[i + 1] - t[i])
-        exact = np.isclose(s, 0.0, atol=1e-12)
+        at_start = np.isclose(s, 0.0, rtol=0.0, atol=1e-9)  # on a saved frame: take it as is
+        at_end = np.isclose(s, 1.0, rtol=0.0, atol=1e-9)
         fields = {"t": new_t}
         for name, v in self._fields.items():
             if name == "t" or not np.issubdtype(v.dtype, np.floating):
@@ -257,7 +258,8 @@ class Trajectory:
                 out = v[i] @ so3.exp(sb[..., None] * so3.log(rel))
             else:
                 out = v[i] + s.reshape(shape) * (v[i + 1] - v[i])
-            out[exact] = v[i][exact]
+            out[at_start] = v[i][at_start]
+            out[at_end] = v[i + 1][at_end]
             fields[name] = out
         meta = dict(self.meta, resampled_fps=fps, resampled_speed=speed)
         return Trajectory(fields, meta, self.static)
@@ -332,10 +334,10 @@ class TrajectoryWriter:
     """
 
     def __init__(self, path):
-        path = os.fspath(path)
+        path = check_writable(os.fspath(path))
         if not path.endswith(".npz"):
-            path += ".npz"
-        self.path = check_writable(path)
+            path = check_writable(path + ".npz")
+        self.path = path
         self.folder = path + ".part"
         self.count = 0
 

@@ -38,7 +38,8 @@ def _contact_points(trajectory):
 
 
 def render(scene, trajectory, path, fps=30, speed=1.0, size=(640, 480), time=None,
-           max_frames=None, trails=True, text=True, camera_direction=(1.0, -1.6, 0.9)):
+           max_frames=None, trails=True, text=True, camera_direction=(1.0, -1.5, 1.5),
+           locate=False):
     """Render ``trajectory`` off screen to ``path``: an animated ``.gif``, an ``.mp4`` or one
     frame as ``.png``.
 
@@ -64,11 +65,17 @@ def render(scene, trajectory, path, fps=30, speed=1.0, size=(640, 480), time=Non
         Draw the contact paths.
     text : bool
         Draw the time / energy / residual readout.
+    camera_direction : (3,) floats
+        From where the camera looks at the region the bodies sweep.
+    locate : bool
+        Also return where each body's centre and contact point are in each image.
 
     Returns
     -------
     dict
-        ``path``, ``frames`` (number rendered), ``seconds`` (wall time), ``size``.
+        ``path``, ``frames`` (number rendered), ``seconds`` (wall time), ``size``; with
+        ``locate``, ``center`` and ``contact``: image coordinates (column, row from the top) of
+        shape (frames, B, 2).
 
     Raises
     ------
@@ -101,6 +108,7 @@ def render(scene, trajectory, path, fps=30, speed=1.0, size=(640, 480), time=Non
     energy = frames.energy if "energy" in frames.fields else None
     residual = frames.constraint_residual if "constraint_residual" in frames.fields else None
 
+    pixels = {"center": [], "contact": []}
     pv = pyvista(off_screen=True)
     plotter = pv.Plotter(off_screen=True, window_size=list(size))
     try:
@@ -117,6 +125,10 @@ def render(scene, trajectory, path, fps=30, speed=1.0, size=(640, 480), time=Non
                 view.set_text(readout(frames.t[i], e, energy[0],
                                       residual[i] if residual is not None else 0.0))
             plotter.render()
+            if locate:
+                pixels["center"].append(view.to_pixels(positions[i]))
+                if contact is not None:
+                    pixels["contact"].append(view.to_pixels(contact[i]))
             return plotter.screenshot(return_img=True)
 
         with atomic_path(path) as tmp:
@@ -128,8 +140,11 @@ def render(scene, trajectory, path, fps=30, speed=1.0, size=(640, 480), time=Non
                 _write_animation(tmp, ext, fps, (draw(i) for i in indices))
     finally:
         plotter.close()
-    return {"path": path, "frames": len(indices), "seconds": _time.perf_counter() - start,
+    info = {"path": path, "frames": len(indices), "seconds": _time.perf_counter() - start,
             "size": tuple(size)}
+    if locate:
+        info.update({k: np.array(v) for k, v in pixels.items() if v})
+    return info
 
 
 def _write_animation(path, ext, fps, images):

@@ -79,7 +79,8 @@ class SceneView:
         self._trail_points = []
         if trails:
             self.trail = _empty_lines(pv)
-            self.trail_actor = plotter.add_mesh(self.trail, color=TRAIL_COLOR, line_width=3,
+            width = 3 if len(display.bodies) <= 10 else 1.5
+            self.trail_actor = plotter.add_mesh(self.trail, color=TRAIL_COLOR, line_width=width,
                                                 name="trails", reset_camera=False)
             self.trail_actor.mapper.SetResolveCoincidentTopologyToPolygonOffset()
         self.text = plotter.add_text("", position="upper_left", font_size=10, color="black",
@@ -145,8 +146,20 @@ class SceneView:
         if self.text is not None:
             self.text.SetText(2, text)  # corner 2: upper left
 
+    def to_pixels(self, points):
+        """Image coordinates (column, row from the top) of world ``points`` (k, 3): (k, 2)."""
+        renderer = self.plotter.renderer
+        height = self.plotter.window_size[1]
+        out = []
+        for p in np.asarray(points, dtype=float).reshape(-1, 3):
+            renderer.SetWorldPoint(p[0], p[1], p[2], 1.0)
+            renderer.WorldToDisplay()
+            x, y, _ = renderer.GetDisplayPoint()
+            out.append((x, height - 1 - y))
+        return np.array(out)
+
     # -- camera -----------------------------------------------------------------------------
-    def frame_camera(self, positions, direction=(1.0, -1.6, 0.9)):
+    def frame_camera(self, positions, direction=(1.0, -1.5, 1.5)):
         """Look at the region the bodies sweep (``positions`` (n, B, 3)) from ``direction``."""
         pts = np.asarray(positions, dtype=float).reshape(-1, 3)
         pad = 1.6 * (self.radius.max() if len(self.radius) else 0.5)

@@ -414,7 +414,7 @@ def test_rechart_keeps_long_walks_on_the_surface_with_continuous_normals(backend
         pytest.skip("kernels not built")
     rng = np.random.default_rng(7)
     R, c = random_rotation(rng), rng.normal(size=3)
-    steps = 600 if backend == "cython" else 250
+    steps = 600
     # ellipsoid: start near a pole heading along a meridian so the walk crosses the poles
     e = Ellipsoid([1.0, 1.6, 2.3], c, R, backend=backend)
     pts, nrm, charts, switches = walk(e, Location(np.intp(0), np.array([0.05, 0.0])), rng,

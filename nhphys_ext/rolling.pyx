@@ -398,7 +398,8 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
                       const double* Iinv, double gravity, const double* up, double h,
                       int map_code, double newton_tol, int max_newton,
                       double* A, double* a, double* Pi, double* p, double* s_k, double* F,
-                      double* xi, int* chart, double* z, Contact* c1) noexcept nogil:
+                      double* xi, int* chart, double* z, Contact* c1,
+                      double* normal_force) noexcept nogil:
     # one step, state updated in place on success (see the twin's rolling_step)
     cdef double weight[3]
     cdef double kick_row[9]
@@ -608,11 +609,12 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
     chart[0] = c1.chart
     z[0] = c1.z[0]
     z[1] = c1.z[1]
+    normal_force[0] = 0.5 * (dot3(c1.n, F) + dot3(c1.n, Au))
     return 0
 
 
 cdef inline void write_frame(double* out, const double* A, const double* a, const double* Pi,
-                             const double* p, Contact* c) noexcept nogil:
+                             const double* p, Contact* c, double normal_force) noexcept nogil:
     cdef int i
     for i in range(9):
         out[i] = A[i]
@@ -625,6 +627,7 @@ cdef inline void write_frame(double* out, const double* A, const double* a, cons
         out[24 + i] = c.n[i]
         out[27 + i] = c.n_M[i]
     out[30] = c.gap
+    out[31] = normal_force
 
 
 @cython.boundscheck(False)
@@ -645,7 +648,7 @@ def rolling_run(ConvexShape shape, ChartSurface ground, double mass,
     cdef Py_ssize_t k, j, n_sub = substeps.shape[0]
     cdef int status = 0, st = 0, i
     cdef int ch = <int>chart[0]
-    cdef double h_last = h * substeps[n_sub - 1], hj
+    cdef double h_last = h * substeps[n_sub - 1], hj, fn = 0.0
     info[0] = 0
     with nogil:
         for k in range(n_steps):
@@ -657,7 +660,7 @@ def rolling_run(ConvexShape shape, ChartSurface ground, double mass,
                 st = rolling_step(shape, ground, mass, &inertia[0, 0], &inertia_inv[0, 0],
                                   gravity, &up[0], hj, map_code, newton_tol, max_newton,
                                   &A[0, 0], &a[0], &Pi[0], &p[0], &s[0], &F[0], &xi[0], &ch,
-                                  &z[0], &c)
+                                  &z[0], &c, &fn)
                 if st:
                     break
             if st:
@@ -666,6 +669,6 @@ def rolling_run(ConvexShape shape, ChartSurface ground, double mass,
                 break
             if (k + 1) % save_every == 0:
                 write_frame(&out[(k + 1) // save_every - 1, 0], &A[0, 0], &a[0], &Pi[0], &p[0],
-                            &c)
+                            &c, fn)
     chart[0] = ch
     return status

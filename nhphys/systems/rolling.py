@@ -21,6 +21,8 @@ support map (see :mod:`nhphys.twins.rolling`), and ``A^T L_H A`` is
 chart velocities.
 """
 
+import warnings
+
 import numpy as np
 
 from nhphys import _backend
@@ -162,8 +164,8 @@ class RollingBody:
         """Trajectory fields from saved frames (n, FRAME_SIZE) (layout in the twin's docstring)."""
         A = frames[:, 0:9].reshape(-1, 3, 3)
         a, Pi, p = frames[:, 9:12], frames[:, 12:15], frames[:, 15:18]
-        s, x, n, n_M, gap = (frames[:, 18:21], frames[:, 21:24], frames[:, 24:27],
-                             frames[:, 27:30], frames[:, 30])
+        s, x, n, n_M, gap, normal_force = (frames[:, 18:21], frames[:, 21:24], frames[:, 24:27],
+                                           frames[:, 27:30], frames[:, 30], frames[:, 31])
         omega = Pi @ self.inertia_inv
         An_M = np.einsum("nij,nj->ni", A, n_M)
         slip = p / self.mass + np.einsum("nij,nj->ni", A, np.cross(omega, s))
@@ -174,7 +176,7 @@ class RollingBody:
         return {
             "R": A, "omega": omega, "position": a, "velocity": p / self.mass,
             "contact_point": x, "body_contact": s, "ground_normal": n,
-            "energy": energy, "contact_residual": contact,
+            "energy": energy, "normal_force": normal_force, "contact_residual": contact,
             "slip_residual": np.linalg.norm(slip, axis=1),
             "constraint_residual": np.maximum(contact, np.linalg.norm(slip, axis=1)),
         }
@@ -214,36 +216,46 @@ class RollingBody:
         status, s, Sp, n_M = shape.support(-A.T @ n)
         return shape, ground, chart, x, J, n, W, s, Sp, n_M
 
-    def reference_rhs(self, t, state):
-        """Eq. (29) for the packed state ``(A, z, Omega)``."""
-        A = state[:9].reshape(3, 3)
-        z, omega = state[9:11], state[11:]
+    def _rates(self, A, z, omega):
+        """``(s, x, n, n_M, ds/dt, dz/dt, dOmega/dt)`` of eq. (29) at ``(A, z, Omega)``."""
         shape, ground, chart, x, J, n, W, s, Sp, n_M = self._reference_geometry(A, z)
         E = spec.tangent_basis(A.T @ n)
         lam = self._lambda(E, A, Sp, ground, chart, z)
         s_dot = E @ np.linalg.solve(lam, E.T @ np.cross(omega, A.T @ n))
-        x_dot = A @ s_dot
-        z_dot = np.linalg.solve(J.T @ J, J.T @ x_dot)
+        z_dot = np.linalg.solve(J.T @ J, J.T @ (A @ s_dot))
         m, g = self.mass, self.gravity
         S = spec.hat(s)
         I_tilde = self.inertia - m * S @ S
         rhs = np.cross(I_tilde @ omega, omega) + m * np.cross(
             s, np.cross(s_dot, omega) + g * (A.T @ self.up))
-        omega_dot = np.linalg.solve(I_tilde, rhs)
+        return s, x, n, n_M, s_dot, z_dot, np.linalg.solve(I_tilde, rhs)
+
+    def reference_rhs(self, t, state):
+        """Eq. (29) for the packed state ``(A, z, Omega)``."""
+        A = state[:9].reshape(3, 3)
+        omega = state[11:]
+        _, _, _, _, _, z_dot, omega_dot = self._rates(A, state[9:11], omega)
         A_dot = np.cross(A, omega)  # row r of A hat(Omega) is r x Omega
         return np.concatenate([A_dot.ravel(), z_dot, omega_dot])
 
     def reference_unpack(self, states):
-        """Packed reference states (n, 14) -> saved frames (n, FRAME_SIZE)."""
+        """Packed reference states (n, 14) -> saved frames (n, FRAME_SIZE).
+
+        The normal force is ``n . (m d2a/dt2 + m g k)`` with
+        ``d2a/dt2 = -A (Omega x (Omega x s) + dOmega/dt x s + Omega x ds/dt)``.
+        """
         frames = []
         for st in states:
             A = st[:9].reshape(3, 3)
             omega = st[11:]
-            _, _, _, x, _, n, _, s, _, n_M = self._reference_geometry(A, st[9:11])
+            s, x, n, n_M, s_dot, _, omega_dot = self._rates(A, st[9:11], omega)
             a = x - A @ s
             p = -self.mass * (A @ np.cross(omega, s))
+            acc = -A @ (np.cross(omega, np.cross(omega, s)) + np.cross(omega_dot, s)
+                        + np.cross(omega, s_dot))
+            normal_force = self.mass * n @ (acc + self.gravity * self.up)
             frames.append(np.concatenate([A.ravel(), a, self.inertia @ omega, p, s, x, n, n_M,
-                                          [0.0]]))
+                                          [0.0, normal_force]]))
         return (np.array(frames).reshape(-1, spec.FRAME_SIZE),)
 
 
@@ -276,6 +288,7 @@ class RollingRun:
         self._first = spec.frame({"A": self.A, "a": self.a, "Pi": self.Pi, "p": self.p},
                                  state["contact"])
         self.steps_done = 0
+        self.warned_lift_off = False
 
     def initial(self):
         return self.system.observables(self._first[None])
@@ -294,4 +307,14 @@ class RollingRun:
             self.steps_done = failed
             raise NewtonError(failed, failed * self.dt, REASONS.get(int(info[0]), ""))
         self.steps_done += n_steps
-        return self.system.observables(out)
+        frames = self.system.observables(out)
+        pulled = np.flatnonzero(frames["normal_force"] < 0)
+        if pulled.size and not self.warned_lift_off:
+            self.warned_lift_off = True
+            t = (self.steps_done - n_steps + save_every * (pulled[0] + 1)) * self.dt
+            warnings.warn(
+                f"The normal contact force is negative at t = {t:.6g}: a real body would lift "
+                "off the ground there, but the rolling model keeps it in contact.",
+                RuntimeWarning, stacklevel=4,
+            )
+        return frames

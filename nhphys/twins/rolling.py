@@ -80,7 +80,10 @@ step to the Newton tolerance; ``A`` is kept on SO(3) as in :mod:`nhphys.twins.su
 
 Saved frame layout (``FRAME_SIZE`` numbers): ``A`` (9, row-major), ``a`` (3), ``Pi`` (3),
 ``p`` (3), ``s`` (3), ``x`` (3), ``n`` (3, ground normal at ``x``), ``n_M`` (3, the body's
-into-body normal at ``s`` evaluated from its own chart), ``gap`` (1).
+into-body normal at ``s`` evaluated from its own chart), ``gap`` (1), and the normal contact
+force ``n . (F + F')/2`` of the step that ended there (1; 0 in the initial frame). A negative
+normal force means the ground pulls the body: a real body would lift off there, while this
+model keeps the contact.
 """
 
 import numpy as np
@@ -93,7 +96,7 @@ from nhphys.twins.suslov import (
     reorthonormalize,
 )
 
-FRAME_SIZE = 31
+FRAME_SIZE = 32
 ROUNDOFF = 8 * np.finfo(float).eps  # residuals this small (relative) are converged
 CONTACT_FAILED, STEP_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED = 1, 2, 3, 4
 
@@ -330,6 +333,7 @@ def rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h, map_
         "Pi": pi_end + 0.5 * h * np.cross(s1, u),
         "p": p_half + 0.5 * h * (A1 @ u - weight),
         "s": s1, "F": F, "xi": xi, "chart": c1.chart, "z": c1.z,
+        "normal_force": 0.5 * (c1.n @ F + c1.n @ (A1 @ u)),
     }
     return 0, new, c1
 
@@ -338,6 +342,7 @@ def frame(state, c):
     """One saved frame (FRAME_SIZE,) of a state and its contact."""
     return np.concatenate([
         state["A"].ravel(), state["a"], state["Pi"], state["p"], c.s, c.x, c.n, c.n_M, [c.gap],
+        [state.get("normal_force", 0.0)],
     ])
 
 

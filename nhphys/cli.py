@@ -186,6 +186,12 @@ def cmd_run(args):
     speed = args.speed or options["speed"]
     size = args.size or tuple(options["size"])
     save_every = args.save_every or options["save_every"]
+    from nhphys.simulate import number_of_steps
+
+    try:
+        number_of_steps(float(t_final), float(dt))
+    except ValueError as exc:
+        raise UsageError(f"--t-final / --dt: {exc}") from None
     out, gif, mp4 = args.out, args.gif, args.mp4
     if out is None and gif is None and mp4 is None and not args.no_render:
         os.makedirs("out", exist_ok=True)
@@ -197,12 +203,6 @@ def cmd_run(args):
         _output(gif, "--gif", (".gif",))
     if mp4 is not None:
         _output(mp4, "--mp4", (".mp4",))
-    from nhphys.simulate import number_of_steps
-
-    try:
-        number_of_steps(float(t_final), float(dt))
-    except ValueError as exc:
-        raise UsageError(f"--t-final / --dt: {exc}") from None
 
     print(f"{scene.name}: {len(scene.bodies)} body(ies), t_final = {t_final:g} s, "
           f"dt = {dt:g} s ({os.path.relpath(path)})")

@@ -1,0 +1,112 @@
+"""The `nhphys` command run as a user runs it: subprocesses, exit codes, files written."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.join(ROOT, "scenes", "suslov_top.py")
+
+
+def nhphys(*args, cwd=None, timeout=300):
+    env = dict(os.environ)
+    env.pop("DISPLAY", None)  # as on a machine with no display
+    env.pop("WAYLAND_DISPLAY", None)
+    return subprocess.run([sys.executable, "-m", "nhphys", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_bundled_scene_script_renders_a_gif_with_no_display(tmp_path):
+    """The README's first command, with a shorter run: prints where the GIF is."""
+    import imageio.v3 as iio
+
+    env = dict(os.environ)
+    env.pop("DISPLAY", None)
+    out = subprocess.run([sys.executable, TOP, "--t-final", "1", "--fps", "5", "--size",
+                          "160x120"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    gif = tmp_path / "out" / "suslov_top.gif"
+    assert str(gif) in out.stdout and str(tmp_path / "out" / "suslov_top.npz") in out.stdout
+    frames = iio.imread(gif, index=None)
+    assert frames.shape[0] == 6
+    for a, b in zip(frames[:-1], frames[1:]):
+        assert np.abs(a.astype(int) - b).sum() > 0
+    assert sorted(os.listdir(tmp_path / "out")) == ["suslov_top.gif", "suslov_top.npz"]
+
+
+def test_run_then_render_the_saved_run(tmp_path):
+    import imageio.v3 as iio
+
+    from nhphys import Trajectory
+
+    result = nhphys("run", TOP, "--t-final", "0.5", "--dt", "0.01", "--integrator", "cayley",
+                    "--out", tmp_path / "run.npz", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    traj = Trajectory.load(tmp_path / "run.npz")
+    assert len(traj) == 51 and "cayley" in traj.meta["integrator"]
+    assert os.listdir(tmp_path) == ["run.npz"]  # --out alone: no GIF
+    result = nhphys("render", tmp_path / "run.npz", "--png", tmp_path / "last.png",
+                    "--size", "120x90")
+    assert result.returncode == 0, result.stderr
+    assert iio.imread(tmp_path / "last.png").shape[:2] == (90, 120)
+
+
+def test_view_steps_live_headless(tmp_path):
+    import imageio.v3 as iio
+
+    result = nhphys("view", "suslov_top", "--frames", "4", "--size", "120x90", "--record",
+                    tmp_path / "live.gif", cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "4 frames off screen" in result.stdout
+    frames = iio.imread(tmp_path / "live.gif", index=None)
+    assert frames.shape[0] == 4
+    for a, b in zip(frames[:-1], frames[1:]):
+        assert np.abs(a.astype(int) - b).sum() > 0
+
+
+def test_list_names_the_bundled_scenes(tmp_path):
+    result = nhphys("list", cwd=tmp_path)
+    assert result.returncode == 0
+    line = [ln for ln in result.stdout.splitlines() if ln.strip().startswith("suslov_top")][0]
+    assert "ellipsoid on a pivot" in line
+    assert "suslov_paper" in result.stdout and "(script" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "NOSCENE"], "define `scene = nhphys.Scene"),
+    (["run", TOP, "--integrator", "rk4"], "one of ('exp', 'cayley'"),
+    (["run", TOP, "--gif", "missing/x.gif"], "cannot be written"),
+    (["run", TOP, "--gif", "x.mp4"], "ending with .gif"),
+    (["run", TOP, "--t-final", "1", "--dt", "0.3"], "whole number of steps"),
+    (["run", "no_such_scene"], "no scene file or bundled scene 'no_such_scene'"),
+    (["run", "CONTACTLESS"], "Expected a `contact` for body 'lonely'"),
+    (["render", "missing.npz"], "no trajectory file"),
+    (["run", TOP, "--dt", "-1"], "expected a number > 0"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_usage_errors_exit_2_and_write_nothing(tmp_path, args, message):
+    (tmp_path / "noscene.py").write_text("x = 1\n")
+    (tmp_path / "contactless.py").write_text(
+        "import nhphys\nfrom nhphys.scene import Scene\nfrom nhphys.surfaces import Sphere\n"
+        "scene = Scene()\nscene.add_body(nhphys.RigidBody(1.0, [1, 1, 1], Sphere(1.0), "
+        "name='lonely'))\n")
+    args = [{"NOSCENE": tmp_path / "noscene.py", "CONTACTLESS": tmp_path / "contactless.py"}
+            .get(a, a) for a in args]
+    result = nhphys(*args, cwd=tmp_path)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert sorted(os.listdir(tmp_path)) == ["contactless.py", "noscene.py"]
+
+
+def test_console_script_is_installed():
+    exe = shutil.which("nhphys")
+    if exe is None:
+        pytest.skip("the package is not installed with its scripts")
+    result = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "run" in result.stdout and "render" in result.stdout

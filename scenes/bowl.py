@@ -25,12 +25,12 @@ ball = nhphys.RigidBody(1.0, [0.4 * r * r] * 3, Sphere(r), name="ball")
 start = bowl.point(bowl.project([0.55, 0.0, 0.3]))
 scene.add_body(ball, Rolling(bowl), position=start, omega=[-2.0, 6.0, 0.0])
 
-semi = np.array([0.16, 0.11, 0.08])
+semi = np.array([0.14, 0.11, 0.09])
 egg_inertia = 0.2 * np.array([semi[1] ** 2 + semi[2] ** 2, semi[0] ** 2 + semi[2] ** 2,
                               semi[0] ** 2 + semi[1] ** 2])
 egg = nhphys.RigidBody(1.0, egg_inertia, Ellipsoid(semi), name="egg")
 scene.add_body(egg, Rolling(bowl), position=bowl.point(bowl.project([-0.45, 0.3, 0.3])),
-               omega=[0.0, 0.0, 6.0])
+               omega=[0.0, 0.0, 3.0])
 
 defaults = {"t_final": 6.0, "dt": 0.0025, "integrator": "exp", "fps": 15.0, "size": (480, 360)}
 

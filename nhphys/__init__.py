@@ -12,9 +12,12 @@ from nhphys.bodies import RigidBody
 from nhphys.errors import NewtonError
 from nhphys.simulate import simulate
 from nhphys.trajectory import Trajectory
+from nhphys.scene import Scene
+from nhphys import export, viz  # neither imports PyVista, matplotlib or USD until used
 
 __version__ = "0.1.0"
 
 __all__ = [
     "integrators", "lie", "systems", "simulate", "Trajectory", "NewtonError", "RigidBody",
+    "Scene", "export", "viz",
 ]

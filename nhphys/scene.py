@@ -166,10 +166,11 @@ class SceneDisplay:
         and, for pivots, ``pivot`` (3,).
     """
 
-    def __init__(self, grounds, bodies, name="scene"):
+    def __init__(self, grounds, bodies, name="scene", camera=None):
         self.grounds = grounds
         self.bodies = bodies
         self.name = name
+        self.camera = None if camera is None else np.asarray(camera, dtype=float)
 
     @property
     def body_names(self):
@@ -179,6 +180,8 @@ class SceneDisplay:
         """``(meta dict, static arrays dict)``: JSON description and the mesh arrays."""
         static = {}
         desc = {"name": self.name, "grounds": [], "bodies": []}
+        if self.camera is not None:
+            desc["camera"] = self.camera.tolist()
         for kind, items in (("grounds", self.grounds), ("bodies", self.bodies)):
             for i, item in enumerate(items):
                 key = f"{kind}.{i}"
@@ -217,7 +220,7 @@ class SceneDisplay:
                 if "pivot" in item:
                     item["pivot"] = np.asarray(item["pivot"], dtype=float)
                 out[kind].append(item)
-        return cls(out["grounds"], out["bodies"], desc.get("name", "scene"))
+        return cls(out["grounds"], out["bodies"], desc.get("name", "scene"), desc.get("camera"))
 
     @classmethod
     def default_for(cls, trajectory):
@@ -502,6 +505,9 @@ class Scene:
         ``g`` >= 0, pulling along ``-z``.
     name : str
         Used for window titles and default output names.
+    camera : array_like, shape (3,), optional
+        The direction from which views look at the bodies (default ``(1, -1.5, 1.5)``: from
+        the front right, 45 degrees up).
 
     Examples
     --------
@@ -516,12 +522,17 @@ class Scene:
     ((101, 1, 3, 3), ['top'])
     """
 
-    def __init__(self, gravity=9.81, name="scene"):
+    def __init__(self, gravity=9.81, name="scene", camera=None):
         if isinstance(gravity, bool) or not isinstance(gravity, numbers.Real) \
                 or not np.isfinite(gravity) or gravity < 0:
             raise ValueError(f"Expected `gravity` to be a finite number >= 0, got {gravity!r}.")
         self.gravity = float(gravity)
         self.name = _as_name(name, "name")
+        self.camera = None
+        if camera is not None:
+            self.camera = as_vector3(camera, "camera")
+            if not np.linalg.norm(self.camera) > 0:
+                raise ValueError(f"Expected `camera` to be a nonzero vector, got {self.camera}.")
         self.grounds = []
         self.bodies = []
 
@@ -644,7 +655,7 @@ class Scene:
                     "contact": type(b.contact).__name__}
             item.update(b.contact.display_extra())
             bodies.append(item)
-        return SceneDisplay(grounds, bodies, self.name)
+        return SceneDisplay(grounds, bodies, self.name, self.camera)
 
     # -- stepping ----------------------------------------------------------------------------
     def start(self, dt, integrator=None, backend="auto"):

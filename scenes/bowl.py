@@ -17,8 +17,8 @@ import nhphys
 from nhphys.scene import Rolling, Scene
 from nhphys.surfaces import Ellipsoid, Paraboloid, Sphere
 
-scene = Scene(name="bowl")
-bowl = scene.add_ground(Paraboloid(1.2, 1.2, extent=1.0), color="#c9c3b8", resolution=64)
+scene = Scene(name="bowl", camera=(0.5, -1.0, 1.6))
+bowl = scene.add_ground(Paraboloid(1.2, 1.2, extent=0.85), color="#c9c3b8", resolution=64)
 
 r = 0.12
 ball = nhphys.RigidBody(1.0, [0.4 * r * r] * 3, Sphere(r), name="ball")

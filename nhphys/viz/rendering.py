@@ -38,8 +38,7 @@ def _contact_points(trajectory):
 
 
 def render(scene, trajectory, path, fps=30, speed=1.0, size=(640, 480), time=None,
-           max_frames=None, trails=True, text=True, camera_direction=(1.0, -1.5, 1.5),
-           locate=False):
+           max_frames=None, trails=True, text=True, camera_direction=None, locate=False):
     """Render ``trajectory`` off screen to ``path``: an animated ``.gif``, an ``.mp4`` or one
     frame as ``.png``.
 
@@ -65,8 +64,9 @@ def render(scene, trajectory, path, fps=30, speed=1.0, size=(640, 480), time=Non
         Draw the contact paths.
     text : bool
         Draw the time / energy / residual readout.
-    camera_direction : (3,) floats
-        From where the camera looks at the region the bodies sweep.
+    camera_direction : (3,) floats, optional
+        From where the camera looks at the region the bodies sweep (default: the scene's
+        ``camera``, else from the front right, 45 degrees up).
     locate : bool
         Also return where each body's centre and contact point are in each image.
 

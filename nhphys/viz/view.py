@@ -7,6 +7,7 @@ from nhphys.viz._pyvista import polydata, pyvista
 BACKGROUND = ("#ffffff", "#d9e2ec")  # bottom, top
 TRAIL_COLOR = "#1d3557"
 PIVOT_COLOR = "#5c5c5c"
+DIRECTION = (1.0, -1.5, 1.5)  # from the front right, 45 degrees up
 HELP = "space pause | left/right speed | backspace restart | l trails | q quit"
 
 
@@ -159,8 +160,11 @@ class SceneView:
         return np.array(out)
 
     # -- camera -----------------------------------------------------------------------------
-    def frame_camera(self, positions, direction=(1.0, -1.5, 1.5)):
-        """Look at the region the bodies sweep (``positions`` (n, B, 3)) from ``direction``."""
+    def frame_camera(self, positions, direction=None):
+        """Look at the region the bodies sweep (``positions`` (n, B, 3)) from ``direction``
+        (default: the display's ``camera``, else ``DIRECTION``)."""
+        if direction is None:
+            direction = DIRECTION if self.display.camera is None else self.display.camera
         pts = np.asarray(positions, dtype=float).reshape(-1, 3)
         pad = 1.6 * (self.radius.max() if len(self.radius) else 0.5)
         lo, hi = pts.min(axis=0) - pad, pts.max(axis=0) + pad

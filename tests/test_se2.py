@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.linalg import expm
 
+from nhphys import _backend
 from nhphys.lie import se2
 from nhphys.twins import se2_retraction as twin
 
@@ -100,3 +101,41 @@ def test_momenta_are_the_discrete_legendre_transforms(xi, map_code):
         fd = (twin.momentum(xi + d, inertia, h, map_code, 1) -
               twin.momentum(xi - d, inertia, h, map_code, 1)) / (2 * eps)
         np.testing.assert_allclose(D[:, i], fd, atol=1e-7 * np.abs(D).max())
+
+
+# -- the array kernels and their twins -----------------------------------------------------------
+
+@pytest.mark.skipif(not _backend.extensions_built(), reason="the compiled kernels are not built")
+def test_se2_kernels_match_twins_near_every_branch():
+    from nhphys.twins import se2 as twin
+    from nhphys_ext import se2 as kernel
+
+    angle = st.one_of(st.floats(-1e-6, 1e-6), st.floats(0.49, 0.51), st.floats(-0.51, -0.49),
+                      st.floats(-3.1, 3.1))
+    rows = st.lists(st.tuples(st.floats(-5, 5), st.floats(-5, 5), angle), min_size=1,
+                    max_size=8).map(np.array)
+
+    @settings(max_examples=150, deadline=None)
+    @given(xi=rows)
+    def check(xi):
+        xi = np.ascontiguousarray(xi, dtype=float)
+        for name in se2.KERNEL_FUNCTIONS:
+            arg = twin.hat(xi) if name == "vee" else xi
+            a = getattr(kernel, name)(np.ascontiguousarray(arg))
+            b = getattr(twin, name)(arg)
+            assert np.all(np.abs(a - b) <= 1e-12 * np.maximum(1.0, np.abs(b))), name
+
+    check()
+
+
+def test_se2_functions_take_leading_axes(backend):
+    rng = np.random.default_rng(3)
+    xi = rng.normal(size=(2, 4, 3))
+    assert se2.exp(xi, backend).shape == (2, 4, 3)
+    assert se2.exp_jac_left(xi, backend).shape == (2, 4, 3, 3)
+    np.testing.assert_allclose(se2.log(se2.exp(xi, backend), backend)[..., 2],
+                               np.arctan2(np.sin(xi[..., 2]), np.cos(xi[..., 2])), atol=1e-14)
+    single = se2.exp(xi[1, 2], backend)
+    np.testing.assert_allclose(single, se2.exp(xi, backend)[1, 2], rtol=1e-15)
+    with pytest.raises(ValueError, match=r"`xi` to have shape \(\.\.\., 3\)"):
+        se2.exp([1.0, 2.0], backend)

@@ -35,12 +35,16 @@ Cayley the inverse Jacobians are polynomial: ``J_l^-1 eta = eta - ad_xi eta/2 - 
 ``J_r^-1 eta = eta + ad_xi eta/2 - K eta/4`` with ``K eta = vee(hat(xi) hat(eta) hat(xi)) =
 (-omega omega' v, -omega^2 omega')``.
 
-The validated public functions here take one element (shape (3,)); the integrator kernels
+``hat``, ``vee``, ``exp``, ``log``, ``cay``, ``cay_inv`` and the eight Jacobians accept any
+leading axes (``(..., 3)`` elements, ``(..., 3, 3)`` matrices) and a ``backend``; they run the
+compiled kernels of ``nhphys_ext.se2`` or their Python twins (:mod:`nhphys.twins.se2`). The
+other helpers here take one element (shape (3,)); the integrator kernels
 (:mod:`nhphys.twins.se2_retraction`) inline the same formulas.
 """
 
 import numpy as np
 
+from nhphys import _backend
 from nhphys._validation import as_float_array
 from nhphys.twins import so3 as _so3
 
@@ -61,16 +65,8 @@ def rot(theta):
     return np.array([[c, -s], [s, c]])
 
 
-def hat(xi):
-    """``(v_x, v_y, omega)`` -> the 3x3 matrix ``[[omega J, v], [0, 0]]``."""
-    xi = _vec3(xi, "xi")
-    return np.array([[0.0, -xi[2], xi[0]], [xi[2], 0.0, xi[1]], [0.0, 0.0, 0.0]])
 
 
-def vee(m):
-    """Inverse of :func:`hat`: (3, 3) -> (3,)."""
-    m = np.asarray(m, dtype=float)
-    return np.array([m[0, 2], m[1, 2], m[1, 0]])
 
 
 def to_matrix(g):
@@ -141,101 +137,58 @@ def e_coeff_derivative(w):
     return _so3.exp_coeff_c(t) + w * w * _so3.exp_coeff_dc(t)
 
 
-def exp(xi):
-    """Group exponential: ``(v, omega)`` -> pose ``(V(omega) v, omega)``."""
-    xi = _vec3(xi, "xi")
-    w = xi[2]
-    V = _sinc(w) * np.eye(2) + _cosc(w) * J2
-    p = V @ xi[:2]
-    return np.array([p[0], p[1], w])
+def _apply(name, x, in_shape, arg, backend):
+    arr = as_float_array(x, arg, in_shape)
+    lead = arr.shape[: arr.ndim - len(in_shape)]
+    flat = np.ascontiguousarray(arr.reshape((-1,) + in_shape))
+    out = getattr(_backend.implementation("se2", backend), name)(flat)
+    return np.asarray(out).reshape(lead + out.shape[1:])
 
 
-def log(g):
-    """Inverse of :func:`exp` for ``theta`` in (-pi, pi) (the angle is wrapped first)."""
-    g = _vec3(g, "g")
-    w = np.arctan2(np.sin(g[2]), np.cos(g[2]))
-    # V^-1 = (w/2) cot(w/2) I - (w/2) J  and  (w/2) cot(w/2) = 1 - w e(w)
-    Vinv = (1.0 - w * e_coeff(w)) * np.eye(2) - 0.5 * w * J2
-    v = Vinv @ g[:2]
-    return np.array([v[0], v[1], w])
+def _element_function(name, arg, doc):
+    def f(x, backend="auto"):
+        return _apply(name, x, (3,), arg, backend)
+
+    f.__name__ = name
+    f.__doc__ = doc
+    return f
 
 
-def cay(xi):
-    """Cayley map: ``((I - omega J/2)^-1 v, 2 arctan(omega/2))``."""
-    xi = _vec3(xi, "xi")
-    w = xi[2]
-    p = (np.eye(2) + 0.5 * w * J2) @ xi[:2] / (1.0 + 0.25 * w * w)
-    return np.array([p[0], p[1], 2.0 * np.arctan(0.5 * w)])
+hat = _element_function("hat", "xi", "``(v_x, v_y, omega)`` -> ``[[omega J, v], [0, 0]]``: "
+                        "(..., 3) -> (..., 3, 3).")
+exp = _element_function("exp", "xi", "Group exponential ``(V(omega) v, omega)``: "
+                        "(..., 3) -> poses (..., 3).")
+log = _element_function("log", "g", "Inverse of :func:`exp`, the angle wrapped into "
+                        "(-pi, pi]: (..., 3) -> (..., 3).")
+cay = _element_function("cay", "xi", "Cayley map ``((I - omega J/2)^-1 v, 2 arctan(omega/2))``: "
+                        "(..., 3) -> poses (..., 3).")
+cay_inv = _element_function("cay_inv", "g", "Inverse of :func:`cay` (angle in (-pi, pi)): "
+                            "(..., 3) -> (..., 3).")
+exp_jac_left = _element_function("exp_jac_left", "xi", "``J_l(xi)`` of exp: (..., 3) -> "
+                                 "(..., 3, 3).")
+exp_jac_right = _element_function("exp_jac_right", "xi", "``J_r(xi) = J_l(-xi)`` of exp: "
+                                  "(..., 3) -> (..., 3, 3).")
+exp_jac_left_inv = _element_function("exp_jac_left_inv", "xi", "``J_l(xi)^-1 = I - ad_xi/2 + E`` "
+                                     "of exp: (..., 3) -> (..., 3, 3).")
+exp_jac_right_inv = _element_function("exp_jac_right_inv", "xi", "``J_r(xi)^-1`` of exp: "
+                                      "(..., 3) -> (..., 3, 3).")
+cay_jac_left = _element_function("cay_jac_left", "xi", "``J_l(xi)`` of Cayley: (..., 3) -> "
+                                 "(..., 3, 3).")
+cay_jac_right = _element_function("cay_jac_right", "xi", "``J_r(xi)`` of Cayley: (..., 3) -> "
+                                  "(..., 3, 3).")
+cay_jac_left_inv = _element_function("cay_jac_left_inv", "xi", "``J_l(xi)^-1 = I - ad_xi/2 - "
+                                     "K/4`` of Cayley: (..., 3) -> (..., 3, 3).")
+cay_jac_right_inv = _element_function("cay_jac_right_inv", "xi", "``J_r(xi)^-1 = I + ad_xi/2 - "
+                                      "K/4`` of Cayley: (..., 3) -> (..., 3, 3).")
 
 
-def cay_inv(g):
-    """Inverse of :func:`cay` for ``theta`` in (-pi, pi)."""
-    g = _vec3(g, "g")
-    w = 2.0 * np.tan(0.5 * g[2])
-    v = (np.eye(2) - 0.5 * w * J2) @ g[:2]
-    return np.array([v[0], v[1], w])
+def vee(m, backend="auto"):
+    """Inverse of :func:`hat` on its skew and translation parts: (..., 3, 3) -> (..., 3)."""
+    return _apply("vee", m, (3, 3), "m", backend)
 
 
-def exp_jac_left(xi):
-    """``J_l(xi)`` of exp, (3, 3)."""
-    xi = _vec3(xi, "xi")
-    w = xi[2]
-    V = _sinc(w) * np.eye(2) + _cosc(w) * J2
-    a = _so3.exp_coeff_a(np.abs(w))  # (1 - cos w)/w^2
-    b = w * _so3.exp_coeff_b(np.abs(w))  # (w - sin w)/w^2
-    W = a * np.eye(2) + b * J2
-    out = np.zeros((3, 3))
-    out[:2, :2] = V
-    out[:2, 2] = W @ (-J2 @ xi[:2])
-    out[2, 2] = 1.0
-    return out
-
-
-def exp_jac_right(xi):
-    """``J_r(xi) = J_l(-xi)`` of exp, (3, 3)."""
-    return exp_jac_left(-_vec3(xi, "xi"))
-
-
-def exp_jac_left_inv(xi):
-    """``J_l(xi)^-1 = I - ad_xi/2 + E(xi)`` of exp, (3, 3)."""
-    xi = _vec3(xi, "xi")
-    e = e_coeff(xi[2])
-    E = np.zeros((3, 3))
-    E[:2, :2] = -xi[2] * e * np.eye(2)
-    E[:2, 2] = e * xi[:2]
-    return np.eye(3) - 0.5 * ad(xi) + E
-
-
-def exp_jac_right_inv(xi):
-    """``J_r(xi)^-1 = J_l(-xi)^-1`` of exp, (3, 3)."""
-    return exp_jac_left_inv(-_vec3(xi, "xi"))
-
-
-def _cay_K(xi):
-    w = xi[2]
-    K = np.zeros((3, 3))
-    K[:2, 2] = -w * xi[:2]
-    K[2, 2] = -w * w
-    return K
-
-
-def cay_jac_left_inv(xi):
-    """``J_l(xi)^-1 = I - ad_xi/2 - K/4`` of Cayley, (3, 3)."""
-    xi = _vec3(xi, "xi")
-    return np.eye(3) - 0.5 * ad(xi) - 0.25 * _cay_K(xi)
-
-
-def cay_jac_right_inv(xi):
-    """``J_r(xi)^-1 = I + ad_xi/2 - K/4`` of Cayley, (3, 3)."""
-    xi = _vec3(xi, "xi")
-    return np.eye(3) + 0.5 * ad(xi) - 0.25 * _cay_K(xi)
-
-
-def cay_jac_left(xi):
-    """``J_l(xi)`` of Cayley, (3, 3)."""
-    return np.linalg.inv(cay_jac_left_inv(xi))
-
-
-def cay_jac_right(xi):
-    """``J_r(xi)`` of Cayley, (3, 3)."""
-    return np.linalg.inv(cay_jac_right_inv(xi))
+KERNEL_FUNCTIONS = (
+    "hat", "vee", "exp", "log", "cay", "cay_inv",
+    "exp_jac_left", "exp_jac_left_inv", "exp_jac_right", "exp_jac_right_inv",
+    "cay_jac_left", "cay_jac_left_inv", "cay_jac_right", "cay_jac_right_inv",
+)

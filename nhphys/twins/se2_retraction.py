@@ -68,6 +68,7 @@ the discrete contact point moves on an exact circle (``g_k = g_0 tau(xi)^k``).
 import numpy as np
 
 from nhphys.lie import se2
+from nhphys.twins import se2 as se2_twin
 
 EXP, CAYLEY = 0, 1
 
@@ -171,14 +172,14 @@ def retraction_run(inertia, basis, g, p, y, h, n_steps, save_every, map_code, ne
         0 on success; ``k + 1`` if the Newton solve of step ``k`` (0-based, counted from the
         start of this call) did not converge, with the state left at the start of that step.
     """
-    retract = se2.exp if map_code == EXP else se2.cay
+    retract = se2_twin.exp if map_code == EXP else se2_twin.cay  # the twins: (n, 3) -> (n, 3)
     for k in range(n_steps):
         xi, p_new, y_new, ok = retraction_step(
             inertia, basis, p, y, h, map_code, newton_tol, max_newton
         )
         if not ok:
             return k + 1
-        step = retract(xi[:3])
+        step = retract(xi[None, :3])[0]
         c, s = np.cos(g[2]), np.sin(g[2])
         g[0] += c * step[0] - s * step[1]
         g[1] += s * step[0] + c * step[1]

@@ -264,7 +264,8 @@ def cmd_view(args):
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     if images is not None:
-        print(f"stepped and rendered {len(images)} frames off screen")
+        print(f"stepped and rendered {len(images)} frames "
+              f"{'off screen' if off_screen else 'in a window'}")
         if args.record:
             _print_written([args.record])
     return 0

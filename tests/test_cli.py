@@ -62,7 +62,7 @@ def test_view_steps_live_headless(tmp_path):
     result = nhphys("view", "suslov_top", "--frames", "4", "--size", "120x90", "--record",
                     tmp_path / "live.gif", cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    assert "4 frames off screen" in result.stdout
+    assert "rendered 4 frames off screen" in result.stdout
     frames = iio.imread(tmp_path / "live.gif", index=None)
     assert frames.shape[0] == 4
     for a, b in zip(frames[:-1], frames[1:]):
@@ -110,3 +110,46 @@ def test_console_script_is_installed():
         pytest.skip("the package is not installed with its scripts")
     result = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and "run" in result.stdout and "render" in result.stdout
+
+
+@pytest.fixture
+def virtual_display():
+    """An X server of our own (Xvfb), when the machine has one: the live window's timer path."""
+    exe = shutil.which("Xvfb")
+    if exe is None:
+        pytest.skip("Xvfb is not installed")
+    read, write = os.pipe()  # Xvfb writes its display number there once it accepts clients
+    server = subprocess.Popen([exe, "-displayfd", str(write), "-screen", "0", "640x480x24",
+                               "-nolisten", "tcp"], pass_fds=(write,),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
+    try:
+        with os.fdopen(read) as ready:
+            number = ready.readline().strip()
+        if not number:
+            pytest.skip("Xvfb did not start")
+        yield f":{number}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_view_steps_live_in_a_window_with_a_timer(virtual_display, tmp_path):
+    import imageio.v3 as iio
+
+    env = dict(os.environ, DISPLAY=virtual_display)
+    result = subprocess.run([sys.executable, "-m", "nhphys", "view", TOP, "--frames", "5",
+                             "--size", "160x120", "--record", str(tmp_path / "window.gif")],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "rendered 5 frames in a window" in result.stdout, (result.stdout, result.stderr)
+    frames = iio.imread(tmp_path / "window.gif", index=None)
+    assert frames.shape[0] == 5
+    distinct = {frame.tobytes() for frame in frames}
+    assert len(distinct) >= 4, "the window's frames do not move"
+
+
+def test_bench_command(tmp_path):
+    result = nhphys("bench", "suslov_top", "--frames", "3", "--size", "96x72", cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert "body-steps/s" in result.stdout and "ms/frame" in result.stdout

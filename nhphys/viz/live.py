@@ -183,8 +183,20 @@ def _camera_preview(scene, dt, integrator, backend, t_final):
         return scene.start(dt, integrator, backend).initial()["position"]
 
 
+def _opens_windows(plotter):
+    """False when VTK fell back to an off-screen render window (no usable display)."""
+    name = plotter.ren_win.GetClassName()
+    return not ("EGL" in name or "OSMesa" in name)
+
+
 def _run(session, plotter, frames, record, off_screen):
     """Drive ``session``: a timer in a window, or ``frames`` ticks off screen."""
+    if not off_screen and not _opens_windows(plotter):
+        if frames is None:
+            plotter.close()
+            raise RuntimeError("No window can be opened here (VTK has no usable display); "
+                               "give a number of frames to step off screen.")
+        off_screen = True
     if off_screen:
         images = []
         plotter.render()
@@ -203,21 +215,31 @@ def _run(session, plotter, frames, record, off_screen):
         plotter.close()
         return images
 
-    budget = [frames]
+    images = []
+    keep = record is not None or frames is not None
 
     def on_timer(step):
-        if budget[0] is not None:
-            budget[0] -= 1
-            if budget[0] < 0:
-                return
-        if session.tick():
+        if frames is not None and len(images) >= frames:
+            plotter.iren.terminate_app()  # ends the window's event loop; show() returns
+            return
+        if session.tick() or not images:
             plotter.render()
+            if keep:
+                images.append(plotter.screenshot(return_img=True) if record is not None
+                              else None)
 
     session.bind_keys(plotter)
-    plotter.add_timer_event(max_steps=10**9 if frames is None else int(frames),
+    plotter.add_timer_event(max_steps=10**9 if frames is None else int(frames) + 1,
                             duration=max(1, int(1000 / session.fps)), callback=on_timer)
-    plotter.show()
-    return None
+    plotter.show(auto_close=False)
+    if record is not None and images:
+        from nhphys.trajectory import atomic_path
+        from nhphys.viz.rendering import _write_animation
+
+        with atomic_path(record) as tmp:
+            _write_animation(tmp, ".gif", session.fps, images)
+    plotter.close()
+    return images if keep else None
 
 
 def show(scene, dt=0.01, integrator=None, backend="auto", fps=30, speed=1.0, t_final=None,
@@ -244,12 +266,13 @@ def show(scene, dt=0.01, integrator=None, backend="auto", fps=30, speed=1.0, t_f
     size : (int, int)
     trails : bool
     record : str, optional
-        Off screen: save the frames as a GIF (written atomically).
+        Save the frames shown as a GIF (written atomically).
 
     Returns
     -------
-    list of ndarray or None
-        Off screen, the rendered frames (h, w, 3); else None when the window is closed.
+    list or None
+        With ``frames`` or ``record``: the frames shown (images (h, w, 3) off screen or when
+        recording); else None when the window is closed.
     """
     from nhphys._validation import as_positive_scalar
 

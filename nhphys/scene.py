@@ -468,6 +468,9 @@ class Rolling(Contact):
         if "position" in c:
             out["ground_point"] = as_vector3(c.pop("position"), "position")
         out.update(c)
+        if hasattr(system, "place"):  # a body that cannot be put on the ground fails here
+            system.place(out.get("R0", np.eye(3)), out.get("omega0", np.zeros(3)),
+                         out.get("ground_point", np.zeros(3)))
         return out
 
     def fields(self, body, system, saved):

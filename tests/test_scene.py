@@ -114,6 +114,11 @@ def test_body_without_contact_and_other_bad_input():
         scene.add_body(top(), Suslov([0, 0, 1]), velocity=1.0)
     with pytest.raises(ValueError, match="one of \\('exp', 'cayley'"):
         scene.add_body(top(), Suslov([0, 0, 1]), omega=[1, 0, 0], integrator="rk4")
+    with pytest.raises(ValueError, match="regular contact"):  # ball in a bowl its own size
+        from nhphys.surfaces import Sphere as Bowl
+
+        scene.add_body(nhphys.RigidBody(1.0, [0.004] * 3, Sphere(0.5)),
+                       Rolling(Bowl(0.5).as_ground("inside")), position=[0, 0, -0.5])
     with pytest.raises(ValueError, match="at least one body"):
         scene.simulate(1.0, 0.1)
     with pytest.raises(TypeError, match="nhphys.surfaces.Plane"):

@@ -1,13 +1,14 @@
 # A convex rigid body rolling without slipping on a surface: the whole time loop.
 #
 # Design: the body's shape is a `cdef class` with a virtual `support` (support point, its
-# derivative and the into-body normal); the ground is any compiled chart surface of
+# derivative and the into-body normal; a nonzero status is a failure or a contact event, passed
+# up unchanged to rolling_run's info): ChartShape, Disk, Cylinder, Wheel. The ground is any compiled chart surface of
 # nhphys_ext.surfaces. The contact solve, the step's Newton solve and the second kick are
 # `cdef ... noexcept nogil` functions; rolling_run() is the loop. The derivation and the
 # specification are in nhphys/twins/rolling.py (same names, same arguments, same results).
 
 cimport cython
-from libc.math cimport sqrt, fabs, isfinite, atan, M_PI
+from libc.math cimport sqrt, fabs, isfinite, atan, sin, M_PI
 
 from nhphys_ext.so3 cimport (
     cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3,
@@ -23,6 +24,9 @@ cdef int CONTACT_FAILED = 1
 cdef int STEP_FAILED = 2
 cdef int SINGULAR_CONTACT = 3
 cdef int SUPPORT_FAILED = 4
+cdef int FLAT = 5
+cdef int RIM_TO_SIDE = 6
+cdef int INNER_CONTACT = 7
 cdef double ROUNDOFF = 8 * 2.220446049250313e-16
 
 
@@ -95,6 +99,114 @@ cdef class ChartShape(ConvexShape):
         ncn = -(nc[0] * unit[0] + nc[1] * unit[1] + nc[2] * unit[2])
         for i in range(3):
             n_M[i] = nc[i] if ncn > 0 else -nc[i]
+        return 0
+
+
+cdef inline int rim(const double* d, double sin_flat, double* w, double* t, double* perp,
+                    double* norm) noexcept nogil:
+    # rim direction w, rim tangent t = e_z x w, |d_perp| and |d|; FLAT near the axis
+    norm[0] = norm3(d)
+    perp[0] = sqrt(d[0] * d[0] + d[1] * d[1])
+    if not perp[0] > sin_flat * norm[0]:
+        return FLAT
+    w[0] = d[0] / perp[0]
+    w[1] = d[1] / perp[0]
+    w[2] = 0.0
+    t[0] = -w[1]
+    t[1] = w[0]
+    t[2] = 0.0
+    return 0
+
+
+cdef inline void rim_support(const double* d, double radius, const double* com, const double* w,
+                             const double* t, double perp, double norm, double* s, double* Sp,
+                             double* n_M) noexcept nogil:
+    # s = rho w - com, S' = rho / |d_perp| t t^T, n_M = -d/|d|
+    cdef int i, j
+    for i in range(3):
+        s[i] = radius * w[i] - com[i]
+        n_M[i] = -d[i] / norm
+        for j in range(3):
+            Sp[3 * i + j] = radius / perp * t[i] * t[j]
+
+
+cdef class Disk(ConvexShape):
+    """A thin disk in the body's xy plane (see the twin)."""
+
+    cdef double radius, sin_flat
+    cdef double com[3]
+
+    def __init__(self, double radius, com, double flat_angle):
+        self.radius = radius
+        self.sin_flat = sin(flat_angle)
+        for i in range(3):
+            self.com[i] = float(com[i])
+
+    cdef int support(self, const double* d, double* s, double* Sp, double* n_M) noexcept nogil:
+        cdef double w[3]
+        cdef double t[3]
+        cdef double perp, norm
+        if rim(d, self.sin_flat, w, t, &perp, &norm):
+            return FLAT
+        rim_support(d, self.radius, self.com, w, t, perp, norm, s, Sp, n_M)
+        return 0
+
+
+cdef class Cylinder(ConvexShape):
+    """A solid cylinder round the body z axis (see the twin)."""
+
+    cdef double radius, half_length, sin_flat, sin_side
+    cdef double com[3]
+
+    def __init__(self, double radius, double half_length, com, double flat_angle,
+                 double side_angle):
+        self.radius = radius
+        self.half_length = half_length
+        self.sin_flat = sin(flat_angle)
+        self.sin_side = sin(side_angle)
+        for i in range(3):
+            self.com[i] = float(com[i])
+
+    cdef int support(self, const double* d, double* s, double* Sp, double* n_M) noexcept nogil:
+        cdef double w[3]
+        cdef double t[3]
+        cdef double perp, norm
+        if rim(d, self.sin_flat, w, t, &perp, &norm):
+            return FLAT
+        if not fabs(d[2]) > self.sin_side * norm:
+            return RIM_TO_SIDE
+        rim_support(d, self.radius, self.com, w, t, perp, norm, s, Sp, n_M)
+        s[2] += self.half_length if d[2] > 0 else -self.half_length
+        return 0
+
+
+cdef class Wheel(ConvexShape):
+    """A torus (tyre) round the body z axis; only the tube's outer half supports (see the twin)."""
+
+    cdef double radius, tube_radius, sin_flat
+    cdef double com[3]
+
+    def __init__(self, double radius, double tube_radius, com, double flat_angle):
+        self.radius = radius
+        self.tube_radius = tube_radius
+        self.sin_flat = sin(flat_angle)
+        for i in range(3):
+            self.com[i] = float(com[i])
+
+    cdef int support(self, const double* d, double* s, double* Sp, double* n_M) noexcept nogil:
+        cdef double w[3]
+        cdef double t[3]
+        cdef double perp, norm
+        cdef int i, j
+        if rim(d, self.sin_flat, w, t, &perp, &norm):
+            return INNER_CONTACT
+        rim_support(d, self.radius, self.com, w, t, perp, norm, s, Sp, n_M)
+        # the tube: + r u, S' += r/|d| (I - u u^T), with u = -n_M
+        for i in range(3):
+            s[i] -= self.tube_radius * n_M[i]
+            for j in range(3):
+                Sp[3 * i + j] += self.tube_radius / norm * ((1.0 if i == j else 0.0)
+                                                            - n_M[i] * n_M[j])
         return 0
 
 
@@ -255,7 +367,7 @@ cdef int contact(ConvexShape shape, ChartSurface ground, const double* A, const 
     cdef double dRdz[4]
     cdef double dz[2]
     cdef double det, mx, ndz, nz
-    cdef int it, i, k, converged = 0
+    cdef int it, i, k, st, converged = 0
     cdef int ch = chart
     z[0] = z0[0]
     z[1] = z0[1]
@@ -264,8 +376,9 @@ cdef int contact(ConvexShape shape, ChartSurface ground, const double* A, const 
         matTvec3(A, n, d)
         for i in range(3):
             d[i] = -d[i]
-        if shape.support(d, s, Sp, n_M) != 0:
-            return SUPPORT_FAILED
+        st = shape.support(d, s, Sp, n_M)
+        if st != 0:
+            return st
         matvec3(A, s, As)
         for i in range(3):
             Px[i] = a[i] + As[i] - x[i]
@@ -329,8 +442,9 @@ cdef int contact_final(ConvexShape shape, ChartSurface ground, const double* A, 
     matTvec3(A, n, An)
     for i in range(3):
         d[i] = -An[i]
-    if shape.support(d, c.s, c.Sp, c.n_M) != 0:
-        return SUPPORT_FAILED
+    cdef int st = shape.support(d, c.s, c.Sp, c.n_M)
+    if st != 0:
+        return st
     matvec3(A, c.s, As)
     for i in range(3):
         Px[i] = a[i] + As[i] - x[i]
@@ -672,3 +786,21 @@ def rolling_run(ConvexShape shape, ChartSurface ground, double mass,
                             &c, fn)
     chart[0] = ch
     return status
+
+
+def support_map(ConvexShape shape, d):
+    """``(status, s (3,), S' (3, 3), n_M (3,))`` of ``shape`` in direction ``d`` (see the twin)."""
+    cdef double dd[3]
+    cdef double s[3]
+    cdef double Sp[9]
+    cdef double n_M[3]
+    cdef int i, st
+    for i in range(3):
+        dd[i] = float(d[i])
+        s[i] = 0.0
+        n_M[i] = 0.0
+    for i in range(9):
+        Sp[i] = 0.0
+    st = shape.support(dd, s, Sp, n_M)
+    return (st, [s[0], s[1], s[2]], [[Sp[3 * i + j] for j in range(3)] for i in range(3)],
+            [n_M[0], n_M[1], n_M[2]])

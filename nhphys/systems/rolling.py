@@ -28,7 +28,7 @@ import numpy as np
 from nhphys import _backend
 from nhphys._validation import as_float_array, as_rotation, as_vector3
 from nhphys.bodies import RigidBody
-from nhphys.errors import NewtonError
+from nhphys.errors import ContactEvent, NewtonError
 from nhphys.lie.retraction import get_retraction
 from nhphys.twins import rolling as spec
 
@@ -40,6 +40,55 @@ REASONS = {
                            "(Lambda is singular)",
     spec.SUPPORT_FAILED: "the body's support point could not be found",
 }
+# contact events (nhphys.shapes): the name a ContactEvent carries and what happened
+EVENTS = {
+    spec.FLAT: ("flat", (
+        "the {shape} fell flat: its {face} came within {angle:g} rad of the ground's tangent "
+        "plane, so the contact is no longer a point")),
+    spec.RIM_TO_SIDE: ("rim-to-side", (
+        "the {shape} rolled from its rim onto its side: its axis came within {angle:g} rad of "
+        "the ground's tangent plane, so the contact is becoming a line")),
+    spec.INNER_CONTACT: ("inner contact", (
+        "the {shape}'s contact reached the top of its tube (its plane within {angle:g} rad of "
+        "the ground's tangent plane): beyond it the inner part of the tube would touch the "
+        "ground")),
+}
+AT_START = {
+    spec.FLAT: "the {shape} lies flat on the ground (its {face} within {angle:g} rad of the "
+               "ground's tangent plane)",
+    spec.RIM_TO_SIDE: "the {shape} lies on its side (its axis within {angle:g} rad of the "
+                      "ground's tangent plane)",
+    spec.INNER_CONTACT: "the {shape} lies flat on the ground (its plane within {angle:g} rad "
+                        "of the ground's tangent plane): the contact is not on the tube's "
+                        "outer half",
+}
+
+
+def event_message(code, shape, at_start=False):
+    """``(name, message)`` of a contact event ``code`` for the body shape ``shape``."""
+    name, text = EVENTS[code]
+    if at_start:
+        text = AT_START[code]
+    kind = type(shape).__name__.lower()
+    if code == spec.RIM_TO_SIDE:
+        angle = shape.side_angle
+    else:
+        angle = shape.flat_angle
+    face = "plane" if kind in ("disk", "wheel") else "end face"
+    return name, text.format(shape=kind, face=face, angle=angle)
+
+
+def rolling_shape(body, module, backend):
+    """The contact shape of ``body`` in ``module`` (the kernel or its twin).
+
+    A support-function shape (:mod:`nhphys.shapes`) names its own class; a chart surface is a
+    ``ChartShape`` over the surface's kernel for ``backend``.
+    """
+    from nhphys.shapes import Shape
+
+    if isinstance(body.shape, Shape):
+        return body.shape.rolling_shape(module, body.com)
+    return module.ChartShape(body.shape.with_backend(backend).kernel, body.com)
 
 
 class RollingBody:
@@ -94,8 +143,15 @@ class RollingBody:
         return f"RollingBody(body={self.body!r}, ground={self.ground!r}, gravity={self.gravity})"
 
     # -- geometry through the twin (used for placement and the reference) ----------------------
+    @property
+    def support_shape(self):
+        """True when the body is a support-function shape (disk, wheel, cylinder)."""
+        from nhphys.shapes import Shape
+
+        return isinstance(self.body.shape, Shape)
+
     def _twins(self):
-        shape = spec.ChartShape(self.body.shape.with_backend("python").kernel, self.body.com)
+        shape = rolling_shape(self.body, spec, "python")
         return shape, self.ground.with_backend("python").kernel
 
     def place(self, R0, omega0, ground_point):
@@ -113,6 +169,9 @@ class RollingBody:
         shape, ground = self._twins()
         x, J, H, n, W = spec.ground_geometry(ground, chart, z)
         status, s, Sp, n_M = shape.support(-R0.T @ n)
+        if status in EVENTS:
+            _, what = event_message(status, self.body.shape, at_start=True)
+            raise ValueError(f"Expected `R0` to put the body on one contact point, but {what}.")
         if status:
             raise ValueError("Could not find the body's contact point for `R0`.")
         a = x - R0 @ s
@@ -132,6 +191,15 @@ class RollingBody:
         }
 
     def _check_regular(self, shape, ground, A, c):
+        if self.support_shape:
+            sv = np.linalg.svd(self._contact_operator(A, c.Sp, ground, c.chart, c.z),
+                               compute_uv=False)
+            if sv[-1] <= 1e-9 * sv[0]:
+                raise ValueError(
+                    "Expected a regular contact at the initial pose: the body's and the "
+                    f"ground's curvatures match there (I - S' A^T L_H A has singular values {sv})."
+                )
+            return
         E = spec.tangent_basis(A.T @ c.n)
         lam = self._lambda(E, A, c.Sp, ground, c.chart, c.z)
         sv = np.linalg.svd(lam, compute_uv=False)
@@ -148,6 +216,13 @@ class RollingBody:
         L_M = np.linalg.inv(E.T @ Sp @ E)
         L_H = E.T @ A.T @ J @ W @ np.linalg.solve(J.T @ J, J.T) @ A @ E
         return L_M - L_H
+
+    @staticmethod
+    def _contact_operator(A, Sp, ground, chart, z):
+        """``I - S' A^T L_H A`` (3, 3): the support-map form of ``Lambda`` (see ``_rates``)."""
+        x, J, H, n, W = spec.ground_geometry(ground, chart, z)
+        L_H = J @ W @ np.linalg.solve(J.T @ J, J.T)  # space vectors: -dn = L_H dx
+        return np.eye(3) - Sp @ A.T @ L_H @ A
 
     # -- integrators -----------------------------------------------------------------------------
     def start_retraction(self, integrator, dt, backend, R0=None, omega0=None,
@@ -219,9 +294,14 @@ class RollingBody:
     def _rates(self, A, z, omega):
         """``(s, x, n, n_M, ds/dt, dz/dt, dOmega/dt)`` of eq. (29) at ``(A, z, Omega)``."""
         shape, ground, chart, x, J, n, W, s, Sp, n_M = self._reference_geometry(A, z)
-        E = spec.tangent_basis(A.T @ n)
-        lam = self._lambda(E, A, Sp, ground, chart, z)
-        s_dot = E @ np.linalg.solve(lam, E.T @ np.cross(omega, A.T @ n))
+        if self.support_shape:
+            # s = S(d) with d = -A^T n: ds/dt = S' dd/dt, dd/dt = Omega x A^T n + A^T L_H A ds/dt
+            s_dot = np.linalg.solve(self._contact_operator(A, Sp, ground, chart, z),
+                                    Sp @ np.cross(omega, A.T @ n))
+        else:
+            E = spec.tangent_basis(A.T @ n)
+            lam = self._lambda(E, A, Sp, ground, chart, z)
+            s_dot = E @ np.linalg.solve(lam, E.T @ np.cross(omega, A.T @ n))
         z_dot = np.linalg.solve(J.T @ J, J.T @ (A @ s_dot))
         m, g = self.mass, self.gravity
         S = spec.hat(s)
@@ -267,9 +347,8 @@ class RollingRun:
         self.system = system
         self.kernel = _backend.implementation("rolling", backend)
         py = self.kernel.__name__.startswith("nhphys.twins")
-        shape_surface = system.body.shape.with_backend("python" if py else "cython").kernel
         ground = system.ground.with_backend("python" if py else "cython").kernel
-        self.shape = self.kernel.ChartShape(shape_surface, system.body.com)
+        self.shape = rolling_shape(system.body, self.kernel, "python" if py else "cython")
         self.ground = ground
         self.dt = dt
         self.map_code = map_code
@@ -304,8 +383,18 @@ class RollingRun:
         )
         if status:
             failed = self.steps_done + status - 1
+            code = int(info[0])
+            if code in EVENTS:
+                # the frames saved before the event travel with the error (see ContactEvent)
+                kept = (status - 1) // save_every
+                partial = self.system.observables(out[:kept])
+                partial["t"] = self.dt * (self.steps_done
+                                          + save_every * np.arange(1, kept + 1))
+                self.steps_done = failed
+                name, what = event_message(code, self.system.body.shape)
+                raise ContactEvent(failed, failed * self.dt, name, what, partial)
             self.steps_done = failed
-            raise NewtonError(failed, failed * self.dt, REASONS.get(int(info[0]), ""))
+            raise NewtonError(failed, failed * self.dt, REASONS.get(code, ""))
         self.steps_done += n_steps
         frames = self.system.observables(out)
         pulled = np.flatnonzero(frames["normal_force"] < 0)

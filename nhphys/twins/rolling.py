@@ -99,6 +99,9 @@ from nhphys.twins.suslov import (
 FRAME_SIZE = 32
 ROUNDOFF = 8 * np.finfo(float).eps  # residuals this small (relative) are converged
 CONTACT_FAILED, STEP_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED = 1, 2, 3, 4
+# contact events: the shape's description of the contact as one point breaks down
+FLAT, RIM_TO_SIDE, INNER_CONTACT = 5, 6, 7
+EVENTS = (FLAT, RIM_TO_SIDE, INNER_CONTACT)
 
 
 def hat(v):
@@ -179,7 +182,7 @@ class ChartShape:
         unit = d / norm
         status, chart, u, v = self.surface.support(unit)
         if status != 0:
-            return status, np.zeros(3), np.zeros((3, 3)), np.zeros(3)
+            return SUPPORT_FAILED, np.zeros(3), np.zeros((3, 3)), np.zeros(3)
         r, J, H = self.surface.evaluate(chart, u, v)
         n_in = -unit
         II = np.einsum("i,iab->ab", n_in, H)
@@ -188,6 +191,110 @@ class ChartShape:
         n_chart = cross / np.linalg.norm(cross)
         n_M = n_chart if n_chart @ n_in > 0 else -n_chart
         return 0, r - self.com, Sp, n_M
+
+
+def _rim(d, sin_flat):
+    """The rim direction of a support point of a circle round the body z axis.
+
+    ``d`` (3,) a direction; returns ``(status, w, t, |d_perp|, |d|)`` with ``d_perp`` the
+    projection of ``d`` on the circle's plane, ``w = d_perp / |d_perp|`` (the rim direction)
+    and ``t = e_z x w`` (the rim tangent). Status ``FLAT`` when ``d`` is within the angle
+    ``asin(sin_flat)`` of the axis: the circle lies flat in the supporting plane and the contact
+    is no longer one point.
+    """
+    norm = float(np.linalg.norm(d))
+    perp = float(np.hypot(d[0], d[1]))
+    if not perp > sin_flat * norm:
+        return FLAT, None, None, perp, norm
+    w = np.array([d[0] / perp, d[1] / perp, 0.0])
+    t = np.array([-w[1], w[0], 0.0])
+    return 0, w, t, perp, norm
+
+
+class Disk:
+    """A thin disk of radius ``radius`` in the body's xy plane, centred at the shape origin.
+
+    The support point in direction ``d`` is on the rim, ``s = rho w - com`` with ``w`` the unit
+    projection of ``d`` on the disk plane; ``S' = ds/dd = rho / |d_perp| t t^T`` (rank one: the
+    contact moves only along the rim tangent ``t``). The disk has no normal of its own on the
+    rim: ``n_M = -d/|d|``, the normal of the supporting plane, so ``A n_M = n`` by construction.
+
+    Parameters
+    ----------
+    radius : float
+    com : ndarray, shape (3,)
+        Centre of mass in the shape's frame.
+    flat_angle : float
+        The ``FLAT`` event: ``d`` within this angle (rad) of the disk's axis.
+    """
+
+    def __init__(self, radius, com, flat_angle):
+        self.radius = float(radius)
+        self.com = np.asarray(com, dtype=float)
+        self.sin_flat = float(np.sin(flat_angle))
+
+    def support(self, d):
+        st, w, t, perp, norm = _rim(d, self.sin_flat)
+        if st:
+            return st, np.zeros(3), np.zeros((3, 3)), np.zeros(3)
+        s = self.radius * w - self.com
+        return 0, s, (self.radius / perp) * np.outer(t, t), -np.asarray(d, float) / norm
+
+
+class Cylinder:
+    """A solid circular cylinder round the body z axis, ``|z| <= half_length``.
+
+    Support point: the rim point of the end face on the side of ``d``,
+    ``s = rho w + L sign(d_z) e_z - com``, ``S' = rho / |d_perp| t t^T``, ``n_M = -d/|d|``.
+    Events: ``FLAT`` (``d`` within ``flat_angle`` of the axis: standing on an end face) and
+    ``RIM_TO_SIDE`` (``d`` within ``side_angle`` of the mid plane: the contact leaves the rim
+    for a line on the side).
+    """
+
+    def __init__(self, radius, half_length, com, flat_angle, side_angle):
+        self.radius = float(radius)
+        self.half_length = float(half_length)
+        self.com = np.asarray(com, dtype=float)
+        self.sin_flat = float(np.sin(flat_angle))
+        self.sin_side = float(np.sin(side_angle))
+
+    def support(self, d):
+        st, w, t, perp, norm = _rim(d, self.sin_flat)
+        if st:
+            return st, np.zeros(3), np.zeros((3, 3)), np.zeros(3)
+        if not abs(d[2]) > self.sin_side * norm:
+            return RIM_TO_SIDE, np.zeros(3), np.zeros((3, 3)), np.zeros(3)
+        s = self.radius * w - self.com
+        s[2] += self.half_length if d[2] > 0 else -self.half_length
+        return 0, s, (self.radius / perp) * np.outer(t, t), -np.asarray(d, float) / norm
+
+
+class Wheel:
+    """A torus: a tube of radius ``tube_radius`` round the circle of radius ``radius`` in the
+    body's xy plane (a tyre).
+
+    Only the tube's outer half can be a support point: ``s = R w + r u - com`` with ``u =
+    d/|d|``, ``S' = R / |d_perp| t t^T + r / |d| (I - u u^T)`` (positive definite on the tangent
+    plane), ``n_M = -u``. ``INNER_CONTACT``: ``d`` within ``flat_angle`` of the axis, where the
+    contact reaches the top of the tube; past it the ground would touch the inner part of the
+    tube (or the whole top circle at once), which no single support point describes.
+    """
+
+    def __init__(self, radius, tube_radius, com, flat_angle):
+        self.radius = float(radius)
+        self.tube_radius = float(tube_radius)
+        self.com = np.asarray(com, dtype=float)
+        self.sin_flat = float(np.sin(flat_angle))
+
+    def support(self, d):
+        st, w, t, perp, norm = _rim(d, self.sin_flat)
+        if st:
+            return INNER_CONTACT, np.zeros(3), np.zeros((3, 3)), np.zeros(3)
+        u = np.asarray(d, float) / norm
+        s = self.radius * w + self.tube_radius * u - self.com
+        Sp = (self.radius / perp) * np.outer(t, t) + (self.tube_radius / norm) * (
+            np.eye(3) - np.outer(u, u))
+        return 0, s, Sp, -u
 
 
 def ground_geometry(ground, chart, z):
@@ -210,7 +317,7 @@ def contact(shape, ground, A, a, chart, z, tol, max_iter):
     """Solve for the contact pair of pose ``(A, a)`` from ground chart guess ``(chart, z)``.
 
     Returns ``(status, Contact)``; status 0 on success, else ``CONTACT_FAILED``,
-    ``SINGULAR_CONTACT`` or ``SUPPORT_FAILED``.
+    ``SINGULAR_CONTACT``, or the support map's status (``SUPPORT_FAILED`` or an event).
     """
     z = np.array(z, dtype=float)
     c = Contact()
@@ -218,7 +325,7 @@ def contact(shape, ground, A, a, chart, z, tol, max_iter):
         x, J, H, n, W = ground_geometry(ground, chart, z)
         status, s, Sp, n_M = shape.support(-A.T @ n)
         if status != 0:
-            return SUPPORT_FAILED, c
+            return status, c
         P = a + A @ s
         R = J.T @ (P - x)
         dRdz = np.einsum("iab,i->ab", H, P - x) + J.T @ (A @ Sp @ A.T @ J @ W - J)
@@ -238,7 +345,7 @@ def contact(shape, ground, A, a, chart, z, tol, max_iter):
     x, J, H, n, W = ground_geometry(ground, chart, z)
     status, s, Sp, n_M = shape.support(-A.T @ n)
     if status != 0:
-        return SUPPORT_FAILED, c
+        return status, c
     P = a + A @ s
     dRdz = np.einsum("iab,i->ab", H, P - x) + J.T @ (A @ Sp @ A.T @ J @ W - J)
     An = A.T @ n
@@ -353,7 +460,7 @@ def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, subst
 
     Parameters
     ----------
-    shape : ChartShape                       # IN, the body's convex shape
+    shape : ChartShape, Disk, Cylinder or Wheel   # IN, the body's convex shape
     ground : twin surface object             # IN, the ground (normal toward the body)
     mass, gravity : float
     inertia, inertia_inv : ndarray (3, 3)    # about the centre of mass, body axes
@@ -373,7 +480,8 @@ def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, subst
     -------
     int
         0 on success, ``k + 1`` if step ``k`` failed (state left at its start; ``info[0]``
-        tells why: CONTACT_FAILED, STEP_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED).
+        tells why: CONTACT_FAILED, STEP_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED, or one of
+        the contact EVENTS FLAT, RIM_TO_SIDE, INNER_CONTACT).
     """
     state = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
              "F": F.copy(), "xi": xi.copy(), "chart": int(chart[0]), "z": z.copy()}
@@ -395,3 +503,10 @@ def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, subst
         if (k + 1) % save_every == 0:
             out[(k + 1) // save_every - 1] = frame(new, c)
     return 0
+
+
+def support_map(shape, d):
+    """``(status, s (3,), S' (3, 3), n_M (3,))`` of ``shape`` in direction ``d`` (3,): the
+    support map of any shape class, callable from Python (the kernel's shapes expose it only
+    through this function)."""
+    return shape.support(np.asarray(d, dtype=float))

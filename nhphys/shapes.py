@@ -23,6 +23,7 @@ from nhphys._validation import as_positive_scalar
 
 DEFAULT_FLAT_ANGLE = 1e-2  # rad
 DEFAULT_SIDE_ANGLE = 1e-2  # rad
+DISPLAY_THICKNESS = 0.02  # half-thickness of a thin disk's display mesh, in radii
 
 
 def _as_event_angle(value, name):
@@ -135,17 +136,8 @@ class Disk(Shape):
         return bool(abs(z) <= 1e-12 * self.radius and np.hypot(x, y) < self.radius)
 
     def _mesh_arrays(self, resolution):
-        phi = 2 * np.pi * np.arange(resolution) / resolution
-        rim = np.column_stack([self.radius * np.cos(phi), self.radius * np.sin(phi),
-                               np.zeros(resolution)])
-        # two sheets (top and bottom) so each side has its own outward normal
-        points = np.vstack([[0, 0, 0], rim, [0, 0, 0], rim])
-        normals = np.zeros_like(points)
-        normals[: resolution + 1, 2] = 1.0
-        normals[resolution + 1:, 2] = -1.0
-        faces = np.vstack([_fan(resolution, 0, 1, 1.0),
-                           _fan(resolution, resolution + 1, resolution + 2, -1.0)])
-        return points, faces, normals
+        # drawn with a small thickness so its two faces do not fight for the same pixels
+        return Cylinder(self.radius, DISPLAY_THICKNESS * self.radius)._mesh_arrays(resolution)
 
 
 class Cylinder(Shape):

@@ -375,8 +375,7 @@ def test_meshes_are_closed_and_outward(shape):
     f = key.ravel()[faces]
     edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), 1)
     _, counts = np.unique(edges, axis=0, return_counts=True)
-    # (the thin disk is two coincident sheets, back to back: its inner edges count four times)
-    assert (counts % 2 == 0).all() if isinstance(shape, Disk) else (counts == 2).all()
+    assert (counts == 2).all()
     a, b, c = (points[faces[:, i]] for i in range(3))
     assert ((np.cross(b - a, c - a) * normals[faces].sum(1)).sum(1) > 0).all()
     assert np.abs(points[:, :2]).max() == pytest.approx(

@@ -8,6 +8,7 @@
 """
 
 from nhphys import integrators, lie, systems
+from nhphys import shapes  # Disk, Wheel, Cylinder: body shapes given by their support maps
 from nhphys.bodies import RigidBody
 from nhphys.errors import NewtonError
 from nhphys.simulate import simulate

@@ -195,3 +195,17 @@ def test_each_bundled_scene_renders_off_screen(name, tmp_path):
     assert info["frames"] == 3 and frames.shape[0] == 3
     assert np.std(frames[0][..., :3]) > 5
     assert np.abs(frames[0].astype(int) - frames[-1]).sum() > 0
+
+
+def test_runs_of_single_systems_render_without_a_scene(tmp_path):
+    import imageio.v3 as iio
+
+    suslov = nhphys.simulate(nhphys.systems.Suslov([1, 2, 3], [0, 0, 1]), 1.0, 0.01,
+                             omega0=[2.0, 1.0, 0.0])
+    viz.render(None, suslov, tmp_path / "a.gif", fps=4, size=(96, 72))
+    frames = iio.imread(tmp_path / "a.gif", index=None)
+    assert frames.shape[0] == 5 and np.abs(frames[0].astype(int) - frames[-1]).sum() > 0
+    sleigh = nhphys.simulate(nhphys.systems.KnifeEdge(1.0, 0.5, 0.3), 1.0, 0.01,
+                             velocity0=0.5, omega0=2.0)
+    info = viz.render(None, sleigh, tmp_path / "b.png", size=(96, 72), locate=True)
+    assert np.all(np.isfinite(info["center"]))

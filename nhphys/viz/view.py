@@ -189,7 +189,8 @@ def readout(t, energy, energy0, residual, speed=None, paused=False):
     energy0 = np.atleast_1d(energy0)
     scale = np.where(np.abs(energy0) > 0, np.abs(energy0), 1.0)
     err = float(np.max(np.abs(energy - energy0) / scale))
-    text = f"t = {t:8.3f} s   |dE/E| = {err:.1e}   residual = {float(np.max(residual)):.1e}"
+    text = (f"t = {t:.3f} s    energy error {err:.1e}    "
+            f"constraint residual {float(np.max(residual)):.1e}")
     if speed is not None:
         text += f"   speed x{speed:g}"
     if paused:

@@ -13,9 +13,11 @@ For each: wall time per simulated second (median of ``--repeats``), the largest 
 error over the run, and the largest error in lean, heading and contact path against a tight
 reference (Kane's equations, DOP853 at rtol 1e-13). ``--accuracy`` adds the convergence table
 of the issue (error against h, the step at which it falls below 1e-6); ``--long T`` the energy
-error of both over a long run.
+error of both over a long run; ``--twins`` the steps per second of the kernel and its Python
+twin for a disk, a cylinder and a wheel on a plane, a height field and a bowl.
 
-Run ``python benchmarks/bench_disk.py [--t-final T] [--repeats R] [--accuracy] [--long T]``.
+Run ``python benchmarks/bench_disk.py [--t-final T] [--repeats R] [--accuracy] [--long T]
+[--twins]``.
 """
 
 import argparse
@@ -128,6 +130,45 @@ def run(args):
         print(f"| {label} | {per_second:.4f} | {energy:.1e} | {err:.1e} |")
 
 
+def kernel_and_twin(args):
+    """Steps per second of the kernel and its Python twin for each shape on a ground."""
+    from nhphys.lie import so3
+    from nhphys.shapes import Cylinder, Wheel
+    from nhphys.surfaces import HeightField, Sphere
+
+    terrain = HeightField.from_function("0.03*sin(3*x)*cos(2*y)", (-6, 6), (-6, 6), samples=241)
+    wheel = nhphys.RigidBody(2.0, Wheel.solid_inertia(2.0, 0.3, 0.05), Wheel(0.3, 0.05))
+    cylinder = nhphys.RigidBody(1.0, Cylinder.solid_inertia(1.0, 0.1, 0.05), Cylinder(0.1, 0.05))
+    disk = nhphys.RigidBody(M, Disk.solid_inertia(M, R), Disk(R))
+    upright = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]])
+    cases = [
+        ("disk on a plane", RollingBody(disk, Plane(), gravity=G), kane.to_nhphys(initial_state())),
+        ("cylinder on a plane (on its rim)", RollingBody(cylinder, Plane()),
+         {"R0": so3.exp([1.0, 0.0, 0.0]), "omega0": [0.5, 0.0, 8.0]}),
+        ("wheel on a height field", RollingBody(wheel, terrain),
+         {"R0": so3.exp([np.pi / 2 - 0.1, 0, 0]), "omega0": [0.0, 0.0, -4.0],
+          "ground_point": [0.0, 0.0, 0.0]}),
+        ("disk inside a spherical bowl", RollingBody(disk, Sphere(1.0).as_ground("inside")),
+         {"R0": upright, "omega0": [0.0, 0.0, -20.0], "ground_point": [0.3, 0.0, -0.95]}),
+    ]
+    print(f"\nKernel and twin, Retraction('exp'), h = 1e-3 ({args.steps} kernel steps, "
+          f"{args.twin_steps} twin steps; medians of {args.repeats} and 2)\n")
+    print("| system | kernel steps/s | twin steps/s | kernel / twin |")
+    print("|---|---:|---:|---:|")
+    for label, system, ic in cases:
+        rates = []
+        for backend, steps, repeats in (("cython", args.steps, args.repeats),
+                                        ("python", args.twin_steps, 2)):
+            times = []
+            for _ in range(repeats):  # a fresh start each time: the wheel must stay on the map
+                run = Retraction().start(system, 1e-3, backend, **ic)
+                t0 = time.perf_counter()
+                run.advance(steps, steps)
+                times.append(time.perf_counter() - t0)
+            rates.append(steps / statistics.median(times))
+        print(f"| {label} | {rates[0]:,.0f} | {rates[1]:,.0f} | {rates[0] / rates[1]:,.0f}x |")
+
+
 def long_run(args):
     """Energy over ``--long`` seconds: the symmetric step against DOP853's slow drift."""
     from scipy.integrate import solve_ivp
@@ -200,10 +241,15 @@ def main(argv=None):
     parser.add_argument("--t-final", type=float, default=10.0)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--accuracy", action="store_true")
+    parser.add_argument("--steps", type=int, default=2_000)
+    parser.add_argument("--twin-steps", type=int, default=300)
+    parser.add_argument("--twins", action="store_true", help="also time kernel against twin")
     parser.add_argument("--long", type=float, default=0.0,
                         help="also compare the energy over this many seconds")
     args = parser.parse_args(argv)
     run(args)
+    if args.twins:
+        kernel_and_twin(args)
     if args.long:
         long_run(args)
     if args.accuracy:

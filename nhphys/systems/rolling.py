@@ -19,6 +19,14 @@ at ``s`` (orthonormal basis ``E``), ``L_M = (E^T S' E)^-1`` where ``S'`` is the 
 support map (see :mod:`nhphys.twins.rolling`), and ``A^T L_H A`` is
 ``E^T A^T J_H W_H g_H^-1 J_H^T A E`` with ``W_H = g_H^-1 II_H`` the ground's Weingarten matrix on
 chart velocities.
+
+For a body given by its support map only (a disk, wheel or cylinder, :mod:`nhphys.shapes`),
+``L_M`` does not exist (``S'`` is singular on a disk's rim), and the reference uses the same
+equation multiplied through by ``S'``: differentiating ``s = S(-A^T n)`` along the motion gives
+``(I - S' A^T L_H A) ds/dt = S' (Omega x A^T n)``, which is eq. (29)'s contact equation when
+``S'`` is invertible on the tangent plane, and a regular 3 x 3 system for a disk. A contact
+event of the shape (see :class:`nhphys.errors.ContactEvent`) stops a run of the kernels at the
+step that would cross it.
 """
 
 import warnings

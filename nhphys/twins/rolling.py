@@ -26,6 +26,17 @@ The support map's derivative: with into-body normal ``n_M = -d/|d|`` at ``s = S(
 ``II_M dy = J_M^T dd`` and ``S'(d) = J_M II_M^-1 J_M^T / |d|`` (3 x 3, rank 2). A singular
 ``dR/dz`` is the irregular contact of the rolling equations (``Lambda`` singular).
 
+Shapes that are not strictly convex (:class:`Disk`, :class:`Cylinder`, :class:`Wheel`) give
+their support map directly, with no chart: a thin disk of radius ``rho`` round the body z axis
+has ``s = rho w - com`` with ``w`` the unit projection of ``d`` on its plane and
+``S' = rho / |d_perp| t t^T`` (``t = e_z x w`` the rim tangent): rank one, since the contact
+can only move along the rim. Nothing above needs ``S'`` to be invertible (only ``dR/dz`` must
+be), so the same contact solve and the same step serve; ``n_M`` is then the normal of the
+supporting plane, ``-d/|d|``. Where a support map stops describing a single contact point
+(``d`` along a disk's axis: the disk lies flat; ``d`` in a cylinder's mid plane: it lies on its
+side; a wheel lying flat) it returns a contact event status (``FLAT``, ``RIM_TO_SIDE``,
+``INNER_CONTACT``) instead of a point, which the contact solve and the step pass up unchanged.
+
 Sensitivities of the contact to the pose, needed by the step's Newton Jacobian (``A -> A
 exp(hat(delta))``, ``a -> a + da``), follow by implicit differentiation of ``R = 0``:
 

@@ -138,10 +138,15 @@ def test_view_steps_live_in_a_window_with_a_timer(virtual_display, tmp_path):
     import imageio.v3 as iio
 
     env = dict(os.environ, DISPLAY=virtual_display)
-    result = subprocess.run([sys.executable, "-m", "nhphys", "view", TOP, "--frames", "5",
-                             "--size", "160x120", "--record", str(tmp_path / "window.gif")],
-                            env=env, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
+    attempts = []
+    for _ in range(2):  # a loaded machine's X server may refuse the first connection
+        result = subprocess.run([sys.executable, "-m", "nhphys", "view", TOP, "--frames", "5",
+                                 "--size", "160x120", "--record", str(tmp_path / "window.gif")],
+                                env=env, capture_output=True, text=True, timeout=120)
+        attempts.append(result)
+        if result.returncode == 0 and "in a window" in result.stdout:
+            break
+    assert result.returncode == 0, [(r.stdout, r.stderr[-2000:]) for r in attempts]
     assert "rendered 5 frames in a window" in result.stdout, (result.stdout, result.stderr)
     frames = iio.imread(tmp_path / "window.gif", index=None)
     assert frames.shape[0] == 5

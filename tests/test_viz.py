@@ -188,7 +188,8 @@ def test_each_bundled_scene_renders_off_screen(name, tmp_path):
     namespace = runpy.run_path(os.path.join(ROOT, "scenes", name), run_name="nhphys_scene")
     scene, defaults = namespace["scene"], namespace.get("defaults", {})
     dt = defaults.get("dt", 0.01)
-    traj = scene.simulate(round(0.4 / dt) * dt, dt)
+    t_final = min(0.4, defaults.get("t_final", 0.4))
+    traj = scene.simulate(max(1, round(t_final / dt)) * dt, dt)
     info = viz.render(scene, traj, tmp_path / "s.gif", fps=5, size=(160, 120),
                              max_frames=3)
     frames = iio.imread(tmp_path / "s.gif", index=None)

@@ -173,3 +173,26 @@ def test_scene_file_loading(tmp_path):
     bad.write_text("x = 1\n")
     with pytest.raises(ValueError, match="define `scene = nhphys.Scene"):
         load_scene_file(bad)
+
+
+def test_progress_bar_and_quaternions(capsys):
+    scene = two_tops()
+    traj = scene.simulate(1.0, 0.01, progress=True)
+    err = capsys.readouterr().err
+    assert "tops" in err and "100/100" in err  # tqdm's bar, on stderr
+    q = traj.quaternion
+    assert q.shape == (101, 2, 4) and np.allclose(np.linalg.norm(q, axis=-1), 1)
+    w, x, y, z = q[50, 1]
+    assert np.isclose(1 - 2 * (y * y + z * z), traj.R[50, 1, 0, 0])
+
+
+def test_custom_display_mesh_replaces_the_shape():
+    pv = pytest.importorskip("pyvista")
+
+    scene = Scene()
+    cube = pv.Cube(x_length=0.2, y_length=0.2, z_length=0.2)
+    entry = scene.add_body(top(), Suslov([0, 0, 1]), omega=[1, 0, 0], mesh=cube)
+    points, faces = entry.mesh
+    assert len(faces) == 12 and np.allclose(np.abs(points), 0.1)
+    shown = scene.display().bodies[0]
+    assert np.array_equal(shown["points"], points)

@@ -4,9 +4,9 @@ A thin uniform disk (radius 0.1 m, 1 kg) starts upright on the wall of a spheric
 radius 1 m, 0.3 m from its bottom, with its axis horizontal along the radius, spinning at
 20 rad/s so that it rolls sideways across the bowl; held upright by its spin, it rolls up the
 wall, stops, rolls back across and up the other side, like a pendulum. The contact stays on the
-rim, the no-slip condition holds to round-off, and the energy error stays small and bounded. Figures: ``diagnostics.png`` (energy error,
-residuals, contact path) and ``wall.png`` (the contact point's distance from the bowl's axis
-and the normal contact force along the run).
+rim, the no-slip condition holds to round-off, and the energy error stays small and bounded.
+Figures: ``diagnostics.png`` (energy error, residuals, contact path) and ``wall.png`` (the
+contact point's distance from the bowl's axis and the normal contact force along the run).
 
 Run ``python scenes/disk_in_bowl.py [--out DIR]``: writes PNGs into ``out/disk_in_bowl/`` and
 prints their paths. ``nhphys view disk_in_bowl`` shows it live.

@@ -1,11 +1,10 @@
-"""An Euler disk released at a lean of 60 degrees: it goes down turning ever faster, until it
-falls flat, where the run stops with a contact event.
+"""An Euler disk released at a lean of 60 degrees goes down turning ever faster and falls flat.
 
 A thin uniform disk (radius 37.5 mm, 450 g) leans 60 degrees from the vertical and turns at
 2 rad/s about the vertical, without spin. Rolling without slipping and without losses, it leans
 further while its heading turns faster and faster (the turning rate grows without bound as the
-disk approaches flat: 2 rad/s at the start, 134 rad/s when the run stops). When its plane comes within 0.02 rad of the
-ground the contact stops being a point: ``nhphys.simulate`` raises
+disk approaches flat: 2 rad/s at the start, 134 rad/s when the run stops). When its plane comes
+within 0.02 rad of the ground the contact stops being a point: ``nhphys.simulate`` raises
 :class:`nhphys.errors.ContactEvent` saying so, with every frame up to it in ``.trajectory``.
 
 The model has no rolling resistance or air drag, so this is not the slow, many-second spiral of
@@ -107,7 +106,8 @@ def main(argv=None):
     fig.tight_layout()
     fig.savefig(paths[1], dpi=110)
     plt.close(fig)
-    print(f"lean {np.degrees(lean[0]):.1f} -> {np.degrees(lean[-1]):.2f} deg in {traj.t[-1]:.4f} s; "
+    print(f"lean {np.degrees(lean[0]):.1f} -> {np.degrees(lean[-1]):.2f} deg in "
+          f"{traj.t[-1]:.4f} s; "
           f"turning rate {abs(rate[0]):.2f} -> {abs(rate[-1]):.0f} rad/s; energy error "
           f"{np.abs(traj.energy / traj.energy[0] - 1).max():.1e}; largest residual "
           f"{traj.constraint_residual.max():.1e}")

@@ -14,8 +14,6 @@ import os
 import runpy
 import time
 
-import numpy as np
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENES = ("suslov_top", "bowl", "marbles")
 

@@ -225,7 +225,6 @@ class SceneDisplay:
     @classmethod
     def default_for(cls, trajectory):
         """A box per body (and a floor), for trajectories without a stored scene."""
-        positions, _ = trajectory.body_poses()
         corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)],
                            dtype=float) * np.array([0.3, 0.2, 0.1])
         faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],

@@ -120,6 +120,6 @@ def test_npz_and_csv_exports(run, tmp_path):
     back = nhphys.Trajectory.load(export.to_npz(traj, tmp_path / "run.npz"))
     assert all(np.array_equal(back[k], traj[k]) for k in traj.fields)
     export.to_csv(traj, tmp_path / "run.csv")
-    t, names, position, _ = nhphys.Trajectory.read_csv(tmp_path / "run.csv")
+    _, names, position, _ = nhphys.Trajectory.read_csv(tmp_path / "run.csv")
     assert names == ["top 0", "top 1"] and np.array_equal(position, traj.position)
     assert len(open(tmp_path / "run.csv").read().splitlines()) == 1 + 2 * len(traj)

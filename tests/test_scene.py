@@ -182,7 +182,7 @@ def test_progress_bar_and_quaternions(capsys):
     assert "tops" in err and "100/100" in err  # tqdm's bar, on stderr
     q = traj.quaternion
     assert q.shape == (101, 2, 4) and np.allclose(np.linalg.norm(q, axis=-1), 1)
-    w, x, y, z = q[50, 1]
+    _, _, y, z = q[50, 1]
     assert np.isclose(1 - 2 * (y * y + z * z), traj.R[50, 1, 0, 0])
 
 

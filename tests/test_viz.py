@@ -137,7 +137,7 @@ def test_live_session_keys_pause_speed_and_restart(rolling):
 
 
 def test_replay_of_a_saved_run(spinning, tmp_path):
-    scene, traj = spinning
+    _, traj = spinning
     traj.save(tmp_path / "run.npz")
     back = nhphys.Trajectory.load(tmp_path / "run.npz")
     images = back.play(frames=4, off_screen=True, size=(120, 90), speed=4.0)

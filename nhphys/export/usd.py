@@ -90,7 +90,7 @@ def to_usd(trajectory, path, scene=None, fps=24.0, speed=1.0):
                 primvar = UsdGeom.PrimvarsAPI(m).CreatePrimvar(
                     "displayColor", Sdf.ValueTypeNames.Color3fArray, UsdGeom.Tokens.vertex)
                 primvar.Set(Vt.Vec3fArray.FromNumpy(
-                    (np.asarray(colors, dtype=np.float32) / 255.0)))
+                    np.asarray(colors, dtype=np.float32) / 255.0))
             return m
 
         UsdGeom.Scope.Define(stage, "/World/Grounds")
@@ -112,5 +112,4 @@ def to_usd(trajectory, path, scene=None, fps=24.0, speed=1.0):
                 colors = two_tone(np.asarray(body["points"]), body["color"])
             mesh(f"{xform_path}/mesh", body["points"], body["faces"], body["color"], colors)
         stage.GetRootLayer().Save()
-        del stage
     return path

@@ -179,7 +179,8 @@ def _camera_preview(scene, dt, integrator, backend, t_final):
         traj = scene.simulate(n * dt, dt, integrator=integrator, backend=backend,
                               save_every=max(1, n // 40), progress=False)
         return traj.position
-    except Exception:  # the live run reports real errors; the camera only needs a guess
+    except (ValueError, TypeError, ArithmeticError, RuntimeError):
+        # the live run reports real errors; the camera only needs a guess
         return scene.start(dt, integrator, backend).initial()["position"]
 
 

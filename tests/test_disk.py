@@ -80,14 +80,16 @@ def test_kane_steady_circle_is_steady(kane_runs):
     assert np.abs(rate / TURN - 1).max() < 1e-9
 
 
+@pytest.mark.parametrize("name", ["exp", "cayley"])
 @pytest.mark.parametrize("motion", ["steady", "wobbling"])
-def test_agrees_with_kane_and_error_shrinks_as_h_squared(kane_runs, motion):
+def test_agrees_with_kane_and_error_shrinks_as_h_squared(kane_runs, motion, name):
     y, ref = kane_runs[motion]
     system = on_plane()
     hs = [0.005, 0.0025, 0.00125, 0.001]
     errors = []
     for h in hs:
-        traj = nhphys.simulate(system, 10.0, h, save_every=round(0.01 / h), **kane.to_nhphys(y))
+        traj = nhphys.simulate(system, 10.0, h, Retraction(name), save_every=round(0.01 / h),
+                               **kane.to_nhphys(y))
         errors.append(kane_error(traj, ref))
     assert log_log_slope(hs, errors) == pytest.approx(2.0, abs=0.15)
     # at h = 1e-3: measured 3.3e-3 (steady) and 7.8e-3 (wobbling), both in the heading's phase
@@ -316,6 +318,19 @@ def test_disk_falling_flat_is_an_event_with_everything_before_it(monkeypatch):
     assert np.degrees(lean[-1]) > 88  # nearly flat, not NaN
     assert np.isfinite(traj.energy).all()
     assert traj.constraint_residual.max() <= 1e-14
+
+
+@pytest.mark.parametrize("save_every", [1, 7])
+def test_event_frames_in_both_backends(backend, save_every):
+    """The twin stops at the same step as the kernel, and sparse saving keeps the saved steps."""
+    with pytest.raises(ContactEvent) as info:
+        nhphys.simulate(on_plane(), 0.2, 1e-3, backend=backend, save_every=save_every,
+                        **fall_from(np.radians(60)))
+    err = info.value
+    assert err.step == 120 and err.event == "flat"
+    traj = err.trajectory
+    np.testing.assert_allclose(traj.t, 1e-3 * save_every * np.arange(len(traj)), atol=1e-15)
+    assert len(traj) == 1 + err.step // save_every
 
 
 def test_cylinder_rolling_onto_its_side_is_an_event():

@@ -351,6 +351,12 @@ def test_wheel_falling_flat_is_an_inner_contact_event():
     assert len(info.value.trajectory) == info.value.step + 1
 
 
+def test_reference_stops_at_an_event_with_a_message():
+    with pytest.raises(RuntimeError, match=r"reached a contact event near t = 0\.1.*: "
+                                           "the disk fell flat"):
+        nhphys.simulate(on_plane(), 0.5, 0.01, Reference(), **fall_from(np.radians(60)))
+
+
 def test_disk_that_keeps_rolling_has_no_event():
     traj = nhphys.simulate(on_plane(), 1.0, 1e-3, **kane.to_nhphys(steady_state()))
     assert "event" not in traj.meta

@@ -292,16 +292,22 @@ class RollingBody:
         self._reference_chart = state["chart"]
         return np.concatenate([state["A"].ravel(), state["z"], self.inertia_inv @ state["Pi"]])
 
-    def _reference_geometry(self, A, z):
+    def _reference_geometry(self, A, z, t=None):
         shape, ground = self._twins()
         chart = self._reference_chart
         x, J, H, n, W = spec.ground_geometry(ground, chart, z)
         status, s, Sp, n_M = shape.support(-A.T @ n)
+        if status in EVENTS:
+            when = "" if t is None else f" near t = {t:.6g}"
+            raise RuntimeError(
+                f"The reference integration reached a contact event{when}: "
+                f"{event_message(status, self.body.shape)[1]}."
+            )
         return shape, ground, chart, x, J, n, W, s, Sp, n_M
 
-    def _rates(self, A, z, omega):
+    def _rates(self, A, z, omega, t=None):
         """``(s, x, n, n_M, ds/dt, dz/dt, dOmega/dt)`` of eq. (29) at ``(A, z, Omega)``."""
-        shape, ground, chart, x, J, n, W, s, Sp, n_M = self._reference_geometry(A, z)
+        shape, ground, chart, x, J, n, W, s, Sp, n_M = self._reference_geometry(A, z, t)
         if self.support_shape:
             # s = S(d) with d = -A^T n: ds/dt = S' dd/dt, dd/dt = Omega x A^T n + A^T L_H A ds/dt
             s_dot = np.linalg.solve(self._contact_operator(A, Sp, ground, chart, z),
@@ -322,7 +328,7 @@ class RollingBody:
         """Eq. (29) for the packed state ``(A, z, Omega)``."""
         A = state[:9].reshape(3, 3)
         omega = state[11:]
-        _, _, _, _, _, z_dot, omega_dot = self._rates(A, state[9:11], omega)
+        _, _, _, _, _, z_dot, omega_dot = self._rates(A, state[9:11], omega, t)
         A_dot = np.cross(A, omega)  # row r of A hat(Omega) is r x Omega
         return np.concatenate([A_dot.ravel(), z_dot, omega_dot])
 

@@ -390,6 +390,15 @@ def test_disk_placed_flat_is_refused():
                         R0=so3.exp([np.pi / 2, 0, 0]))
 
 
+def test_disk_matching_the_bowl_is_refused():
+    """Tilted 0.1 rad from lying flat in a bowl of radius 1, a disk of radius 0.1 has the
+    bowl's curvature along its rim (rho / |d_perp| = R): it would touch along an arc."""
+    system = RollingBody(disk_body(), Sphere(1.0).as_ground("inside"))
+    with pytest.raises(ValueError, match="curvatures match"):
+        nhphys.simulate(system, 0.01, 1e-3, R0=so3.exp([np.arcsin(0.1), 0, 0]),
+                        ground_point=[0, 0, -1])
+
+
 def test_centre_of_mass_must_be_in_the_shape():
     with pytest.raises(ValueError, match="`com`"):
         nhphys.RigidBody(1.0, [1, 1, 2], Disk(0.1), com=[0, 0, 0.01])

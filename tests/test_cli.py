@@ -184,3 +184,20 @@ def test_ctrl_c_during_run_keeps_everything_computed(tmp_path):
     assert traj.meta["interrupted"] and 1 < len(traj) < 10**5 + 1
     assert np.all(np.diff(traj.t) > 0) and traj.constraint_residual.max() < 1e-14
     assert sorted(os.listdir(tmp_path)) == ["long.npz"]
+
+
+def test_a_failing_simulation_exits_1_and_keeps_the_frames_before(tmp_path):
+    from nhphys import Trajectory
+
+    (tmp_path / "fast.py").write_text(
+        "import nhphys\nfrom nhphys.scene import Scene, Suslov\n"
+        "from nhphys.surfaces import Ellipsoid\nscene = Scene(name='fast')\n"
+        "scene.add_body(nhphys.RigidBody(1.0, [1, 2, 3], Ellipsoid([0.3, 0.2, 0.1])),\n"
+        "               Suslov([0, 0, 1]), omega=[100.0, 0.0, 0.0])\n")
+    result = nhphys("run", tmp_path / "fast.py", "--t-final", "1", "--dt", "0.05", "--out",
+                    tmp_path / "fast.npz", cwd=tmp_path)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "simulation failed" in result.stderr and "step 0 (t = 0)" in result.stderr
+    traj = Trajectory.load(tmp_path / "fast.npz")
+    assert len(traj) == 1  # the initial state, all that was computed
+    assert sorted(os.listdir(tmp_path)) == ["fast.npz", "fast.py"]

@@ -221,6 +221,9 @@ def cmd_run(args):
             _print_written([out])
         return EXIT_FAILURE
     if out is not None:
+        # how to show it again: `nhphys render` reads these when not told otherwise
+        traj.meta["playback"] = {"fps": float(fps), "speed": float(speed), "size": list(size)}
+        traj.save(out)
         written.append(out)
     if traj.meta.get("interrupted"):
         status = EXIT_INTERRUPTED
@@ -290,11 +293,14 @@ def cmd_render(args):
         targets = [(os.path.join(folder, stem + ".gif"), "--gif", ".gif")]
     for p, flag, suffix in targets:
         _output(p, flag, (suffix,))
+    playback = traj.meta.get("playback", {})
     written = []
     for p, _, _ in targets:
         try:
-            info = viz.render(scene, traj, p, fps=args.fps or 25.0, speed=args.speed or 1.0,
-                              size=args.size or (640, 480), time=args.time)
+            info = viz.render(scene, traj, p, fps=args.fps or playback.get("fps", 25.0),
+                              speed=args.speed or playback.get("speed", 1.0),
+                              size=args.size or tuple(playback.get("size", (640, 480))),
+                              time=args.time)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         print(f"rendered {info['frames']} frame(s) in {info['seconds']:.1f} s")

@@ -54,6 +54,11 @@ def test_run_then_render_the_saved_run(tmp_path):
                     "--size", "120x90")
     assert result.returncode == 0, result.stderr
     assert iio.imread(tmp_path / "last.png").shape[:2] == (90, 120)
+    assert traj.meta["playback"] == {"fps": 20.0, "speed": 1.0, "size": [480, 360]}
+    result = nhphys("render", tmp_path / "run.npz", "--fps", "4")  # default: run.gif beside it
+    assert result.returncode == 0, result.stderr
+    frames = iio.imread(tmp_path / "run.gif", index=None)
+    assert frames.shape[:3] == (3, 360, 480)  # the scene's size, from the run's file
 
 
 def test_view_steps_live_headless(tmp_path):

@@ -252,25 +252,32 @@ def cmd_view(args):
     integrator = _integrator(args.integrator) if args.integrator else \
         _integrator(options["integrator"]) if isinstance(options["integrator"], str) \
         else options["integrator"]
-    if args.record is not None:
-        _output(args.record, "--record", (".gif",))
     off_screen = args.off_screen or viz.headless()
-    frames = args.frames
+    frames, record = args.frames, args.record
     if off_screen and frames is None:
         frames = 60
-        print("no display: stepping 60 frames off screen (use --frames N, --record OUT.gif)")
+    if off_screen and record is None:  # with no window, the frames are only worth keeping
+        os.makedirs("out", exist_ok=True)
+        record = os.path.join("out", f"{scene.name}-live.gif")
+    if record is not None:
+        _output(record, "--record", (".gif",))
+    if off_screen and args.frames is None:
+        print(f"no display: stepping {frames} frames off screen (--frames N to change)")
     try:
         images = viz.show(scene, dt=float(dt), integrator=integrator, backend=args.backend,
                           fps=args.fps or options["fps"], speed=args.speed or options["speed"],
                           frames=frames, off_screen=off_screen, size=args.size or (1024, 768),
-                          record=args.record)
+                          record=record)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
+    except RuntimeError as exc:  # no window could be opened
+        print(f"nhphys view: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
     if images is not None:
         print(f"stepped and rendered {len(images)} frames "
               f"{'off screen' if off_screen else 'in a window'}")
-        if args.record:
-            _print_written([args.record])
+        if record:
+            _print_written([record])
     return 0
 
 

@@ -13,6 +13,7 @@ from nhphys.viz._pyvista import headless, pyvista
 from nhphys.viz.view import SceneView, readout
 
 PREVIEW_SECONDS = 4.0  # simulated ahead (coarsely saved) to place the camera
+TRAIL_FRAMES = 3000  # a live trail shows the contact path of the last frames only
 
 
 class _Playback:
@@ -103,9 +104,9 @@ class LiveSession(_Playback):
         self.refresh_text()
 
     def redraw_trails(self):
-        if len(self.trail) > 256:  # keep the list short; the points are all kept
-            self.trail = [np.concatenate(self.trail)]
-        self.view.set_trails(np.concatenate(self.trail))
+        if len(self.trail) > 256:  # keep the list short, and the trail to its last frames
+            self.trail = [np.concatenate(self.trail)[-TRAIL_FRAMES:]]
+        self.view.set_trails(np.concatenate(self.trail)[-TRAIL_FRAMES:])
 
     def refresh_text(self):
         self.view.set_text(readout(self.t, self.last["energy"], self.energy0,

@@ -173,16 +173,21 @@ def test_ctrl_c_during_run_keeps_everything_computed(tmp_path):
 
     env = dict(os.environ)
     env.pop("DISPLAY", None)
-    proc = subprocess.Popen([sys.executable, "-m", "nhphys", "run", TOP, "--t-final", "1e5",
+    proc = subprocess.Popen([sys.executable, "-m", "nhphys", "run", TOP, "--t-final", "1e6",
                              "--save-every", "100", "--out", str(tmp_path / "long.npz"),
                              "--no-progress"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     part = tmp_path / "long.npz.part"
-    deadline = time.time() + 60
-    while time.time() < deadline and not (part.exists() and len(os.listdir(part)) >= 3):
-        time.sleep(0.05)  # streaming has started: meta and two chunks are on disk
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not (part.exists() and len(os.listdir(part)) >= 3):
+            time.sleep(0.05)  # streaming has started: meta and two chunks are on disk
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 130, (out, err)
     assert "interrupted at t =" in out and str(tmp_path / "long.npz") in out
     traj = Trajectory.load(tmp_path / "long.npz")

@@ -10,6 +10,8 @@
 cimport cython
 from libc.math cimport sin, cos, fabs, isfinite
 
+from nhphys_ext.dense cimport solve_small
+
 DEF NMAX = 8
 DEF RMAX = 4
 DEF ZMAX = 12  # n + r
@@ -145,36 +147,6 @@ cdef inline void gauge_third(int code, const double* par, int n, const double* q
 
 
 # -- small dense linear algebra ---------------------------------------------------------------
-cdef inline bint solve_small(int m, double* A, double* b) noexcept nogil:
-    # Gaussian elimination with partial pivoting (row-major m x m, overwritten); the solution
-    # overwrites b. Returns False for an exactly zero pivot.
-    cdef int col, row, piv, k
-    cdef double tmp, f
-    for col in range(m):
-        piv = col
-        for row in range(col + 1, m):
-            if fabs(A[m * row + col]) > fabs(A[m * piv + col]):
-                piv = row
-        if A[m * piv + col] == 0.0:
-            return False
-        if piv != col:
-            for k in range(m):
-                tmp = A[m * col + k]
-                A[m * col + k] = A[m * piv + k]
-                A[m * piv + k] = tmp
-            tmp = b[col]
-            b[col] = b[piv]
-            b[piv] = tmp
-        for row in range(col + 1, m):
-            f = A[m * row + col] / A[m * col + col]
-            for k in range(col, m):
-                A[m * row + k] -= f * A[m * col + k]
-            b[row] -= f * b[col]
-    for row in range(m - 1, -1, -1):
-        for k in range(row + 1, m):
-            b[row] -= A[m * row + k] * b[k]
-        b[row] /= A[m * row + row]
-    return True
 
 
 cdef inline void matvec(const double* A, const double* x, int rows, int cols,

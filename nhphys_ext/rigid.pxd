@@ -1,11 +1,10 @@
-# Rigid-body arithmetic shared by the kernels that move a rigid body (suslov, rolling):
-# the discrete Legendre transforms of the free body and their Jacobian, small dense solves,
-# 3x3 products, and the polar correction that keeps rotations on SO(3). Everything is
-# `cdef inline ... noexcept nogil`; the specification is nhphys/twins/suslov.py.
+# Rigid-body arithmetic shared by the kernels that move a rigid body (suslov, rolling): the
+# discrete Legendre transforms of the free body and their Jacobian, and the polar correction
+# that keeps rotations on SO(3). Everything is `cdef inline ... noexcept nogil`; the
+# specification is nhphys/twins/suslov.py.
 
-from libc.math cimport fabs
-
-from nhphys_ext.so3 cimport cross3, dot3, norm3, coeff_c, coeff_dc
+from nhphys_ext.dense cimport matmul3
+from nhphys_ext.so3 cimport cross3, dot3, norm3, coeff_c, coeff_dc, hat3
 
 
 cdef inline void momentum_minus(const double* xi, const double* I, double h, int map_code,
@@ -29,24 +28,8 @@ cdef inline void momentum_minus(const double* xi, const double* I, double h, int
             G[i] = M[i] + 0.5 * xM[i] + c * xi[i]
 
 
-cdef inline void hat_into(const double* v, double* K) noexcept nogil:
-    K[0] = 0.0
-    K[1] = -v[2]
-    K[2] = v[1]
-    K[3] = v[2]
-    K[4] = 0.0
-    K[5] = -v[0]
-    K[6] = -v[1]
-    K[7] = v[0]
-    K[8] = 0.0
 
 
-cdef inline void matmul3(const double* A, const double* B, double* C) noexcept nogil:
-    cdef int i, j
-    for i in range(3):
-        for j in range(3):
-            C[3 * i + j] = (A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j]
-                            + A[3 * i + 2] * B[6 + j])
 
 
 cdef inline void reorthonormalize(double* R) noexcept nogil:
@@ -82,8 +65,8 @@ cdef inline void momentum_minus_jacobian(const double* xi, const double* I, doub
         M[i] = (I[3 * i] * xi[0] + I[3 * i + 1] * xi[1] + I[3 * i + 2] * xi[2]) / h
     for i in range(9):
         dM[i] = I[i] / h
-    hat_into(xi, K)
-    hat_into(M, Mh)
+    hat3(xi, K)
+    hat3(M, Mh)
     matmul3(K, dM, KM)
     for i in range(9):
         D[i] = dM[i] + 0.5 * (KM[i] - Mh[i])
@@ -94,7 +77,7 @@ cdef inline void momentum_minus_jacobian(const double* xi, const double* I, doub
         cross3(xi, xM, xxM)
         matmul3(K, KM, T)       # hat(xi)^2 I / h
         matmul3(K, Mh, T2)      # hat(xi) hat(M)
-        hat_into(xM, XM)        # hat(xi x M)
+        hat3(xM, XM)        # hat(xi x M)
         for i in range(3):
             for j in range(3):
                 D[3 * i + j] += (c * (T[3 * i + j] - XM[3 * i + j] - T2[3 * i + j])
@@ -108,36 +91,6 @@ cdef inline void momentum_minus_jacobian(const double* xi, const double* I, doub
             D[4 * i] += 0.25 * xm
 
 
-cdef inline bint solve_small(int m, double* A, double* b) noexcept nogil:
-    # Gaussian elimination with partial pivoting on an m x m row-major A (m <= 3);
-    # the solution overwrites b. Returns False for a singular matrix.
-    cdef int col, row, piv, k
-    cdef double tmp, f
-    for col in range(m):
-        piv = col
-        for row in range(col + 1, m):
-            if fabs(A[m * row + col]) > fabs(A[m * piv + col]):
-                piv = row
-        if A[m * piv + col] == 0.0:
-            return False
-        if piv != col:
-            for k in range(m):
-                tmp = A[m * col + k]
-                A[m * col + k] = A[m * piv + k]
-                A[m * piv + k] = tmp
-            tmp = b[col]
-            b[col] = b[piv]
-            b[piv] = tmp
-        for row in range(col + 1, m):
-            f = A[m * row + col] / A[m * col + col]
-            for k in range(col, m):
-                A[m * row + k] -= f * A[m * col + k]
-            b[row] -= f * b[col]
-    for row in range(m - 1, -1, -1):
-        for k in range(row + 1, m):
-            b[row] -= A[m * row + k] * b[k]
-        b[row] /= A[m * row + row]
-    return True
 
 
 cdef inline void momentum_plus(const double* xi, const double* I, double h, int map_code,

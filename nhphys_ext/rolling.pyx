@@ -11,11 +11,11 @@ cimport cython
 from libc.math cimport sqrt, fabs, isfinite, atan, sin, M_PI
 
 from nhphys_ext.so3 cimport (
-    cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3,
+    cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3, hat3,
 )
+from nhphys_ext.dense cimport matmul3, solve_small
 from nhphys_ext.rigid cimport (
-    hat_into, matmul3, momentum_minus, momentum_minus_jacobian, momentum_plus,
-    reorthonormalize, solve_small,
+    momentum_minus, momentum_minus_jacobian, momentum_plus, reorthonormalize,
 )
 from nhphys_ext.surfaces cimport ChartSurface, normal_of, forms_of, weingarten_of
 
@@ -455,9 +455,9 @@ cdef int contact_final(ConvexShape shape, ChartSurface ground, const double* A, 
     inv[2] = -dRdz[2] / det
     inv[3] = dRdz[0] / det
     # Q = -hat(s) - S' hat(A^T n)
-    hat_into(An, K)
+    hat3(An, K)
     matmul3(c.Sp, K, SpK)
-    hat_into(c.s, Q)
+    hat3(c.s, Q)
     for i in range(9):
         Q[i] = -Q[i] - SpK[i]
     matmul3(A, Q, AQ)
@@ -570,7 +570,7 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
     for i in range(3):
         weight[i] = mass * gravity * up[i]
     # kick_row = h/2 hat(s_k) A^T
-    hat_into(s_k, K)
+    hat3(s_k, K)
     transpose3(A, At)
     matmul3(K, At, kick_row)
     for i in range(9):
@@ -635,13 +635,13 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
         for i in range(9):
             Jm[i] *= 0.5
         # dN/dxi = Am (-hat(phi x s_m) Jm - hat(s_m) dphi + hat(phi) ds_m/ddelta Jm)
-        hat_into(xs, B1)
+        hat3(xs, B1)
         matmul3(B1, Jm, B2)
-        hat_into(cm.s, B1)
+        hat3(cm.s, B1)
         matmul3(B1, dphi, B3)
         for i in range(9):
             B2[i] = -B2[i] - B3[i]
-        hat_into(phi, B1)
+        hat3(phi, B1)
         matmul3(B1, cm.ds_ddelta, B3)
         matmul3(B3, Jm, Kk)
         for i in range(9):
@@ -694,7 +694,7 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
         return st
     momentum_plus(xi, I, h, map_code, pi_end)
     # K = h/2 (I/m - hat(s) I^-1 hat(s)) ; rhs = -(A^T p_half/m - h/2 g A^T up + (I^-1 Pi) x s)
-    hat_into(c1.s, B1)
+    hat3(c1.s, B1)
     matmul3(B1, Iinv, B2)
     matmul3(B2, B1, IS)
     for i in range(9):

@@ -9,9 +9,8 @@ cimport cython
 from libc.math cimport sqrt, fabs, isfinite, M_PI
 
 from nhphys_ext.so3 cimport cross3, norm3, exp3, cay3
-from nhphys_ext.rigid cimport (
-    momentum_minus, momentum_minus_jacobian, matmul3, reorthonormalize, solve_small,
-)
+from nhphys_ext.dense cimport matmul3, solve_small
+from nhphys_ext.rigid cimport momentum_minus, momentum_minus_jacobian, reorthonormalize
 
 
 

@@ -1,0 +1,44 @@
+# Small dense linear algebra shared by the kernels: row-major matrices of at most 6 x 6, on
+# raw pointers, `cdef inline ... noexcept nogil`. The Python twins use numpy for the same
+# operations.
+
+from libc.math cimport fabs
+
+cdef inline bint solve_small(int m, double* A, double* b) noexcept nogil:
+    # Gaussian elimination with partial pivoting on an m x m row-major A (m <= 6);
+    # the solution overwrites b. Returns False for a singular matrix.
+    cdef int col, row, piv, k
+    cdef double tmp, f
+    for col in range(m):
+        piv = col
+        for row in range(col + 1, m):
+            if fabs(A[m * row + col]) > fabs(A[m * piv + col]):
+                piv = row
+        if A[m * piv + col] == 0.0:
+            return False
+        if piv != col:
+            for k in range(m):
+                tmp = A[m * col + k]
+                A[m * col + k] = A[m * piv + k]
+                A[m * piv + k] = tmp
+            tmp = b[col]
+            b[col] = b[piv]
+            b[piv] = tmp
+        for row in range(col + 1, m):
+            f = A[m * row + col] / A[m * col + col]
+            for k in range(col, m):
+                A[m * row + k] -= f * A[m * col + k]
+            b[row] -= f * b[col]
+    for row in range(m - 1, -1, -1):
+        for k in range(row + 1, m):
+            b[row] -= A[m * row + k] * b[k]
+        b[row] /= A[m * row + row]
+    return True
+
+
+cdef inline void matmul3(const double* A, const double* B, double* C) noexcept nogil:
+    cdef int i, j
+    for i in range(3):
+        for j in range(3):
+            C[3 * i + j] = (A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j]
+                            + A[3 * i + 2] * B[6 + j])

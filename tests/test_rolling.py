@@ -281,3 +281,10 @@ def test_failed_step_names_step_and_time():
     with pytest.raises(nhphys.NewtonError, match=r"step \d+ \(t = .*\)") as info:
         nhphys.simulate(system, 10.0, 0.5, R0=ELLIPSOID_IC["R0"], omega0=[0, 0, 40.0])
     assert info.value.trajectory is not None
+
+
+def test_leaving_the_terrain_data_is_named():
+    terrain = HeightField.from_function("0.05*sin(2*x)*cos(2*y)", (-1, 1), (-1, 1), samples=33)
+    system = RollingBody(solid_ball(), terrain)
+    with pytest.raises(nhphys.NewtonError, match=r"left the ground's data .*outside \[-1, 1\]"):
+        nhphys.simulate(system, 10.0, 0.01, omega0=[0, 8.0, 0], ground_point=[0, 0, 0])

@@ -386,6 +386,20 @@ class RollingRun:
     def initial(self):
         return self.system.observables(self._first[None])
 
+    def _failure_reason(self, code):
+        """The failure's reason, naming the ground's chart domain when the contact left it."""
+        reason = REASONS.get(code, "")
+        domain = self.system.ground.chart_domain(int(self.chart[0]))
+        outside = [
+            f"{name} = {value:.6g} outside [{lo:.6g}, {hi:.6g}]"
+            for name, value, (lo, hi), periodic in zip(("u", "v"), self.z, domain[:2], domain[2])
+            if not periodic and not lo <= value <= hi
+        ]
+        if outside:
+            reason += ("; the contact point had left the ground's data (chart coordinates "
+                       + ", ".join(outside) + ")")
+        return reason
+
     def advance(self, n_steps, save_every):
         out = np.empty((n_steps // save_every, spec.FRAME_SIZE))
         info = np.zeros(1, dtype=np.intp)
@@ -408,7 +422,7 @@ class RollingRun:
                 name, what = event_message(code, self.system.body.shape)
                 raise ContactEvent(failed, failed * self.dt, name, what, partial)
             self.steps_done = failed
-            raise NewtonError(failed, failed * self.dt, REASONS.get(code, ""))
+            raise NewtonError(failed, failed * self.dt, self._failure_reason(code))
         self.steps_done += n_steps
         frames = self.system.observables(out)
         pulled = np.flatnonzero(frames["normal_force"] < 0)

@@ -25,15 +25,13 @@ from __future__ import annotations
 
 import numbers
 import os
-import sys
-import warnings
 
 import numpy as np
 
 from nhphys import _backend
 from nhphys._validation import as_float_array, as_positive_scalar, as_rotation, as_vector3
 from nhphys.errors import NewtonError
-from nhphys.trajectory import Trajectory, TrajectoryWriter
+from nhphys.trajectory import TrajectoryWriter
 
 BODY_FIELDS = ("position", "R", "omega", "contact_point", "energy", "constraint_residual")
 INTEGRATOR_NAMES = ("exp", "cayley", "newmark", "dla", "reference")
@@ -41,7 +39,6 @@ PALETTE = ("#d1495b", "#2e86ab", "#edae49", "#66a182", "#8e6c8a", "#00798c", "#f
            "#6a4c93")
 GROUND_COLOR = "#c9c3b8"
 CHUNK_STEPS = 20_000  # steps per body per call: bounds the latency of progress and Ctrl-C
-AUTO_PROGRESS_STEPS = 100_000  # body-steps; runs this long show a bar on a terminal
 
 
 def integrator_from_name(value, name="integrator"):
@@ -693,7 +690,7 @@ class Scene:
             ``meta["bodies"]`` names the bodies and ``meta["scene"]`` describes the display.
             Interrupted with Ctrl-C: the frames so far, ``meta["interrupted"] = True``.
         """
-        from nhphys.simulate import number_of_steps
+        from nhphys.simulate import drive, number_of_steps
 
         t_final = as_positive_scalar(t_final, "t_final")
         dt = as_positive_scalar(dt, "dt")
@@ -711,54 +708,12 @@ class Scene:
             if writer is not None:
                 writer.discard()
             raise
-        meta = dict(run.meta, save_every=int(save_every), interrupted=False)
+        meta = dict(run.meta, save_every=int(save_every))
         display_meta, static = self.display().to_meta()
         meta["scene"] = display_meta
-        first = {"t": np.zeros(1), **run.initial()}
-        frames = [first]
-        if writer is not None:
-            writer.begin(meta, static)
-            writer.append(first)
-        chunk = save_every * max(1, (CHUNK_STEPS // max(1, len(self.bodies))) // save_every)
-        bar = None
-        total = n_steps * len(self.bodies)
-        if progress or (progress is None and total >= AUTO_PROGRESS_STEPS
-                        and sys.stderr.isatty()):
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=n_steps, unit="step", unit_scale=True, desc=self.name)
-        done = 0
-
-        def assemble():
-            return Trajectory.concatenate(frames, dict(meta, steps=done), static=static)
-
-        try:
-            while done < n_steps:
-                todo = min(chunk, n_steps - done)
-                saved = run.advance(todo, save_every)
-                saved["t"] = dt * np.arange(done + save_every, done + todo + 1, save_every)
-                frames.append(saved)
-                if writer is not None:
-                    writer.append(saved)
-                done += todo
-                if bar is not None:
-                    bar.update(todo)
-        except KeyboardInterrupt:
-            meta["interrupted"] = True
-            warnings.warn(f"Interrupted at t = {done * dt:.6g}: returning the {done} steps "
-                          "computed so far.", RuntimeWarning, stacklevel=2)
-        except NewtonError as err:
-            err.trajectory = assemble()
-            if writer is not None:
-                writer.finish(err.trajectory)
-            raise
-        finally:
-            if bar is not None:
-                bar.close()
-        traj = assemble()
-        if writer is not None:
-            writer.finish(traj)
-        return traj
+        return drive(run, n_steps, dt, save_every, meta, progress=progress, writer=writer,
+                     static=static, chunk_steps=max(1, CHUNK_STEPS // len(self.bodies)),
+                     work_per_step=len(self.bodies), desc=self.name)
 
     # -- viewing -----------------------------------------------------------------------------
     def show(self, dt=0.01, integrator=None, backend="auto", **options):

@@ -15,14 +15,16 @@ CHUNK_STEPS = 20_000  # steps per kernel call: bounds the latency of progress an
 AUTO_PROGRESS_STEPS = 100_000  # runs at least this long show a bar on a terminal
 
 
-def _progress_bar(total, enabled):
+def _progress_bar(total, enabled, desc="nhphys", work=None):
+    """A tqdm bar of ``total`` steps; ``enabled=None`` shows it when ``work`` (default ``total``)
+    reaches AUTO_PROGRESS_STEPS on a terminal."""
     if enabled is None:
-        enabled = total >= AUTO_PROGRESS_STEPS and sys.stderr.isatty()
+        enabled = (total if work is None else work) >= AUTO_PROGRESS_STEPS and sys.stderr.isatty()
     if not enabled:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit="step", unit_scale=True, desc="nhphys")
+    return tqdm(total=total, unit="step", unit_scale=True, desc=desc)
 
 
 def number_of_steps(t_final: float, dt: float) -> int:
@@ -95,18 +97,57 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
         "dt": dt,
         "backend": used_backend,
         "save_every": int(save_every),
-        "interrupted": False,
     }
+    return drive(run, n_steps, dt, save_every, meta, progress=progress, writer=writer)
+
+
+def drive(run, n_steps, dt, save_every, meta, *, progress=None, writer=None, static=None,
+          chunk_steps=None, work_per_step=1, desc="nhphys"):
+    """Step a started run ``n_steps`` times in kernel-sized chunks: the loop of :func:`simulate`
+    and :meth:`nhphys.Scene.simulate`.
+
+    It keeps the initial frame and every ``save_every``-th step, streams each chunk to
+    ``writer`` (a :class:`~nhphys.trajectory.TrajectoryWriter`) when given, shows a progress bar
+    (by default for ``n_steps * work_per_step`` units of work or more), returns what was computed when Ctrl-C arrives between
+    chunks, and attaches it to a failing step's :class:`NewtonError` as ``.trajectory``.
+
+    Parameters
+    ----------
+    run : object
+        From ``integrator.start(...)``: ``initial()`` and ``advance(n, save_every)``.
+    n_steps : int
+    dt : float
+    save_every : int
+    meta : dict
+        The trajectory's metadata (``interrupted`` and ``steps`` are filled in here).
+    progress : bool or None
+    writer : TrajectoryWriter or None
+    static : dict or None
+        Non-time data stored with the trajectory (a scene's display meshes).
+    chunk_steps : int, optional
+        Steps per ``advance`` call (rounded to a multiple of ``save_every``); default
+        ``CHUNK_STEPS``.
+    work_per_step : int
+        Units of work per step (the number of bodies of a scene), for the automatic bar.
+    desc : str
+        The progress bar's label.
+
+    Returns
+    -------
+    Trajectory
+    """
+    meta = dict(meta, interrupted=False)
     frames = [{"t": np.zeros(1), **run.initial()}]
     if writer is not None:
-        writer.begin(meta)
+        writer.begin(meta, static)
         writer.append(frames[0])
-    chunk = save_every * max(1, CHUNK_STEPS // save_every)  # chunks end on saved steps
-    bar = _progress_bar(n_steps, progress)
+    chunk_steps = CHUNK_STEPS if chunk_steps is None else chunk_steps
+    chunk = save_every * max(1, chunk_steps // save_every)  # chunks end on saved steps
+    bar = _progress_bar(n_steps, progress, desc, work=n_steps * work_per_step)
     done = 0
 
     def assemble():
-        return Trajectory.concatenate(frames, dict(meta, steps=done))
+        return Trajectory.concatenate(frames, dict(meta, steps=done), static=static)
 
     try:
         while done < n_steps:
@@ -124,7 +165,7 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
         warnings.warn(
             f"Interrupted at t = {done * dt:.6g}: returning the {done} steps computed so far.",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     except NewtonError as err:
         err.trajectory = assemble()

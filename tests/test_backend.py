@@ -37,6 +37,6 @@ def test_import_is_light():
     import sys
 
     code = "import sys, nhphys; print(sorted(m for m in ('pyvista', 'matplotlib', 'vtk', "
-    code += "'sympy', 'tqdm') if m in sys.modules))"
+    code += "'sympy', 'tqdm', 'scipy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -12,8 +12,6 @@ works for any system exposing
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import solve_ivp
-
 
 
 class ReferenceRun:
@@ -34,6 +32,8 @@ class ReferenceRun:
         return self._frames(self.state[None])
 
     def advance(self, n_steps, save_every):
+        from scipy.integrate import solve_ivp  # imported here: it costs half a second
+
         t0 = self.steps_done * self.dt
         t1 = (self.steps_done + n_steps) * self.dt
         saved = t0 + self.dt * save_every * np.arange(1, n_steps // save_every + 1)

@@ -78,23 +78,24 @@ cdef inline bint retraction_step(const double* I, const double* B, int m, const 
 @cython.wraparound(False)
 def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
                    double[:, ::1] R, double[::1] p, double[::1] y, double h,
-                   Py_ssize_t n_steps, Py_ssize_t save_every, int map_code,
-                   double newton_tol, int max_newton,
+                   const double[::1] substeps, Py_ssize_t n_steps, Py_ssize_t save_every,
+                   int map_code, double newton_tol, int max_newton,
                    double[:, :, ::1] out_R, double[:, ::1] out_p):
     """Advance ``n_steps`` steps, saving every ``save_every``-th state (see the twin).
 
     Parameters
     ----------
     inertia : (3, 3) IN; basis : (3, m) IN; R : (3, 3) IN/OUT; p : (m,) IN/OUT;
-    y : (m,) IN/OUT; h : float; n_steps, save_every : int; map_code : 0 exp, 1 Cayley;
+    y : (m,) IN/OUT; h : float; substeps : (k,) fractions of h; n_steps, save_every : int;
+    map_code : 0 exp, 1 Cayley;
     newton_tol : float; max_newton : int; out_R : (n_steps // save_every, 3, 3) OUT;
     out_p : (n_steps // save_every, m) OUT.
 
     Returns
     -------
     int
-        0 on success, ``k + 1`` if the Newton solve of step ``k`` failed (state left at the
-        start of that step).
+        0 on success, ``k + 1`` if a Newton solve of step ``k`` failed (state left at the
+        start of the failing sub-step).
     """
     cdef int m = basis.shape[1]
     cdef double xi[3]
@@ -102,32 +103,39 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
     cdef double y_try[3]
     cdef double Q[9]
     cdef double Rn[9]
-    cdef Py_ssize_t k, j
+    cdef Py_ssize_t k, j, n_sub = substeps.shape[0]
     cdef int i, a
     cdef int status = 0
+    cdef double h_last = h * substeps[n_sub - 1], hj
     with nogil:
         for k in range(n_steps):
-            for a in range(m):
-                y_try[a] = y[a]
-            if not retraction_step(&inertia[0, 0], &basis[0, 0], m, &p[0], y_try, h,
-                                   map_code, newton_tol, max_newton, xi, p_new):
-                status = <int>(k + 1)
+            for j in range(n_sub):
+                hj = h * substeps[j]
+                for a in range(m):
+                    y[a] *= hj / h_last  # the warm start belongs to the last sub-step
+                    y_try[a] = y[a]
+                h_last = hj
+                if not retraction_step(&inertia[0, 0], &basis[0, 0], m, &p[0], y_try, hj,
+                                       map_code, newton_tol, max_newton, xi, p_new):
+                    status = <int>(k + 1)
+                    break
+                if map_code == 0:
+                    exp3(xi, Q)
+                else:
+                    cay3(xi, Q)
+                matmul3(&R[0, 0], Q, Rn)
+                reorthonormalize(Rn)
+                for i in range(9):
+                    R[i // 3, i % 3] = Rn[i]
+                for a in range(m):
+                    p[a] = p_new[a]
+                    y[a] = y_try[a]
+            if status:
                 break
-            if map_code == 0:
-                exp3(xi, Q)
-            else:
-                cay3(xi, Q)
-            matmul3(&R[0, 0], Q, Rn)
-            reorthonormalize(Rn)
-            for i in range(9):
-                R[i // 3, i % 3] = Rn[i]
-            for a in range(m):
-                p[a] = p_new[a]
-                y[a] = y_try[a]
             if (k + 1) % save_every == 0:
                 j = (k + 1) // save_every - 1
                 for i in range(9):
-                    out_R[j, i // 3, i % 3] = Rn[i]
+                    out_R[j, i // 3, i % 3] = R[i // 3, i % 3]
                 for a in range(m):
                     out_p[j, a] = p[a]
     return status

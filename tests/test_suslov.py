@@ -259,3 +259,26 @@ def test_interrupted_run_returns_what_was_computed(monkeypatch):
     assert traj.meta["interrupted"] is True
     assert len(traj) == 201 and traj.t[-1] == pytest.approx(2.0)
     assert np.all(np.isfinite(traj.R))
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_fourth_order_composition(reference_10s, name):
+    body, ref = reference_10s
+    hs = [0.1, 0.05, 0.025]
+    errs = []
+    for h in hs:
+        traj = nhphys.simulate(body, 10.0, h, Retraction(name, order=4), omega0=[1, 0.5, 0],
+                               save_every=round(0.5 / h))
+        assert traj.constraint_residual.max() <= 1e-14
+        errs.append(max(np.abs(traj.omega - ref.omega).max(), np.abs(traj.R - ref.R).max()))
+    assert log_log_slope(hs, errs) == pytest.approx(4.0, abs=0.3)
+
+
+@pytest.mark.skipif(not _backend.extensions_built(), reason="the compiled kernels are not built")
+def test_fourth_order_kernel_and_twin_agree():
+    body = Suslov(NON_PRINCIPAL, [0.3, -0.5, 0.8])
+    kw = dict(momentum0=[1.0, 0.5, -0.2], save_every=100)
+    a = nhphys.simulate(body, 20.0, 0.01, Retraction("cayley", order=4), backend="cython", **kw)
+    b = nhphys.simulate(body, 20.0, 0.01, Retraction("cayley", order=4), backend="python", **kw)
+    assert np.abs(a.R - b.R).max() <= 1e-10
+    assert np.abs(a.omega - b.omega).max() <= 1e-10

@@ -42,10 +42,12 @@ class FixedPointRun:
     backend : str
     newton_tol : float
     max_newton : int
+    substeps : sequence of float
+        Fractions of ``dt`` taken by the sub-steps of one step (see ``Retraction.substeps``).
     """
 
     def __init__(self, system, basis, R0, omega0, dt, map_code, backend, newton_tol,
-                 max_newton):
+                 max_newton, substeps=(1.0,)):
         self.system = system
         self.kernel = _backend.implementation("suslov", backend)
         self.inertia = np.ascontiguousarray(system.inertia)
@@ -56,6 +58,7 @@ class FixedPointRun:
         self.y = dt * np.linalg.solve(self.reduced_inertia, self.p)  # Newton's first guess
         self.dt = dt
         self.map_code = map_code
+        self.substeps = np.array(substeps, dtype=float)
         self.newton_tol = newton_tol
         self.max_newton = max_newton
         self.steps_done = 0
@@ -72,7 +75,8 @@ class FixedPointRun:
         out_R = np.empty((n_saved, 3, 3))
         out_p = np.empty((n_saved, self.basis.shape[1]))
         status = self.kernel.retraction_run(
-            self.inertia, self.basis, self.R, self.p, self.y, self.dt, n_steps, save_every,
+            self.inertia, self.basis, self.R, self.p, self.y, self.dt, self.substeps, n_steps,
+            save_every,
             self.map_code, self.newton_tol, self.max_newton, out_R, out_p,
         )
         if status:
@@ -98,7 +102,7 @@ class Retraction:
     order : {2, 4}
         2: the symmetric second-order scheme. 4: its symmetric triple-jump composition
         (three sub-steps of ``g1 h, (1 - 2 g1) h, g1 h``, ``g1 = 1/(2 - 2^(1/3))``), fourth
-        order at three times the cost; for systems that support it (``RollingBody``).
+        order at three times the cost; for ``Suslov`` (and ``LiePoisson``) and ``RollingBody``.
     """
 
     map: str = "exp"
@@ -121,7 +125,8 @@ class Retraction:
         return (g1, 1.0 - 2.0 * g1, g1)
 
     def start(self, system, dt, backend, **initial_conditions):
-        if self.order != 2 and not getattr(system, "composable_retraction", False):
+        if self.order != 2 and not (getattr(system, "composable_retraction", False)
+                                    or not hasattr(system, "start_retraction")):
             raise ValueError(
                 f"Retraction(order={self.order}) is not available for {type(system).__name__}; "
                 "use order=2."
@@ -135,7 +140,7 @@ class Retraction:
         omega = system.initial_omega(omega0=omega0, momentum0=momentum0)
         return FixedPointRun(
             system, system.basis, R0, omega, dt, get_retraction(self.map).code, backend,
-            self.newton_tol, self.max_newton,
+            self.newton_tol, self.max_newton, self.substeps,
         )
 
 
@@ -157,5 +162,5 @@ class LiePoisson(Retraction):
             omega = system.inertia_inv @ as_vector3(momentum0, "momentum0")
         return FixedPointRun(
             system, np.eye(3), R0, omega, dt, get_retraction(self.map).code, backend,
-            self.newton_tol, self.max_newton,
+            self.newton_tol, self.max_newton, self.substeps,
         )

@@ -64,6 +64,10 @@ error of ``R`` grows coherently, like ``n eps``. After each step ``R`` is theref
 onto SO(3) by one Newton-Schulz step towards its polar factor, ``R <- R (3 I - R^T R) / 2``,
 which squares the (round-off sized) error; the correction is O(eps) and changes nothing else.
 
+*Fourth order.* The triple jump ``Phi_{g1 h} Phi_{g0 h} Phi_{g1 h}``, ``g1 = 1/(2 - 2^(1/3))``,
+``g0 = 1 - 2 g1``, composes the symmetric step into a symmetric fourth-order one that keeps the
+constraint exactly (``substeps``).
+
 *Properties.* Replacing ``h`` by ``-h`` and starting from ``-xi_k`` inverts a step exactly (the
 scheme is symmetric, hence of even order: second). In the principal-axis Suslov case
 (``I`` diagonal, ``a = e3``) ``B^T (xi x I xi) = 0``, so ``p`` (and the energy) are constant to
@@ -154,7 +158,7 @@ def retraction_step(inertia, basis, p, y, h, map_code, newton_tol, max_newton):
     return xi, p_new, y, converged
 
 
-def retraction_run(inertia, basis, R, p, y, h, n_steps, save_every, map_code,
+def retraction_run(inertia, basis, R, p, y, h, substeps, n_steps, save_every, map_code,
                    newton_tol, max_newton, out_R, out_p):
     """Advance ``n_steps`` steps, saving every ``save_every``-th state.
 
@@ -166,6 +170,8 @@ def retraction_run(inertia, basis, R, p, y, h, n_steps, save_every, map_code,
     p : ndarray, shape (m,)                         # IN/OUT d* momentum
     y : ndarray, shape (m,)                         # IN/OUT last step in d-coordinates
     h : float                                       # step (negative steps go backwards)
+    substeps : ndarray, shape (k,)                  # a step is k sub-steps of h * substeps[j]:
+                                                    # [1.0], or the fourth-order triple jump
     n_steps, save_every : int
     map_code : int                                  # 0 exp, 1 Cayley
     newton_tol : float
@@ -176,19 +182,24 @@ def retraction_run(inertia, basis, R, p, y, h, n_steps, save_every, map_code,
     Returns
     -------
     int
-        0 on success; ``k + 1`` if the Newton solve of step ``k`` (0-based, counted from the
-        start of this call) did not converge, with the state left at the start of that step.
+        0 on success; ``k + 1`` if a Newton solve of step ``k`` (0-based, counted from the
+        start of this call) did not converge, with the state left at the start of the failing
+        sub-step.
     """
     retract = so3.exp if map_code == EXP else so3.cay
+    h_last = h * substeps[-1]  # the warm start y belongs to the last sub-step taken
     for k in range(n_steps):
-        xi, p_new, y_new, ok = retraction_step(
-            inertia, basis, p, y, h, map_code, newton_tol, max_newton
-        )
-        if not ok:
-            return k + 1
-        R[:] = reorthonormalize(R @ retract(xi[None])[0])
-        p[:] = p_new
-        y[:] = y_new
+        for frac in substeps:
+            y[:] = y * (h * frac / h_last)
+            h_last = h * frac
+            xi, p_new, y_new, ok = retraction_step(
+                inertia, basis, p, y, h * frac, map_code, newton_tol, max_newton
+            )
+            if not ok:
+                return k + 1
+            R[:] = reorthonormalize(R @ retract(xi[None])[0])
+            p[:] = p_new
+            y[:] = y_new
         if (k + 1) % save_every == 0:
             j = (k + 1) // save_every - 1
             out_R[j] = R

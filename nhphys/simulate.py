@@ -27,6 +27,15 @@ def _progress_bar(total, enabled, desc="nhphys", work=None):
     return tqdm(total=total, unit="step", unit_scale=True, desc=desc)
 
 
+def _backend_of(run, requested):
+    """The implementation a run really steps with: a user-defined system's Python callables
+    keep it on the twins whatever was asked."""
+    kernel = getattr(run, "kernel", None)
+    if kernel is None:
+        return requested
+    return "python" if kernel.__name__.startswith("nhphys.twins") else "cython"
+
+
 def number_of_steps(t_final: float, dt: float) -> int:
     """``t_final / dt`` as a whole number >= 1 (to 1e-9 relative), else ``ValueError``."""
     n_steps = round(t_final / dt)
@@ -95,7 +104,7 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
         "system": repr(system),
         "integrator": repr(integrator),
         "dt": dt,
-        "backend": used_backend,
+        "backend": _backend_of(run, used_backend),
         "save_every": int(save_every),
     }
     return drive(run, n_steps, dt, save_every, meta, progress=progress, writer=writer)

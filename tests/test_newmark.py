@@ -282,6 +282,7 @@ def test_generic_system_equals_the_built_in_model():
     a = nhphys.simulate(user, 2.0, 0.01, integrator=Newmark(0.0, 0.0, 0.5), **OSC_IC)
     b = nhphys.simulate(OSC, 2.0, 0.01, integrator=Newmark(0.0, 0.0, 0.5), **OSC_IC)
     np.testing.assert_allclose(a.q, b.q, atol=1e-12)
+    assert a.meta["backend"] == "python"  # a user's callables run on the twin, and it says so
 
 
 @pytest.mark.parametrize("mass,match", [

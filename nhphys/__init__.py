@@ -7,18 +7,19 @@
 (101, 3, 3)
 """
 
-from nhphys import integrators, lie, systems
-from nhphys import shapes  # Disk, Wheel, Cylinder: body shapes given by their support maps
+from nhphys import integrators, lie, shapes, systems
 from nhphys.bodies import RigidBody
-from nhphys.errors import NewtonError
+from nhphys.errors import ContactEvent, NewtonError
+from nhphys.scene import Scene
 from nhphys.simulate import simulate
 from nhphys.trajectory import Trajectory
-from nhphys.scene import Scene
-from nhphys import export, viz  # neither imports PyVista, matplotlib or USD until used
+
+# neither imports PyVista, matplotlib or USD until it is used
+from nhphys import export, viz  # noqa: E402  (after the physics they read)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "integrators", "lie", "systems", "simulate", "Trajectory", "NewtonError", "RigidBody",
-    "Scene", "export", "viz",
+    "ContactEvent", "NewtonError", "RigidBody", "Scene", "Trajectory", "export",
+    "integrators", "lie", "shapes", "simulate", "systems", "viz",
 ]

@@ -1,13 +1,13 @@
 """Mechanical systems: each knows its continuous equations, energy and constraint residuals."""
 
+from nhphys.systems.constrained import ConstrainedMechanicalSystem
+from nhphys.systems.contact_oscillator import ContactOscillator, NonReversibleContactOscillator
+from nhphys.systems.knife_edge import KnifeEdge
+from nhphys.systems.rolling import RollingBody
 from nhphys.systems.suslov import Suslov
+from nhphys.systems.vertical_disk import VerticalDisk
 
-__all__ = ["Suslov"]
-from nhphys.systems.constrained import ConstrainedMechanicalSystem  # noqa: E402
-from nhphys.systems.knife_edge import KnifeEdge  # noqa: E402
-from nhphys.systems.vertical_disk import VerticalDisk  # noqa: E402
-from nhphys.systems.contact_oscillator import ContactOscillator, NonReversibleContactOscillator  # noqa: E402,E501
-__all__ += ["ConstrainedMechanicalSystem", "KnifeEdge", "VerticalDisk", "ContactOscillator", "NonReversibleContactOscillator"]  # noqa: E501
-from nhphys.systems.rolling import RollingBody  # noqa: E402
-
-__all__ += ["RollingBody"]
+__all__ = [
+    "ConstrainedMechanicalSystem", "ContactOscillator", "KnifeEdge",
+    "NonReversibleContactOscillator", "RollingBody", "Suslov", "VerticalDisk",
+]

@@ -1,5 +1,5 @@
-"""The disk, wheel and coin scenes run as a user runs them, write their figures, and load as
-scenes for the viewer."""
+"""The scene scripts with figures (rolling bodies, disks, wheels) run as a user runs them, write
+their figures, and load as scenes for the viewer."""
 
 import os
 import subprocess
@@ -16,6 +16,11 @@ SCENES = {  # name: (arguments that keep the run short, figures)
     "euler_disk": ([], ["diagnostics.png", "fall.png"]),
     "wheel_terrain": (["--t-final", "2"], ["diagnostics.png", "profile.png"]),
     "disk_in_bowl": (["--t-final", "4"], ["diagnostics.png", "wall.png"]),
+    "ball_in_bowl": ([], ["period.png", "diagnostics.png"]),
+    "ellipsoid_plane": (["--t-final", "1"], ["accuracy.png", "diagnostics.png"]),
+    "rattleback": (["--t-final", "2"], ["spin.png", "diagnostics.png"]),
+    "chaplygin_ball": (["--t-final", "2"], ["momentum.png", "diagnostics.png"]),
+    "ball_in_pipe": (["--t-final", "2"], ["diagnostics.png", "rocking.png"]),
 }
 
 

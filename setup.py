@@ -1,6 +1,8 @@
 """Build the Cython kernels in ``nhphys_ext``.
 
-Every ``nhphys_ext/*.pyx`` becomes an extension module. If the build fails (no compiler, say), the
+Every ``src/nhphys_ext/*.pyx`` becomes an extension module; the modules compile in parallel, one
+job per available core. The importable packages live under ``src/``, so a script run from the
+repository's root imports the installed (built) package, never an unbuilt source tree. If the build fails (no compiler, say), the
 package still installs and ``nhphys`` runs on its pure-Python twins, with one warning at import.
 ``NHPHYS_STRICT_BUILD=1`` turns a failed build into an error instead, which is what CI uses.
 """
@@ -15,8 +17,22 @@ from setuptools.command.build_ext import build_ext
 STRICT = os.environ.get("NHPHYS_STRICT_BUILD", "") == "1"
 
 
+def build_jobs():
+    """The cores this process may use (at least 1)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 class OptionalBuildExt(build_ext):
-    """``build_ext`` that degrades to a warning unless the strict switch is set."""
+    """``build_ext`` that compiles in parallel and degrades to a warning unless the strict switch
+    is set."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = build_jobs()
 
     def run(self):
         try:
@@ -56,12 +72,14 @@ def extensions():
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             extra_compile_args=["-O3"],
         )
-        for path in sorted(glob.glob(os.path.join("nhphys_ext", "*.pyx")))
+        for path in sorted(glob.glob(os.path.join("src", "nhphys_ext", "*.pyx")))
     ]
     try:
         return cythonize(
             modules,
             language_level=3,
+            nthreads=build_jobs(),
+            include_path=["src"],
             compiler_directives={
                 "boundscheck": False,
                 "wraparound": False,

@@ -13,8 +13,9 @@ import argparse
 import os
 import runpy
 import time
+import nhphys.scenes
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCENE_DIR = os.path.dirname(nhphys.scenes.__file__)  # the bundled scenes, installed with nhphys
 SCENES = ("suslov_top", "bowl", "marbles")
 
 
@@ -22,7 +23,7 @@ def measure(name, frames, size):
     from nhphys.viz._pyvista import pyvista
     from nhphys.viz.view import SceneView, readout
 
-    namespace = runpy.run_path(os.path.join(ROOT, "scenes", f"{name}.py"), run_name="bench")
+    namespace = runpy.run_path(os.path.join(SCENE_DIR, f"{name}.py"), run_name="bench")
     scene, defaults = namespace["scene"], namespace.get("defaults", {})
     dt = defaults.get("dt", 0.01)
     t_final = defaults.get("t_final", 4.0)

@@ -7,9 +7,11 @@ import sys
 
 import numpy as np
 import pytest
+import nhphys.scenes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TOP = os.path.join(ROOT, "scenes", "suslov_top.py")
+SCENE_DIR = os.path.dirname(nhphys.scenes.__file__)  # the bundled scenes, installed with nhphys
+TOP = os.path.join(SCENE_DIR, "suslov_top.py")
 
 
 def nhphys(*args, cwd=None, timeout=300):

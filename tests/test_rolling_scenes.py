@@ -5,12 +5,13 @@ import subprocess
 import sys
 
 import numpy as np
+import nhphys.scenes
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCENE_DIR = os.path.dirname(nhphys.scenes.__file__)  # the bundled scenes, installed with nhphys
 
 def test_ball_in_bowl_scene_reports_the_period(tmp_path):
     out = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "scenes", "ball_in_bowl.py"), "--out", str(tmp_path)],
+        [sys.executable, os.path.join(SCENE_DIR, "ball_in_bowl.py"), "--out", str(tmp_path)],
         capture_output=True, text=True, check=True, timeout=300,
     )
     line = next(x for x in out.stdout.splitlines() if x.startswith("period"))
@@ -19,7 +20,7 @@ def test_ball_in_bowl_scene_reports_the_period(tmp_path):
 
 def test_chaplygin_ball_keeps_its_momentum_about_the_contact_point():
     # an independent conserved quantity of the ball with its centre of mass at its centre
-    sys.path.insert(0, os.path.join(ROOT, "scenes"))
+    sys.path.insert(0, SCENE_DIR)
     try:
         import chaplygin_ball as scene
     finally:

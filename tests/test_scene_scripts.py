@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from nhphys.scene import load_scene_file
+import nhphys.scenes
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCENE_DIR = os.path.dirname(nhphys.scenes.__file__)  # the bundled scenes, installed with nhphys
 SCENES = {  # name: (arguments that keep the run short, figures)
     "coin": (["--t-final", "2"], ["diagnostics.png", "steady.png"]),
     "euler_disk": ([], ["diagnostics.png", "fall.png"]),
@@ -28,7 +29,7 @@ SCENES = {  # name: (arguments that keep the run short, figures)
 def test_scene_script_writes_its_figures(tmp_path, name):
     args, figures = SCENES[name]
     out = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "scenes", f"{name}.py"), "--out", str(tmp_path),
+        [sys.executable, os.path.join(SCENE_DIR, f"{name}.py"), "--out", str(tmp_path),
          *args], capture_output=True, text=True, check=True, timeout=300,
     )
     import matplotlib.image as mpimg
@@ -44,7 +45,7 @@ def test_scene_script_writes_its_figures(tmp_path, name):
 
 @pytest.mark.parametrize("name", list(SCENES))
 def test_scene_file_loads_and_steps(name):
-    scene, defaults = load_scene_file(os.path.join(ROOT, "scenes", f"{name}.py"))
+    scene, defaults = load_scene_file(os.path.join(SCENE_DIR, f"{name}.py"))
     traj = scene.simulate(50 * defaults["dt"], defaults["dt"])
     assert traj.constraint_residual.max() <= 1e-13
     assert np.isfinite(traj.energy).all()

@@ -5,13 +5,14 @@ import subprocess
 import sys
 
 import numpy as np
+import nhphys.scenes
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCENE_DIR = os.path.dirname(nhphys.scenes.__file__)  # the bundled scenes, installed with nhphys
 
 
 def test_suslov_paper_scene_writes_its_figures(tmp_path):
     out = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "scenes", "suslov_paper.py"), "--out", str(tmp_path),
+        [sys.executable, os.path.join(SCENE_DIR, "suslov_paper.py"), "--out", str(tmp_path),
          "--minutes", "0.5"],
         capture_output=True, text=True, check=True, timeout=300,
     )

@@ -10,8 +10,9 @@ import nhphys
 from nhphys import viz
 from nhphys.scene import Rolling, Scene, Suslov
 from nhphys.surfaces import Ellipsoid, Plane, Sphere
+import nhphys.scenes
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCENE_DIR = os.path.dirname(nhphys.scenes.__file__)  # the bundled scenes, installed with nhphys
 BALL_COLOR = "#d1495b"
 
 
@@ -175,8 +176,8 @@ def bundled():
     from nhphys.cli import describe_scene_file
 
     names = []
-    for name in sorted(os.listdir(os.path.join(ROOT, "scenes"))):
-        if name.endswith(".py") and describe_scene_file(os.path.join(ROOT, "scenes", name))[1]:
+    for name in sorted(os.listdir(SCENE_DIR)):
+        if name.endswith(".py") and describe_scene_file(os.path.join(SCENE_DIR, name))[1]:
             names.append(name)
     return names
 
@@ -185,7 +186,7 @@ def bundled():
 def test_each_bundled_scene_renders_off_screen(name, tmp_path):
     import imageio.v3 as iio
 
-    namespace = runpy.run_path(os.path.join(ROOT, "scenes", name), run_name="nhphys_scene")
+    namespace = runpy.run_path(os.path.join(SCENE_DIR, name), run_name="nhphys_scene")
     scene, defaults = namespace["scene"], namespace.get("defaults", {})
     dt = defaults.get("dt", 0.01)
     t_final = min(0.4, defaults.get("t_final", 0.4))

@@ -8,7 +8,7 @@ rim, the no-slip condition holds to round-off, and the energy error stays small 
 Figures: ``diagnostics.png`` (energy error, residuals, contact path) and ``wall.png`` (the
 contact point's distance from the bowl's axis and the normal contact force along the run).
 
-Run ``python scenes/disk_in_bowl.py [--out DIR]``: writes PNGs into ``out/disk_in_bowl/`` and
+Run ``python -m nhphys.scenes.disk_in_bowl [--out DIR]``: writes PNGs into ``out/disk_in_bowl/`` and
 prints their paths. ``nhphys view disk_in_bowl`` shows it live.
 """
 

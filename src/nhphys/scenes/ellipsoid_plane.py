@@ -6,7 +6,7 @@ fourth order (h = 1e-3) with DOP853 at rtol 1e-13 on the continuous equations: o
 contact-point errors against time. ``diagnostics.png`` shows energy error, residuals and the
 contact path.
 
-Run ``python scenes/ellipsoid_plane.py [--out DIR]``: writes PNGs into ``out/ellipsoid_plane/``
+Run ``python -m nhphys.scenes.ellipsoid_plane [--out DIR]``: writes PNGs into ``out/ellipsoid_plane/``
 and prints their paths. ``nhphys view ellipsoid_plane`` shows it live.
 """
 

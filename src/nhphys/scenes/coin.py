@@ -8,7 +8,7 @@ residuals and contact path (``diagnostics.png``), and the relative deviation of 
 rate from the steady values with the second-order step and its fourth-order composition
 (``steady.png``).
 
-Run ``python scenes/coin.py [--out DIR]``: writes PNGs into ``out/coin/`` and prints their paths.
+Run ``python -m nhphys.scenes.coin [--out DIR]``: writes PNGs into ``out/coin/`` and prints their paths.
 ``nhphys view coin`` shows it live.
 """
 

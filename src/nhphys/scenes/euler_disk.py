@@ -12,7 +12,7 @@ a real Euler disk (which loses energy as it goes); it is the last, fast part of 
 turning rate run away together near flat. Figures: ``diagnostics.png`` (energy error, residuals,
 contact path) and ``fall.png`` (lean and turning rate against time up to the event).
 
-Run ``python scenes/euler_disk.py [--out DIR]``: writes PNGs into ``out/euler_disk/`` and prints
+Run ``python -m nhphys.scenes.euler_disk [--out DIR]``: writes PNGs into ``out/euler_disk/`` and prints
 what happened and where the PNGs are.
 """
 

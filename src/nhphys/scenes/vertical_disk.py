@@ -4,7 +4,7 @@ Figures: the contact point's path for a few turning rates, and, for the retracti
 (exp, Cayley) and Newmark, the error of the discrete circle's radius and angular rate against
 the exact ones as the step shrinks (second order), with the constraint residual.
 
-Run ``python scenes/vertical_disk.py [--out DIR]``; it prints where the PNGs are.
+Run ``python -m nhphys.scenes.vertical_disk [--out DIR]``; it prints where the PNGs are.
 """
 
 import argparse

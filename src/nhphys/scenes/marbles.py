@@ -5,7 +5,7 @@ sampled on a 65 x 65 grid; 100 balls of radius 0.08 start at random places with 
 valleys. Bodies do not collide with each other: each ball is an independent system, stepped side
 by side with the others (this scene is the rendering benchmark's many-body case).
 
-Run ``python scenes/marbles.py`` (or ``nhphys run marbles``): writes out/marbles.npz and
+Run ``python -m nhphys.scenes.marbles`` (or ``nhphys run marbles``): writes out/marbles.npz and
 out/marbles.gif and prints where they are.
 """
 

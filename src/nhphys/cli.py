@@ -38,15 +38,14 @@ class UsageError(Exception):
 # -- scenes ------------------------------------------------------------------------------------
 
 def scene_dirs():
-    """Folders searched for bundled scenes: ``$NHPHYS_SCENES``, ``./scenes``, and the
-    ``scenes`` folder beside the installed package (a source checkout)."""
-    import nhphys
+    """Folders searched for scenes by name: the bundled ``nhphys/scenes`` first, then
+    ``$NHPHYS_SCENES`` (a user's folder). The current folder is never searched: a bare name
+    runs the bundled scene whatever folder it is typed in; a user's file is given by its path."""
+    import nhphys.scenes
 
-    dirs = []
+    dirs = [os.path.dirname(nhphys.scenes.__file__)]
     if os.environ.get("NHPHYS_SCENES"):
         dirs.append(os.environ["NHPHYS_SCENES"])
-    dirs.append(os.path.join(os.getcwd(), "scenes"))
-    dirs.append(os.path.join(os.path.dirname(os.path.dirname(nhphys.__file__)), "scenes"))
     seen, out = set(), []
     for d in dirs:
         real = os.path.realpath(d)
@@ -319,7 +318,7 @@ def cmd_render(args):
 def cmd_list(args):
     dirs = scene_dirs()
     if not dirs:
-        print("no scenes folder found (looked in ./scenes and beside the package)")
+        print("no scenes folder found")
         return 0
     for d in dirs:
         print(f"{d}:")
@@ -330,7 +329,7 @@ def cmd_list(args):
                 line, defines = describe_scene_file(os.path.join(d, name))
             except (SyntaxError, OSError, UnicodeDecodeError):
                 continue
-            tag = "" if defines else "  (script: python scenes/" + name + ")"
+            tag = "" if defines else f"  (script: python -m nhphys.scenes.{name[:-3]})"
             print(f"  {name[:-3]:<20s} {line}{tag}")
     return 0
 

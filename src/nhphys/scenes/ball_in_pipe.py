@@ -6,7 +6,7 @@ while rocking from side to side across the tube's curved floor. Figures: energy 
 and contact path (``diagnostics.png``) and the ball's height and normal contact force
 (``rocking.png``).
 
-Run ``python scenes/ball_in_pipe.py [--out DIR]``: writes PNGs into ``out/ball_in_pipe/`` and
+Run ``python -m nhphys.scenes.ball_in_pipe [--out DIR]``: writes PNGs into ``out/ball_in_pipe/`` and
 prints their paths. ``nhphys view ball_in_pipe`` shows it live.
 """
 

@@ -6,7 +6,7 @@ the turning rate decays like ``sech`` and the speed tends to ``V = sqrt(2E/m)`` 
 several initial spins; v(t) and omega(t) against the closed form; the errors of the retraction
 integrator (exp, Cayley) and of second-order Newmark; energy and constraint residual.
 
-Run ``python scenes/chaplygin_sleigh.py [--out DIR] [--dt H]``; it prints where the PNGs are.
+Run ``python -m nhphys.scenes.chaplygin_sleigh [--out DIR] [--dt H]``; it prints where the PNGs are.
 """
 
 import argparse

@@ -4,7 +4,7 @@ The body turns about its centre of mass, held at the top of a pivot, with no ang
 along its body axis e3 (the Suslov constraint). With a non-principal inertia the motion drifts
 towards a steady rotation; the constraint holds to round-off and the energy error stays bounded.
 
-Run ``python scenes/suslov_top.py`` (or ``nhphys run suslov_top``): writes out/suslov_top.npz and
+Run ``python -m nhphys.scenes.suslov_top`` (or ``nhphys run suslov_top``): writes out/suslov_top.npz and
 out/suslov_top.gif and prints where they are. ``nhphys view suslov_top`` opens a live window.
 """
 

@@ -7,7 +7,7 @@ Released at rest a small distance from the bottom it oscillates with the period
 ``diagnostics.png`` energy error, residuals and the contact path of the wider, spinning swing
 that ``nhphys view ball_in_bowl`` shows.
 
-Run ``python scenes/ball_in_bowl.py [--out DIR]``: writes PNGs into ``out/ball_in_bowl/`` and
+Run ``python -m nhphys.scenes.ball_in_bowl [--out DIR]``: writes PNGs into ``out/ball_in_bowl/`` and
 prints their paths.
 """
 

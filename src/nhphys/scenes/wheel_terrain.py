@@ -7,7 +7,7 @@ no-slip condition holds to round-off at every step; the energy error stays small
 Figures: ``diagnostics.png`` (energy error, residuals, contact path) and ``profile.png`` (the
 height of the contact point and the normal contact force along the run).
 
-Run ``python scenes/wheel_terrain.py [--out DIR]``: writes PNGs into ``out/wheel_terrain/`` and
+Run ``python -m nhphys.scenes.wheel_terrain [--out DIR]``: writes PNGs into ``out/wheel_terrain/`` and
 prints their paths. ``nhphys view wheel_terrain`` shows it live.
 """
 

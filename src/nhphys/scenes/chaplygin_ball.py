@@ -9,7 +9,7 @@ about the contact point, which moves parallel to the centre). Figures: the path 
 the drift of that momentum (``momentum.png``), and energy error, residuals and contact path
 (``diagnostics.png``).
 
-Run ``python scenes/chaplygin_ball.py [--out DIR]``: writes PNGs into ``out/chaplygin_ball/``
+Run ``python -m nhphys.scenes.chaplygin_ball [--out DIR]``: writes PNGs into ``out/chaplygin_ball/``
 and prints their paths. ``nhphys view chaplygin_ball`` shows it live.
 """
 

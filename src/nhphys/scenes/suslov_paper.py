@@ -11,7 +11,7 @@ free body's invariants but not the Suslov constraint.
 Figure 3: a non-principal inertia, where the motion tends to a steady rotation; the retraction
 integrators against the reference (scipy DOP853 at rtol 1e-11).
 
-Run ``python scenes/suslov_paper.py [--out DIR] [--minutes M]``; it prints where the PNGs are.
+Run ``python -m nhphys.scenes.suslov_paper [--out DIR] [--minutes M]``; it prints where the PNGs are.
 """
 
 import argparse

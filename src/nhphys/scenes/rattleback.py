@@ -8,7 +8,7 @@ against time for both senses (``spin.png``, with the eq.-29 reference when ``--r
 given, which takes a minute or two), and energy error, residuals and contact path
 (``diagnostics.png``).
 
-Run ``python scenes/rattleback.py [--out DIR] [--reference]``: writes PNGs into
+Run ``python -m nhphys.scenes.rattleback [--out DIR] [--reference]``: writes PNGs into
 ``out/rattleback/`` and prints their paths. ``nhphys view rattleback`` shows it live.
 """
 

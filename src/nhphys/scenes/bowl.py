@@ -5,7 +5,7 @@ radius 0.12 and an ellipsoidal egg start on its side, spinning, and roll round a
 no-slip constraint holds to round-off and the energy error stays small and bounded; the dark
 lines are the paths of the contact points on the bowl.
 
-Run ``python scenes/bowl.py`` (or ``nhphys run bowl``): writes out/bowl.npz and out/bowl.gif and
+Run ``python -m nhphys.scenes.bowl`` (or ``nhphys run bowl``): writes out/bowl.npz and out/bowl.gif and
 prints where they are. ``nhphys view bowl`` opens a live window.
 """
 

@@ -5,7 +5,7 @@ drift sideways across the slope (x is downhill):
 ``x = g sin(a) sin^2(wt) / (2 w^2)``, ``y = g sin(a) (wt - sin(wt) cos(wt)) / (2 w^2)``.
 Figures: the path against the closed form, and the position error of Newmark members and DLA.
 
-Run ``python scenes/inclined_knife_edge.py [--out DIR]``; it prints where the PNGs are.
+Run ``python -m nhphys.scenes.inclined_knife_edge [--out DIR]``; it prints where the PNGs are.
 """
 
 import argparse

@@ -9,7 +9,7 @@ The non-reversible variant adds the gauge term -v . grad S: Newmark, built on th
 equation, gives exactly the same steps as on the reversible problem, so its members behave as
 there (and the composition stays bounded), while DLA, which discretises the gauge term, drifts.
 
-Run ``python scenes/contact_oscillator.py [--out DIR] [--steps N]``; it prints where the PNGs are.
+Run ``python -m nhphys.scenes.contact_oscillator [--out DIR] [--steps N]``; it prints where the PNGs are.
 """
 
 import argparse

@@ -5,7 +5,7 @@ contact point. Whatever their initial spin, they stop turning and end up moving 
 (the turning rate decays like sech, the speed tends to sqrt(2E/m)). The blade constraint holds to
 round-off; the trails are the contact points' paths.
 
-Run ``python scenes/sleigh.py`` (or ``nhphys run sleigh``): writes out/sleigh.npz and
+Run ``python -m nhphys.scenes.sleigh`` (or ``nhphys run sleigh``): writes out/sleigh.npz and
 out/sleigh.gif and prints where they are.
 """
 

@@ -2,7 +2,7 @@
 
 
 class NewtonError(RuntimeError):
-    """A step's Newton solve did not converge.
+    """A step failed: its Newton solve did not converge, or its contact could not be found.
 
     Attributes
     ----------
@@ -11,15 +11,40 @@ class NewtonError(RuntimeError):
     time : float
         Time at the start of that step.
     trajectory : Trajectory or None
-        Everything computed before the failure, when the driver could assemble it.
+        Every frame saved before the failure, when the driver could assemble it (the frames of
+        the chunk the failure interrupted included).
     """
 
-    def __init__(self, step: int, time: float, detail: str = ""):
+    def __init__(self, step: int, time: float, detail: str = "", frames=None):
         self.step = step
         self.time = time
-        self.trajectory = None
+        self._frames = frames
+        self._trajectory = None
         msg = f"Newton solve did not converge at step {step} (t = {time:.6g})"
         super().__init__(msg + (f": {detail}" if detail else "."))
+
+    @property
+    def trajectory(self):
+        return self._trajectory
+
+    @trajectory.setter
+    def trajectory(self, traj):
+        # the driver assembles the chunks it received; the frames saved in the chunk the failure
+        # interrupted travel with the error and are appended here
+        frames = self._frames
+        if traj is not None and frames is not None and not traj.multibody \
+                and set(traj.fields) == set(frames) and len(frames["t"]) \
+                and frames["t"][0] > traj.t[-1]:
+            parts = [{k: traj[k] for k in traj.fields}, frames]
+            traj = type(traj).concatenate(parts, traj.meta, getattr(traj, "static", None))
+        self._record(traj)
+        self._trajectory = traj
+
+    def _record(self, traj):
+        """Note the failure in the trajectory's metadata."""
+        if traj is not None:
+            traj.meta["failure"] = {"step": self.step, "time": self.time,
+                                    "message": self.args[0]}
 
 
 class ContactEvent(NewtonError):
@@ -52,25 +77,10 @@ class ContactEvent(NewtonError):
 
     def __init__(self, step: int, time: float, event: str, detail: str, frames=None):
         self.event = event
-        self._frames = frames
-        super().__init__(step, time, detail)
+        super().__init__(step, time, detail, frames)
         self.args = (f"Contact event at step {step} (t = {time:.6g}): {detail}",)
 
-    @property
-    def trajectory(self):
-        return self._trajectory
-
-    @trajectory.setter
-    def trajectory(self, traj):
-        # the driver assembles the chunks it received; the frames of the chunk the event
-        # interrupted travel with the error and are appended here
-        frames = self._frames
-        if traj is not None and frames is not None and not traj.multibody \
-                and set(traj.fields) == set(frames) and len(frames["t"]) \
-                and frames["t"][0] > traj.t[-1]:
-            parts = [{k: traj[k] for k in traj.fields}, frames]
-            traj = type(traj).concatenate(parts, traj.meta, getattr(traj, "static", None))
+    def _record(self, traj):
         if traj is not None:
             traj.meta["event"] = {"event": self.event, "step": self.step, "time": self.time,
                                   "message": self.args[0]}
-        self._trajectory = traj

@@ -1,0 +1,168 @@
+r"""Python twin of ``nhphys_ext/newton.pxd``: the one Newton solver of every implicit step and
+contact solve, and the one table of step statuses.
+
+The stopping rule
+-----------------
+A problem has ``n`` unknowns ``x`` and ``n`` equations ``F(x) = 0``. Each caller states the
+size of each unknown and of each equation's terms, and the rule compares every component with
+its own size (an unknown of order 1e-8 next to one of order 1 is not judged by the larger):
+
+* **correction test**, after each correction ``dx = J^-1 F``: converged when, for every ``i``,
+  ``|dx_i| <= correction_tol * (|x_i| + x_floor_i)``. ``x_floor_i`` (given by the caller) is the
+  size below which ``x_i`` counts as zero: a step's typical size, so that an unknown passing
+  through zero does not demand an impossible relative accuracy;
+* **residual test**, before each correction (only when ``residual_tol > 0``): converged when,
+  for every ``i``, ``|F_i| <= residual_tol * F_scale_i``, where ``F_scale_i`` (returned by the
+  residual) is the size of the terms that make up ``F_i``. Set to a few units of round-off, it
+  ends the iteration as soon as the equations hold to round-off, without one more Jacobian;
+* otherwise, after ``max_iter`` corrections, the solve fails with ``NOT_CONVERGED``.
+
+A singular Newton matrix gives ``SINGULAR_JACOBIAN``, an iterate or residual that is not finite
+``NOT_FINITE``; a residual or Jacobian may also return a status of its own (a contact event, a
+failed contact solve), which is passed up unchanged. Newton converges quadratically near a
+regular root, so the iterate returned by the correction test is accurate far beyond the
+correction that stopped it.
+
+The statuses
+------------
+``STATUS`` is the single table of what a step can report: its code (the kernels' ``Status``
+enum in ``newton.pxd`` has the same codes; a test checks it), whether it is a contact event
+(the run ends at the event with every frame before it) and the message of a failure.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# name: (code, contact event?, message of the failure)
+STATUS = {
+    "OK": (0, False, ""),
+    "NOT_CONVERGED": (1, False, "the step's Newton solve did not converge (the step may be "
+                                "too large)"),
+    "SINGULAR_JACOBIAN": (2, False, "the step's Newton matrix is singular"),
+    "NOT_FINITE": (3, False, "the step's Newton iterates are not finite (the step may be too "
+                             "large)"),
+    "FAR_BRANCH": (4, False, "the step turns the body by pi or more (the step is too large)"),
+    "CONTACT_FAILED": (5, False, "the contact point could not be found (the body left the "
+                                 "ground's chart or the step is too large)"),
+    "SINGULAR_CONTACT": (6, False, "the contact is not regular: body and ground curvatures "
+                                   "match (Lambda is singular)"),
+    "SUPPORT_FAILED": (7, False, "the body's support point could not be found"),
+    "FLAT": (8, True, "contact event: flat"),
+    "RIM_TO_SIDE": (9, True, "contact event: rim to side"),
+    "INNER_CONTACT": (10, True, "contact event: inner contact"),
+    "CALLBACK_RAISED": (11, False, "a Python callback raised an exception"),
+}
+CODES = {name: code for name, (code, _, _) in STATUS.items()}
+NAMES = {code: name for name, code in CODES.items()}
+EVENTS = frozenset(code for code, event, _ in STATUS.values() if event)
+
+OK = CODES["OK"]
+NOT_CONVERGED = CODES["NOT_CONVERGED"]
+SINGULAR_JACOBIAN = CODES["SINGULAR_JACOBIAN"]
+NOT_FINITE = CODES["NOT_FINITE"]
+FAR_BRANCH = CODES["FAR_BRANCH"]
+CONTACT_FAILED = CODES["CONTACT_FAILED"]
+SINGULAR_CONTACT = CODES["SINGULAR_CONTACT"]
+SUPPORT_FAILED = CODES["SUPPORT_FAILED"]
+FLAT = CODES["FLAT"]
+RIM_TO_SIDE = CODES["RIM_TO_SIDE"]
+INNER_CONTACT = CODES["INNER_CONTACT"]
+CALLBACK_RAISED = CODES["CALLBACK_RAISED"]
+
+
+def message(code):
+    """The failure message of a status ``code``."""
+    return STATUS[NAMES[code]][2]
+
+
+@dataclass(frozen=True)
+class NewtonRule:
+    """The stopping rule of one Newton solve (see the module docstring).
+
+    Attributes
+    ----------
+    correction_tol : float
+        Relative size of a last correction that ends the iteration.
+    residual_tol : float
+        Relative size of residuals that end it without a correction; 0 turns the test off.
+    max_iter : int
+        Corrections before the solve fails.
+    """
+
+    correction_tol: float
+    residual_tol: float
+    max_iter: int
+
+
+def newton_solve(residual, jacobian, x, x_floor, rule):
+    """Solve ``F(x) = 0`` in place by Newton's method under ``rule``.
+
+    Parameters
+    ----------
+    residual : callable
+        ``residual(x) -> (status, F (n,), F_scale (n,))``; may change ``x`` in place to an
+        equivalent point (a change of chart).
+    jacobian : callable
+        ``jacobian(x) -> (status, J (n, n))`` at the ``x`` of the residual call just made.
+    x : ndarray, shape (n,)
+        IN first guess, OUT solution.
+    x_floor : array_like, shape (n,)
+        The size below which each unknown counts as zero.
+    rule : NewtonRule
+
+    Returns
+    -------
+    int
+        ``OK`` or the status that ended the solve.
+    """
+    x_floor = np.asarray(x_floor, dtype=float)
+    for _ in range(rule.max_iter):
+        status, F, F_scale = residual(x)
+        if status != OK:
+            return status
+        if rule.residual_tol > 0.0:
+            if not np.all(np.isfinite(F)):
+                return NOT_FINITE
+            if np.all(np.abs(F) <= rule.residual_tol * np.asarray(F_scale)):
+                return OK
+        status, J = jacobian(x)
+        if status != OK:
+            return status
+        try:
+            dx = np.linalg.solve(J, F)
+        except np.linalg.LinAlgError:
+            return SINGULAR_JACOBIAN
+        x -= dx
+        if not np.all(np.isfinite(x)):
+            return NOT_FINITE
+        if np.all(np.abs(dx) <= rule.correction_tol * (np.abs(x) + x_floor)):
+            return OK
+    return NOT_CONVERGED
+
+
+def solve_cubic(target, x0, x_floor, correction_tol, residual_tol, max_iter):
+    """Solve ``(x0^3 + x1, x1^3 - x0) = target`` with :func:`newton_solve`: the small problem
+    on which the kernel's solver is checked against this one.
+
+    Returns ``(status, x (2,), residual evaluations, Jacobian evaluations)``.
+    """
+    target = np.asarray(target, dtype=float)
+    count = [0, 0]
+
+    def residual(x):
+        count[0] += 1
+        F = np.array([x[0] ** 3 + x[1] - target[0], x[1] ** 3 - x[0] - target[1]])
+        scale = np.array([abs(x[0] ** 3) + abs(x[1]) + abs(target[0]),
+                          abs(x[1] ** 3) + abs(x[0]) + abs(target[1])])
+        return OK, F, scale
+
+    def jacobian(x):
+        count[1] += 1
+        return OK, np.array([[3 * x[0] ** 2, 1.0], [-1.0, 3 * x[1] ** 2]])
+
+    x = np.array(x0, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is a NOT_FINITE status
+        status = newton_solve(residual, jacobian, x, x_floor,
+                              NewtonRule(correction_tol, residual_tol, max_iter))
+    return status, list(x), count[0], count[1]

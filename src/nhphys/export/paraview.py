@@ -67,21 +67,23 @@ def to_pvd(trajectory, path, scene=None, mode="mesh", fps=None, speed=1.0):
     try:
         statics = []
         if mode == "mesh":
-            for g in display.grounds:
-                name = f"ground_{g['name']}.vtp"
+            ground_stems = unique_stems([g["name"] for g in display.grounds])
+            for g, stem in zip(display.grounds, ground_stems):
+                name = f"ground_{stem}.vtp"
                 polydata(g["points"], g["faces"], pv).save(os.path.join(staging, name))
                 statics.append((g["name"], name))
             meshes = [(np.asarray(b["points"], dtype=float), polydata(b["points"], b["faces"], pv))
                       for b in display.bodies]
         else:
             quats = to_quaternion(rotations)
+        body_stems = unique_stems(names)
         for i, t in enumerate(frames.t):
             entries = []
             if mode == "mesh":
                 for b, name in enumerate(names):
                     points, mesh = meshes[b]
                     mesh.points = points @ rotations[i, b].T + positions[i, b]
-                    fname = f"{_safe(name)}_{i:06d}.vtp"
+                    fname = f"{body_stems[b]}_{i:06d}.vtp"
                     mesh.save(os.path.join(staging, fname))
                     entries.append((name, fname))
                 entries += statics
@@ -113,5 +115,18 @@ def to_pvd(trajectory, path, scene=None, mode="mesh", fps=None, speed=1.0):
     return path
 
 
-def _safe(name):
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+def unique_stems(names):
+    """File-name stems for ``names``: letters, digits, ``-`` and ``_`` only (so no name can
+    leave the export's folder), never empty, and distinct even where the file system ignores
+    case (``"ball 1"`` and ``"ball_1"`` get ``ball_1`` and ``ball_1_2``). The original names stay
+    in the collection's ``name`` attributes."""
+    stems, taken = [], set()
+    for name in names:
+        base = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_"
+                       for c in str(name))[:100] or "unnamed"
+        stem, k = base, 2
+        while stem.lower() in taken:
+            stem, k = f"{base}_{k}", k + 1
+        taken.add(stem.lower())
+        stems.append(stem)
+    return stems

@@ -152,7 +152,7 @@ def _output(path, flag, suffixes):
 
 
 def _integrator(name):
-    from nhphys.scene import integrator_from_name
+    from nhphys.integrators import integrator_from_name
 
     if name is None:
         return None

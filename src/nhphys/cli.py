@@ -97,7 +97,7 @@ def resolve_scene(arg):
 
 
 def load_scene(arg):
-    from nhphys.scene import load_scene_file
+    from nhphys.scene_file import load_scene_file
 
     path = resolve_scene(arg)
     try:

@@ -3,27 +3,27 @@
 Every built-in system takes its initial state under the same names, the scene's natural words,
 whether it is simulated alone or placed in a scene:
 
-==============  ==============================  ==============================================
-name            systems                         meaning (default)
-==============  ==============================  ==============================================
-``orientation`` Suslov, RollingBody             3x3 rotation, body to space, or a unit
-                                                quaternion ``(w, x, y, z)`` (the identity)
-``omega``       Suslov, RollingBody             body angular velocity, shape (3,) (zero; for
-                                                Suslov exactly one of ``omega``, ``momentum``)
-``momentum``    Suslov                          body angular momentum, shape (3,)
-``position``    RollingBody                     a point of the ground where the body touches it,
-                                                shape (3,) (the origin)
-``position``    KnifeEdge, VerticalDisk         ``(x, y)`` of the contact point in the plane's
-                                                coordinates (the origin)
-``heading``     KnifeEdge, VerticalDisk         angle of the blade (the disk's plane) from the
-                                                ``x`` axis, rad (0)
-``velocity``    KnifeEdge                       speed of the contact point along the blade (0)
-``turning_rate`` KnifeEdge, VerticalDisk        ``d heading / dt``, rad/s (0)
-``phi``         VerticalDisk                    rolling angle, rad (0)
-``spin``        VerticalDisk                    rolling rate ``d phi / dt``, rad/s (0)
-``q``, ``v``    ContactOscillator,              coordinates and velocities, shape (n,)
-                ConstrainedMechanicalSystem     (required)
-==============  ==============================  ==============================================
+================  =============================  ============================================
+name              systems                        meaning (default)
+================  =============================  ============================================
+``orientation``   Suslov, RollingBody            3x3 rotation, body to space, or a unit
+                                                 quaternion ``(w, x, y, z)`` (the identity)
+``omega``         Suslov, RollingBody            body angular velocity, shape (3,) (zero; for
+                                                 Suslov exactly one of ``omega``, ``momentum``)
+``momentum``      Suslov                         body angular momentum, shape (3,)
+``position``      RollingBody                    a point of the ground where the body touches
+                                                 it, shape (3,) (the origin)
+``position``      KnifeEdge, VerticalDisk        ``(x, y)`` of the contact point in the plane's
+                                                 coordinates (the origin)
+``heading``       KnifeEdge, VerticalDisk        angle of the blade (the disk's plane) from the
+                                                 ``x`` axis, rad (0)
+``velocity``      KnifeEdge                      speed of the contact point along the blade (0)
+``turning_rate``  KnifeEdge, VerticalDisk        ``d heading / dt``, rad/s (0)
+``phi``           VerticalDisk                   rolling angle, rad (0)
+``spin``          VerticalDisk                   rolling rate ``d phi / dt``, rad/s (0)
+``q``, ``v``      ContactOscillator,             coordinates and velocities, shape (n,)
+                  ConstrainedMechanicalSystem    (required)
+================  =============================  ============================================
 
 The earlier spellings stay accepted as aliases: ``R0`` (orientation), ``omega0`` (omega; the
 turning rate for the planar systems), ``momentum0``, ``ground_point`` (a rolling body's
@@ -34,9 +34,11 @@ component alone (the knife edge's body ``z`` axis is the plane's normal, the axi
 A name given as ``None`` means its default. An unknown or misspelt name is a ``TypeError`` naming
 the system and the accepted names; a name given twice (``R0`` and ``orientation``) is one too.
 This module is the one place where names are checked: :func:`nhphys.simulate` and
-:meth:`nhphys.Scene.add_body` both call :func:`resolve`, then :func:`start_arguments` turns the
-result into the keywords of ``integrator.start``. The values themselves are checked by the system
-(constraints, contact) when it starts.
+:meth:`nhphys.Scene.add_body` both call :func:`resolve` (which also checks each value's kind:
+shape, finite, a rotation, under the name given), then :func:`start_arguments` turns the result
+into the system's own keywords, which ``integrator.start`` takes. What depends on the system (a
+velocity violating a constraint, a body that cannot touch its ground) is checked by the system
+when it starts.
 
 A system class outside this table takes its keywords unchanged, unless it declares its own
 vocabulary as a class attribute ``initial_conditions = Vocabulary(...)``.

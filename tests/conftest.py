@@ -3,8 +3,8 @@
 Every behavioural test of a system takes the ``backend`` fixture and runs twice: on the Python
 twins and on the compiled kernels. A test skips one of them only with a stated reason:
 
-* ``cython`` is skipped when the kernels are not built, unless ``NHPHYS_STRICT_BUILD=1``, which
-  makes missing kernels an error before any test is collected;
+* ``cython`` is skipped when any kernel module of ``nhphys._backend.KERNELS`` is missing, unless
+  ``NHPHYS_STRICT_BUILD=1``, which makes a missing kernel an error before any test is collected;
 * ``@pytest.mark.kernels_only(reason)`` skips ``python`` for runs too long for the twins (more
   than about 20 s there; the reason gives the figure); the twins are still checked against the
   kernels step for step, over 10^4 steps, by the ``@pytest.mark.parity`` tests;
@@ -12,41 +12,16 @@ twins and on the compiled kernels. A test skips one of them only with a stated r
   and takes no ``backend``): skipped, with the reason, when the kernels are not built.
 """
 
-import importlib
-import importlib.util
 import os
-import pkgutil
 
 import numpy as np
 import pytest
 
+from nhphys import _backend
+
 BACKENDS = ("python", "cython")
 STRICT = os.environ.get("NHPHYS_STRICT_BUILD", "") == "1"
-
-
-def expected_kernels():
-    """Names of the kernel modules this source tree builds (one per ``nhphys_ext/*.pyx``)."""
-    spec = importlib.util.find_spec("nhphys_ext")
-    folders = list(spec.submodule_search_locations or []) if spec else []
-    names = {os.path.splitext(f)[0] for d in folders for f in os.listdir(d) if f.endswith(".pyx")}
-    if not names:  # an installed wheel without sources: every twin has a kernel of its name
-        import nhphys.twins
-
-        names = {m.name for m in pkgutil.iter_modules(nhphys.twins.__path__)}
-    return sorted(names)
-
-
-def missing_kernels():
-    missing = []
-    for name in expected_kernels():
-        try:
-            importlib.import_module(f"nhphys_ext.{name}")
-        except ImportError:
-            missing.append(name)
-    return missing
-
-
-MISSING = missing_kernels()
+MISSING = _backend.missing_kernels()  # the one list of kernel modules, _backend.KERNELS
 KERNELS_BUILT = not MISSING
 NOT_BUILT = (f"the nhphys_ext kernels are not built (missing: {', '.join(MISSING)}); "
              "NHPHYS_STRICT_BUILD=1 makes this an error")

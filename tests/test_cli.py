@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+
 import nhphys.scenes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -202,10 +203,10 @@ def test_a_failing_simulation_exits_1_and_keeps_the_frames_before(tmp_path):
     from nhphys import Trajectory
 
     (tmp_path / "fast.py").write_text(
-        "import nhphys\nfrom nhphys.scene import Scene, Suslov\n"
+        "import nhphys\nfrom nhphys import Scene, SuslovContact\n"
         "from nhphys.surfaces import Ellipsoid\nscene = Scene(name='fast')\n"
         "scene.add_body(nhphys.RigidBody(1.0, [1, 2, 3], Ellipsoid([0.3, 0.2, 0.1])),\n"
-        "               Suslov([0, 0, 1]), omega=[100.0, 0.0, 0.0])\n")
+        "               SuslovContact([0, 0, 1]), omega=[100.0, 0.0, 0.0])\n")
     result = nhphys("run", tmp_path / "fast.py", "--t-final", "1", "--dt", "0.05", "--out",
                     tmp_path / "fast.npz", cwd=tmp_path)
     assert result.returncode == 1, (result.stdout, result.stderr)

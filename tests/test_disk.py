@@ -14,11 +14,18 @@ from nhphys.lie import so3
 from nhphys.shapes import Cylinder, Disk, Wheel
 from nhphys.surfaces import HeightField, Plane, Sphere
 from nhphys.systems import RollingBody
-
-kane = pytest.importorskip("nhphys.validation.kane_disk")
+from nhphys.validation import kane_disk as kane  # needs sympy and pydy: test dependencies
 
 M, G, R = 1.0, 9.81, 0.1  # a thin uniform disk of 1 kg and radius 0.1 m
 LEAN, TURN = 0.3, 4.0  # the steady circle: lean 0.3 rad from vertical, heading rate 4 rad/s
+
+
+def on_twins(steps, ms=4.4):
+    """The reason a run of ``steps`` disk steps (``ms`` each on the twins, measured) is left to
+    the kernels."""
+    seconds = 1e-3 * ms * steps
+    took = f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+    return f"{steps:,} steps take about {took} on the twins ({ms} ms a step)"
 
 
 def log_log_slope(hs, errors):
@@ -80,16 +87,17 @@ def test_kane_steady_circle_is_steady(kane_runs):
     assert np.abs(rate / TURN - 1).max() < 1e-9
 
 
+@pytest.mark.kernels_only(on_twins(24_000))
 @pytest.mark.parametrize("name", ["exp", "cayley"])
 @pytest.mark.parametrize("motion", ["steady", "wobbling"])
-def test_agrees_with_kane_and_error_shrinks_as_h_squared(kane_runs, motion, name):
+def test_agrees_with_kane_and_error_shrinks_as_h_squared(backend, kane_runs, motion, name):
     y, ref = kane_runs[motion]
     system = on_plane()
     hs = [0.005, 0.0025, 0.00125, 0.001]
     errors = []
     for h in hs:
-        traj = nhphys.simulate(system, 10.0, h, Retraction(name), save_every=round(0.01 / h),
-                               **kane.to_nhphys(y))
+        traj = nhphys.simulate(system, 10.0, h, Retraction(name), backend=backend,
+                               save_every=round(0.01 / h), **kane.to_nhphys(y))
         errors.append(kane_error(traj, ref))
     assert log_log_slope(hs, errors) == pytest.approx(2.0, abs=0.15)
     # at h = 1e-3: measured 3.3e-3 (steady) and 7.8e-3 (wobbling), both in the heading's phase
@@ -97,12 +105,13 @@ def test_agrees_with_kane_and_error_shrinks_as_h_squared(kane_runs, motion, name
 
 
 @pytest.mark.slow
+@pytest.mark.kernels_only(on_twins(625_000))
 @pytest.mark.parametrize("motion, h", [("steady", 1.6e-5), ("wobbling", 1e-5)])
-def test_kane_error_below_1e6(kane_runs, motion, h):
+def test_kane_error_below_1e6(backend, kane_runs, motion, h):
     """The step at which the error falls below 1e-6, from the h^2 fit (1.8e-5 steady, 1.1e-5
     wobbling): checked by running just below it."""
     y, ref = kane_runs[motion]
-    traj = nhphys.simulate(on_plane(), 10.0, h, save_every=round(0.01 / h),
+    traj = nhphys.simulate(on_plane(), 10.0, h, backend=backend, save_every=round(0.01 / h),
                            **kane.to_nhphys(y))
     assert kane_error(traj, ref) < 1e-6
 
@@ -115,14 +124,15 @@ def test_reference_eq29_in_support_form_agrees_with_kane(kane_runs):
     assert kane_error(traj, ref[:201]) < 1e-8
 
 
-def test_steady_circle_keeps_lean_and_turning_rate():
+@pytest.mark.kernels_only(on_twins(600_000))
+def test_steady_circle_keeps_lean_and_turning_rate(backend):
     """100 s on the steady circle: relative deviation of lean and heading rate.
 
     The fourth-order composition at h = 5e-4 meets 1e-8 (measured 1.1e-9); the second-order step
     stays within 1.8e-4 at h = 1e-3 (a bounded offset of order h^2, not a drift).
     """
-    traj = nhphys.simulate(on_plane(), 100.0, 5e-4, Retraction("exp", order=4), save_every=200,
-                           **kane.to_nhphys(steady_state()))
+    traj = nhphys.simulate(on_plane(), 100.0, 5e-4, Retraction("exp", order=4), backend=backend,
+                           save_every=200, **kane.to_nhphys(steady_state()))
     state = kane.from_nhphys(traj.R, traj.omega, traj.contact_point)
     rate = state[:, 5] / np.cos(state[:, 1])
     assert np.abs(state[:, 1] / LEAN - 1).max() < 1e-8
@@ -143,17 +153,19 @@ def rim_residual(traj, radius):
     return np.maximum(np.abs(np.hypot(s[:, 0], s[:, 1]) - radius), np.abs(s[:, 2])) / radius
 
 
+@pytest.mark.kernels_only(on_twins(5000))
 @pytest.mark.parametrize("name", ["exp", "cayley"])
-def test_on_the_rim_touching_and_not_slipping_at_every_step(name):
-    traj = nhphys.simulate(on_plane(), 5.0, 1e-3, Retraction(name),
+def test_on_the_rim_touching_and_not_slipping_at_every_step(backend, name):
+    traj = nhphys.simulate(on_plane(), 5.0, 1e-3, Retraction(name), backend=backend,
                            **kane.to_nhphys(wobbling_state()))
     assert rim_residual(traj, R).max() <= 1e-15
     assert traj.contact_residual.max() <= 1e-14
     assert traj.slip_residual.max() <= 1e-14
 
 
-def test_energy_bounded_over_a_million_steps():
-    traj = nhphys.simulate(on_plane(), 1000.0, 1e-3, save_every=1000,
+@pytest.mark.kernels_only(on_twins(1_000_000))
+def test_energy_bounded_over_a_million_steps(backend):
+    traj = nhphys.simulate(on_plane(), 1000.0, 1e-3, backend=backend, save_every=1000,
                            **kane.to_nhphys(wobbling_state()))
     rel = np.abs(traj.energy / traj.energy[0] - 1)
     half = len(rel) // 2
@@ -204,10 +216,11 @@ def test_step_then_reverse_step_returns(backend, name, case):
         assert np.abs(x - y).max() <= 1e-12
 
 
+@pytest.mark.kernels_only(on_twins(20_000, ms=5.4))
 @pytest.mark.parametrize("case", ["wheel-terrain", "disk-bowl"])
-def test_curved_grounds_residuals_and_energy(case):
+def test_curved_grounds_residuals_and_energy(backend, case):
     system, ic = CASES[case]()
-    traj = nhphys.simulate(system, DURATION[case], 1e-3, save_every=10, **ic)
+    traj = nhphys.simulate(system, DURATION[case], 1e-3, backend=backend, save_every=10, **ic)
     assert traj.contact_residual.max() <= 1e-13
     assert traj.slip_residual.max() <= 1e-13
     radius = system.body.shape.radius
@@ -223,24 +236,24 @@ def test_curved_grounds_residuals_and_energy(case):
 
 
 @pytest.mark.parametrize("case", ["wheel-terrain", "disk-bowl"])
-def test_order_two_on_curved_grounds(case):
+def test_order_two_on_curved_grounds(backend, case):
     """Against nhphys's reference (eq. 29 in support form, DOP853 at rtol 1e-12)."""
     system, ic = CASES[case]()
     ref = nhphys.simulate(system, 1.0, 0.05, Reference(rtol=1e-12, atol=1e-14), **ic)
     hs = [0.005, 0.0025, 0.00125]
     errs = []
     for h in hs:
-        traj = nhphys.simulate(system, 1.0, h, save_every=round(0.05 / h), **ic)
+        traj = nhphys.simulate(system, 1.0, h, backend=backend, save_every=round(0.05 / h), **ic)
         errs.append(max(np.abs(traj.R - ref.R).max(),
                         np.abs(traj.contact_point - ref.contact_point).max()))
     assert log_log_slope(hs, errs) == pytest.approx(2.0, abs=0.15)
 
 
-@pytest.mark.skipif(not _backend.extensions_built(), reason="the compiled kernels are not built")
+@pytest.mark.parity
 @pytest.mark.parametrize("case", list(CASES))
 def test_kernel_and_twin_agree(case):
     system, ic = CASES[case]()
-    kw = dict(save_every=20, **ic)
+    kw = {"save_every": 20, **ic}
     a = nhphys.simulate(system, 0.2, 1e-3, backend="cython", **kw)
     b = nhphys.simulate(system, 0.2, 1e-3, backend="python", **kw)
     for field in ("R", "position", "contact_point", "body_contact"):
@@ -248,7 +261,7 @@ def test_kernel_and_twin_agree(case):
     assert np.abs(a.omega - b.omega).max() <= 1e-10 * np.abs(b.omega).max()
 
 
-@pytest.mark.skipif(not _backend.extensions_built(), reason="the compiled kernels are not built")
+@pytest.mark.parity
 @pytest.mark.slow
 def test_kernel_and_twin_agree_over_ten_thousand_steps():
     system, ic = CASES["disk-plane"]()
@@ -260,39 +273,47 @@ def test_kernel_and_twin_agree_over_ten_thousand_steps():
     assert np.abs(a.omega - b.omega).max() <= 1e-10 * np.abs(b.omega).max()
 
 
-def test_twin_and_kernel_support_maps_agree(rng):
-    """Support point, S' and n_M of each shape, kernel against twin, and S' against finite
-    differences of the twin's support point."""
+SHAPES = [Disk(0.1), Wheel(0.3, 0.05), Cylinder(0.1, 0.05)]
+COM = np.array([0.001, -0.002, 0.0])
+
+
+def test_support_maps_match_finite_differences_and_events(backend, rng):
+    """Support point, S' (against finite differences of the support point) and n_M of each
+    shape, and the event codes where the contact stops being one point."""
     from nhphys.twins import rolling as twin
 
-    com = np.array([0.001, -0.002, 0.0])
-    shapes = [Disk(0.1), Wheel(0.3, 0.05), Cylinder(0.1, 0.05)]
-    for shape in shapes:
-        py = shape.rolling_shape(twin, com)
+    impl = _backend.implementation("rolling", backend)
+    for shape in SHAPES:
+        k = shape.rolling_shape(impl, COM)
         for d in rng.normal(size=(20, 3)):
-            st, _, Sp, n_M = py.support(d)
+            st, _, Sp, n_M = impl.support_map(k, d)
             assert st == 0
             eps = 1e-6
-            fd = np.column_stack([(py.support(d + eps * e)[1] - py.support(d - eps * e)[1])
-                                  / (2 * eps) for e in np.eye(3)])
+            fd = np.column_stack([(np.asarray(impl.support_map(k, d + eps * e)[1])
+                                   - impl.support_map(k, d - eps * e)[1]) / (2 * eps)
+                                  for e in np.eye(3)])
             assert np.abs(fd - Sp).max() <= 1e-7 * np.abs(Sp).max()
             assert np.allclose(n_M, -d / np.linalg.norm(d), atol=1e-15)
-        if _backend.extensions_built():
-            import nhphys_ext.rolling as ext
-
-            k = shape.rolling_shape(ext, com)
-            for d in rng.normal(size=(20, 3)):
-                a, b = ext.support_map(k, d), twin.support_map(py, d)
-                assert a[0] == b[0] == 0
-                for x, y in zip(a[1:], b[1:]):
-                    assert np.abs(np.asarray(x) - y).max() <= 1e-15 * max(1.0, np.abs(y).max())
     for shape, d, code in [(Disk(0.1), [0, 1e-3, 1], twin.FLAT),
                            (Cylinder(0.1, 0.05), [0, 1, 1e-3], twin.RIM_TO_SIDE),
                            (Cylinder(0.1, 0.05), [0, 1e-3, -1], twin.FLAT),
                            (Wheel(0.3, 0.05), [1e-3, 0, 1], twin.INNER_CONTACT)]:
-        assert twin.support_map(shape.rolling_shape(twin, com), d)[0] == code
-        if _backend.extensions_built():
-            assert ext.support_map(shape.rolling_shape(ext, com), d)[0] == code
+        assert impl.support_map(shape.rolling_shape(impl, COM), d)[0] == code
+
+
+@pytest.mark.parity
+def test_twin_and_kernel_support_maps_agree(rng):
+    import nhphys_ext.rolling as ext
+
+    from nhphys.twins import rolling as twin
+
+    for shape in SHAPES:
+        py, k = shape.rolling_shape(twin, COM), shape.rolling_shape(ext, COM)
+        for d in rng.normal(size=(20, 3)):
+            a, b = ext.support_map(k, d), twin.support_map(py, d)
+            assert a[0] == b[0] == 0
+            for x, y in zip(a[1:], b[1:]):
+                assert np.abs(np.asarray(x) - y).max() <= 1e-15 * max(1.0, np.abs(y).max())
 
 
 # -- contact events ------------------------------------------------------------------------------
@@ -301,11 +322,11 @@ def fall_from(lean, spin=0.0, turn=0.0):
     return kane.to_nhphys(np.array([0.0, lean, 0.0, 0.0, spin, turn * np.cos(lean), 0, 0]))
 
 
-def test_disk_falling_flat_is_an_event_with_everything_before_it(monkeypatch):
+def test_disk_falling_flat_is_an_event_with_everything_before_it(backend, monkeypatch):
     driver = importlib.import_module("nhphys.simulate")
     monkeypatch.setattr(driver, "CHUNK_STEPS", 50)  # the event falls inside a chunk
     with pytest.raises(ContactEvent, match=r"t = 0\.12.*disk fell flat") as info:
-        nhphys.simulate(on_plane(), 2.0, 1e-3, **fall_from(np.radians(60)))
+        nhphys.simulate(on_plane(), 2.0, 1e-3, backend=backend, **fall_from(np.radians(60)))
     err = info.value
     assert isinstance(err, NewtonError)
     assert err.event == "flat"
@@ -333,20 +354,21 @@ def test_event_frames_in_both_backends(backend, save_every):
     assert len(traj) == 1 + err.step // save_every
 
 
-def test_cylinder_rolling_onto_its_side_is_an_event():
+def test_cylinder_rolling_onto_its_side_is_an_event(backend):
     system = RollingBody(cylinder_body(), Plane())
     # on its rim with the axis 0.1 rad above the ground: it topples onto its side
     with pytest.raises(ContactEvent, match="rolled from its rim onto its side") as info:
-        nhphys.simulate(system, 2.0, 1e-3, R0=so3.exp([np.pi / 2 - 0.1, 0, 0]))
+        nhphys.simulate(system, 2.0, 1e-3, backend=backend,
+                        orientation=so3.exp([np.pi / 2 - 0.1, 0, 0]))
     assert info.value.event == "rim-to-side"
     assert 0 < info.value.time < 2.0
     assert len(info.value.trajectory) == info.value.step + 1
 
 
-def test_wheel_falling_flat_is_an_inner_contact_event():
+def test_wheel_falling_flat_is_an_inner_contact_event(backend):
     system = RollingBody(wheel_body(), Plane())
     with pytest.raises(ContactEvent, match="inner part of the tube") as info:
-        nhphys.simulate(system, 2.0, 1e-3, R0=so3.exp([0.6, 0, 0]))
+        nhphys.simulate(system, 2.0, 1e-3, backend=backend, orientation=so3.exp([0.6, 0, 0]))
     assert info.value.event == "inner contact"
     assert len(info.value.trajectory) == info.value.step + 1
 
@@ -357,8 +379,9 @@ def test_reference_stops_at_an_event_with_a_message():
         nhphys.simulate(on_plane(), 0.5, 0.01, Reference(), **fall_from(np.radians(60)))
 
 
-def test_disk_that_keeps_rolling_has_no_event():
-    traj = nhphys.simulate(on_plane(), 1.0, 1e-3, **kane.to_nhphys(steady_state()))
+def test_disk_that_keeps_rolling_has_no_event(backend):
+    traj = nhphys.simulate(on_plane(), 1.0, 1e-3, backend=backend,
+                           **kane.to_nhphys(steady_state()))
     assert "event" not in traj.meta
 
 
@@ -381,22 +404,23 @@ def test_bad_dimensions(make, argument):
         make()
 
 
-def test_disk_placed_flat_is_refused():
+def test_disk_placed_flat_is_refused(backend):
     system = on_plane()
     with pytest.raises(ValueError, match="`R0`.*disk lies flat"):
-        nhphys.simulate(system, 0.1, 1e-3, R0=np.eye(3))  # axis vertical: flat on the plane
+        # axis vertical: flat on the plane
+        nhphys.simulate(system, 0.1, 1e-3, backend=backend, R0=np.eye(3))
     with pytest.raises(ValueError, match="`R0`.*lies on its side"):
-        nhphys.simulate(RollingBody(cylinder_body(), Plane()), 0.1, 1e-3,
+        nhphys.simulate(RollingBody(cylinder_body(), Plane()), 0.1, 1e-3, backend=backend,
                         R0=so3.exp([np.pi / 2, 0, 0]))
 
 
-def test_disk_matching_the_bowl_is_refused():
+def test_disk_matching_the_bowl_is_refused(backend):
     """Tilted 0.1 rad from lying flat in a bowl of radius 1, a disk of radius 0.1 has the
     bowl's curvature along its rim (rho / |d_perp| = R): it would touch along an arc."""
     system = RollingBody(disk_body(), Sphere(1.0).as_ground("inside"))
     with pytest.raises(ValueError, match="curvatures match"):
-        nhphys.simulate(system, 0.01, 1e-3, R0=so3.exp([np.arcsin(0.1), 0, 0]),
-                        ground_point=[0, 0, -1])
+        nhphys.simulate(system, 0.01, 1e-3, backend=backend,
+                        orientation=so3.exp([np.arcsin(0.1), 0, 0]), position=[0, 0, -1])
 
 
 def test_centre_of_mass_must_be_in_the_shape():

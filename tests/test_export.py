@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import nhphys
-from nhphys import export
-from nhphys.scene import Scene, Suslov
+from nhphys import Scene, SuslovContact, export
 from nhphys.surfaces import Ellipsoid, Plane
 
 
@@ -20,7 +19,7 @@ def run():
     for i, omega in enumerate(([2.0, 1.0, 0.0], [0.0, -1.5, 0.5])):
         body = nhphys.RigidBody(1.0, inertia, Ellipsoid([0.4, 0.25, 0.15]), name=f"top {i}")
         axis = [0, 0, 1] if i == 0 else [1, 0, 0]
-        scene.add_body(body, Suslov(axis, pivot=[i, 0.5 * i, 0.6]), omega=omega, resolution=12)
+        scene.add_body(body, SuslovContact(axis, pivot=[i, 0.5 * i, 0.6]), omega=omega, resolution=12)
     return scene, scene.simulate(1.0, 0.01, save_every=10)
 
 

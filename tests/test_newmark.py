@@ -41,12 +41,12 @@ def reference_end():
     (COMPOSITION, 2),
     (DLA("midpoint"), 2),
 ], ids=repr)
-def test_measured_order(integrator, order, reference_end):
+def test_measured_order(backend, integrator, order, reference_end):
     q_ref, v_ref = reference_end
     hs = [0.04, 0.02, 0.01, 0.005]
     errors = []
     for h in hs:
-        traj = nhphys.simulate(OSC, 2.0, h, integrator=integrator, **OSC_IC)
+        traj = nhphys.simulate(OSC, 2.0, h, integrator=integrator, backend=backend, **OSC_IC)
         errors.append(max(np.abs(traj.q[-1] - q_ref).max(), np.abs(traj.v[-1] - v_ref).max()))
     assert abs(slope(hs, errors) - order) < 0.15
 
@@ -89,14 +89,14 @@ def test_adjoint_identity_explicit_member(backend):
 @settings(max_examples=25, deadline=None)
 @given(beta=st.floats(0, 0.5), beta_p=st.floats(0, 0.5), alpha=st.floats(0, 1),
        disc=st.sampled_from(["point", "average"]), z=st.floats(-1, 1), vy=st.floats(-1, 1))
-def test_adjoint_of_every_member(beta, beta_p, alpha, disc, z, vy):
+def test_adjoint_of_every_member(backend, beta, beta_p, alpha, disc, z, vy):
     # (F^{beta, beta', alpha})* = F^{beta', beta, 1 - alpha}: step with the adjoint, then back
     method = Newmark(beta, beta_p, alpha, disc)
     q0 = np.array([0.5, 0.8, z])
     v0 = _on_constraint(q0, [0.0, vy, 0.7])
     model = (2, [0.3, 0.0])
-    q1, v1 = _one_step("python", method.adjoint(), model, q0, v0, 0.05)
-    q2, v2 = _one_step("python", method, model, q1, v1, -0.05)
+    q1, v1 = _one_step(backend, method.adjoint(), model, q0, v0, 0.05)
+    q2, v2 = _one_step(backend, method, model, q1, v1, -0.05)
     np.testing.assert_allclose(q2, q0, atol=1e-12)
     np.testing.assert_allclose(v2, v0, atol=1e-12)
 
@@ -113,7 +113,7 @@ def test_explicit_closed_form_equals_the_newton_path():
         np.testing.assert_allclose(x, y, atol=1e-13)
 
 
-def _step_from(system, method, q, v, h, backend="auto"):
+def _step_from(system, method, q, v, h, backend):
     """One step of ``method`` from ``(q, v)`` in the system's coordinates."""
     cs = system.coordinates
     impl = nhphys._backend.implementation("newmark", backend)
@@ -128,26 +128,28 @@ def _step_from(system, method, q, v, h, backend="auto"):
 
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
 @pytest.mark.parametrize("disc", ["point", "average"])
-def test_newmark_coincides_with_dla_step_by_step(alpha, disc):
+def test_newmark_coincides_with_dla_step_by_step(backend, alpha, disc):
     # F^{0,0,alpha} = trapezoidal DLA for any potential, = midpoint DLA for an affine one
     cases = [
         (OSC, OSC_IC, "trapezoidal"),
         (KnifeEdge(2.0, 0.3, 0.2, incline=0.4), {"velocity0": 0.3, "omega0": 1.5}, "midpoint"),
         (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"omega0": 1.3, "spin0": 2.0}, "midpoint"),
-    ]
+    ]  # in the systems' own keywords: coordinates_from_conditions is below the vocabulary
     h = 0.01
     for system, ic, rule in cases:
         newmark, dla = Newmark(0.0, 0.0, alpha, disc), DLA(rule, alpha, disc)
         q, v = system.coordinates_from_conditions(**ic)
         for _ in range(200):
-            qa, va = _step_from(system, newmark, q, v, h)
-            qb, vb = _step_from(system, dla, q, v, h)
+            qa, va = _step_from(system, newmark, q, v, h, backend)
+            qb, vb = _step_from(system, dla, q, v, h, backend)
             np.testing.assert_allclose(qa, qb, rtol=0, atol=1e-12)
             np.testing.assert_allclose(va, vb, rtol=0, atol=1e-12)
             q, v = qa, va
     # with a non-affine potential the midpoint DLA is a different method
-    a = nhphys.simulate(OSC, 1.0, 0.1, integrator=Newmark(0.0, 0.0, alpha, disc), **OSC_IC)
-    b = nhphys.simulate(OSC, 1.0, 0.1, integrator=DLA("midpoint", alpha, disc), **OSC_IC)
+    a = nhphys.simulate(OSC, 1.0, 0.1, integrator=Newmark(0.0, 0.0, alpha, disc),
+                        backend=backend, **OSC_IC)
+    b = nhphys.simulate(OSC, 1.0, 0.1, integrator=DLA("midpoint", alpha, disc), backend=backend,
+                        **OSC_IC)
     assert np.abs(a.q - b.q).max() > 1e-6
 
 
@@ -155,23 +157,24 @@ def test_newmark_coincides_with_dla_step_by_step(alpha, disc):
     Newmark(0.0, 0.0, 0.0), Newmark(0.0, 0.0, 1.0), Newmark(0.25, 0.25, 0.5),
     Newmark(0.5, 0.2, 0.3, "average"), DLA("midpoint"), DLA("trapezoidal", 0.7, "average"),
 ], ids=repr)
-def test_constraints_hold_at_every_step(integrator):
+def test_constraints_hold_at_every_step(backend, integrator):
     # velocities of order 1 in all three systems
-    for system, ic in [(OSC, OSC_IC), (KnifeEdge(1.0, 0.5, 0.5), {"velocity0": 0.1, "omega0": 1.0}),
-                       (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"omega0": 1.3, "spin0": 2.0})]:
-        traj = nhphys.simulate(system, 2.0, 1e-3, integrator=integrator, **ic)
+    for system, ic in [(OSC, OSC_IC),
+                       (KnifeEdge(1.0, 0.5, 0.5), {"velocity": 0.1, "turning_rate": 1.0}),
+                       (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"turning_rate": 1.3, "spin": 2.0})]:
+        traj = nhphys.simulate(system, 2.0, 1e-3, integrator=integrator, backend=backend, **ic)
         assert traj.constraint_residual.max() < 1e-13
     # the discrete position constraint of the chosen discretisation, at every step
-    traj = nhphys.simulate(OSC, 2.0, 1e-3, integrator=integrator, **OSC_IC)
+    traj = nhphys.simulate(OSC, 2.0, 1e-3, integrator=integrator, backend=backend, **OSC_IC)
     phi = integrator.discrete_constraint(OSC, traj.q[:-1], traj.q[1:], 1e-3)
     assert np.abs(phi).max() < 1e-13
     assert np.abs(Newmark(0.3, 0.3, 0.1).discrete_constraint(OSC, traj.q[:-1], traj.q[1:],
                                                              1e-3)).max() > 1e-10
 
 
-def _energy_profile(system, integrator, t_final=10000.0, h=0.1):
-    traj = nhphys.simulate(system, t_final, h, integrator=integrator, save_every=10,
-                           q0=[1.0, 1.0, 0.5], v0=[-0.5, 0.0, 0.5])
+def _energy_profile(system, integrator, backend, t_final=10000.0, h=0.1):
+    traj = nhphys.simulate(system, t_final, h, integrator=integrator, backend=backend,
+                           save_every=10, q=[1.0, 1.0, 0.5], v=[-0.5, 0.0, 0.5])
     dE = traj.energy - traj.energy[0]
     n = len(dE)
     quarters = [np.abs(dE[i * n // 4:(i + 1) * n // 4]).max() for i in range(4)]
@@ -184,52 +187,54 @@ def oscillators():
     return ContactOscillator(0.1), NonReversibleContactOscillator(0.1)
 
 
+@pytest.mark.kernels_only("10^5 steps take about 30 s on the twins (0.3 ms a step)")
 @pytest.mark.parametrize("integrator,bound", [
     (Newmark(0.0, 0.0, 0.5), 1.3e-3), (Newmark(0.25, 0.25, 0.5), 5e-4), (COMPOSITION, 5e-4),
     (DLA("trapezoidal"), 1.3e-3),
 ], ids=repr)
-def test_energy_bounded_without_drift_on_the_reversible_oscillator(integrator, bound,
+def test_energy_bounded_without_drift_on_the_reversible_oscillator(backend, integrator, bound,
                                                                    oscillators):
     # 10^5 steps of h = 0.1; bounds are the measured maxima, rounded up
-    _, quarters, drift = _energy_profile(oscillators[0], integrator)
+    _, quarters, drift = _energy_profile(oscillators[0], integrator, backend)
     assert max(quarters) < bound
     assert max(quarters[2:]) < 1.05 * max(quarters[:2])
     assert abs(drift) < 1e-5
 
 
-def test_nonreversible_oscillator_which_members_drift(oscillators):
+@pytest.mark.kernels_only("five runs of up to 10^5 steps take about 2 min on the twins")
+def test_nonreversible_oscillator_which_members_drift(backend, oscillators):
     reversible, nonreversible = oscillators
     # Newmark steps the second-order equation, which the gauge term does not change: the same
     # trajectory, bit for bit, as on the reversible problem
-    a, _, _ = _energy_profile(reversible, COMPOSITION, t_final=100.0)
-    b, _, _ = _energy_profile(nonreversible, COMPOSITION, t_final=100.0)
+    a, _, _ = _energy_profile(reversible, COMPOSITION, backend, t_final=100.0)
+    b, _, _ = _energy_profile(nonreversible, COMPOSITION, backend, t_final=100.0)
     np.testing.assert_array_equal(a.q, b.q)
     # the composition stays bounded (measured max 4.2e-4) ...
-    _, quarters, drift = _energy_profile(nonreversible, COMPOSITION)
+    _, quarters, drift = _energy_profile(nonreversible, COMPOSITION, backend)
     assert max(quarters) < 5e-4 and abs(drift) < 1e-5
     # ... the first-order members drift (energy lost by F^{0,0,0}, gained by its adjoint) ...
-    _, quarters, drift = _energy_profile(nonreversible, Newmark(0.0, 0.0, 0.0))
+    _, quarters, drift = _energy_profile(nonreversible, Newmark(0.0, 0.0, 0.0), backend)
     assert drift < -0.05
-    _, quarters, drift = _energy_profile(nonreversible, Newmark(0.0, 0.0, 1.0), t_final=700.0)
+    _, quarters, drift = _energy_profile(nonreversible, Newmark(0.0, 0.0, 1.0), backend,
+                                         t_final=700.0)
     assert drift > 0.05
     # ... and DLA, which discretises the gauge term, drifts only on the non-reversible problem
-    _, _, drift_rev = _energy_profile(reversible, DLA("trapezoidal"))
-    _, quarters, drift_nonrev = _energy_profile(nonreversible, DLA("trapezoidal"))
+    _, _, drift_rev = _energy_profile(reversible, DLA("trapezoidal"), backend)
+    _, quarters, drift_nonrev = _energy_profile(nonreversible, DLA("trapezoidal"), backend)
     assert abs(drift_rev) < 1e-5 and drift_nonrev > 5e-4
     assert quarters[3] > 1.5 * quarters[0]
 
 
 @pytest.mark.parametrize("system,ic,method,steps", [
     (NonReversibleContactOscillator(0.3), OSC_IC, Newmark(0.25, 0.1, 0.6, "average"), 10_000),
-    (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"omega0": 1.3, "spin0": 2.0},
+    (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"turning_rate": 1.3, "spin": 2.0},
      Composition([(Newmark(0.0, 0.0, 0.0), 0.5), (DLA("midpoint"), 0.5)]), 10_000),
-    (KnifeEdge(2.0, 0.3, 0.2, incline=0.4), {"velocity0": 0.3, "omega0": 1.5},
+    (KnifeEdge(2.0, 0.3, 0.2, incline=0.4), {"velocity": 0.3, "turning_rate": 1.5},
      Composition([(DLA("trapezoidal", 0.3, "average"), 0.5), (Newmark(0.5, 0.5, 0.5), 0.5)]),
      2_000),
 ], ids=["newmark", "explicit+dla", "dla+implicit"])
+@pytest.mark.parity
 def test_kernel_matches_twin(system, ic, method, steps):
-    if not nhphys._backend.extensions_built():
-        pytest.skip("kernels not built")
     a = nhphys.simulate(system, steps * 0.01, 0.01, integrator=method, backend="python",
                         save_every=50, **ic)
     b = nhphys.simulate(system, steps * 0.01, 0.01, integrator=method, backend="cython",
@@ -238,12 +243,11 @@ def test_kernel_matches_twin(system, ic, method, steps):
         np.testing.assert_allclose(a[field], b[field], rtol=0, atol=1e-10)
 
 
+@pytest.mark.parity
 def test_retraction_kernel_matches_twin():
-    if not nhphys._backend.extensions_built():
-        pytest.skip("kernels not built")
     sleigh = KnifeEdge(1.0, 0.5, 0.5)
     runs = [nhphys.simulate(sleigh, 100.0, 0.01, integrator=nhphys.integrators.Retraction(m),
-                            backend=b, save_every=50, velocity0=0.1, omega0=1.0)
+                            backend=b, save_every=50, velocity=0.1, turning_rate=1.0)
             for m, b in [("exp", "python"), ("exp", "cython")]]
     for field in runs[0].fields:
         np.testing.assert_allclose(runs[0][field], runs[1][field], rtol=0, atol=1e-10)
@@ -263,24 +267,29 @@ def _particle(**overrides):
     return ConstrainedMechanicalSystem(**args)
 
 
-def test_generic_system_converges_to_the_continuous_flow():
-    ic = {"q0": [1.0, 0.5, 0.0], "v0": [0.2, 1.0, 0.1]}
+def test_generic_system_converges_to_the_continuous_flow(backend):
+    # a user's system runs on the twin whatever the backend: both must say so and agree
+    ic = {"q": [1.0, 0.5, 0.0], "v": [0.2, 1.0, 0.1]}
     ref = nhphys.simulate(_particle(), 2.0, 2.0, integrator=Reference(1e-13, 1e-14), **ic)
     errors = []
     for h in (0.04, 0.02, 0.01):
-        traj = nhphys.simulate(_particle(), 2.0, h, integrator=Newmark(0.25, 0.25, 0.5), **ic)
+        traj = nhphys.simulate(_particle(), 2.0, h, integrator=Newmark(0.25, 0.25, 0.5),
+                               backend=backend, **ic)
+        assert traj.meta["backend"] == "python"
         errors.append(np.abs(traj.q[-1] - ref.q[-1]).max())
         assert traj.constraint_residual.max() < 1e-13
     assert abs(slope([0.04, 0.02, 0.01], errors) - 2) < 0.15
 
 
-def test_generic_system_equals_the_built_in_model():
-    # the contact oscillator written with callbacks (Python path) and the built-in kernel model
+def test_generic_system_equals_the_built_in_model(backend):
+    # the contact oscillator written with callbacks (Python path) and the built-in model
     cs = OSC.coordinates
     user = ConstrainedMechanicalSystem(cs.mass_matrix, cs.potential, cs.grad_potential,
                                        cs.constraint_matrix, cs.constraint_matrix_derivative)
-    a = nhphys.simulate(user, 2.0, 0.01, integrator=Newmark(0.0, 0.0, 0.5), **OSC_IC)
-    b = nhphys.simulate(OSC, 2.0, 0.01, integrator=Newmark(0.0, 0.0, 0.5), **OSC_IC)
+    a = nhphys.simulate(user, 2.0, 0.01, integrator=Newmark(0.0, 0.0, 0.5), backend=backend,
+                        **OSC_IC)
+    b = nhphys.simulate(OSC, 2.0, 0.01, integrator=Newmark(0.0, 0.0, 0.5), backend=backend,
+                        **OSC_IC)
     np.testing.assert_allclose(a.q, b.q, atol=1e-12)
     assert a.meta["backend"] == "python"  # a user's callables run on the twin, and it says so
 
@@ -341,21 +350,20 @@ def test_composition_weights_and_stages_are_checked():
         Composition([Newmark()])
 
 
-def test_newton_failure_names_the_step():
+def test_newton_failure_names_the_step(backend):
     with pytest.raises(nhphys.NewtonError, match="step 0") as info:
         nhphys.simulate(OSC, 10.0, 5.0, integrator=Newmark(0.25, 0.25, 0.5, max_newton=1),
-                        **OSC_IC)
+                        backend=backend, **OSC_IC)
     assert info.value.step == 0 and info.value.time == 0.0
 
 
+@pytest.mark.parity
 @settings(max_examples=40, deadline=None)
 @given(beta=st.floats(0, 0.5), beta_p=st.floats(0, 0.5), alpha=st.floats(0, 1),
        disc=st.sampled_from(["point", "average"]), kind=st.sampled_from(["newmark", "dla"]),
        z=st.floats(-1, 1), vy=st.floats(-1, 1), h=st.floats(-0.2, 0.2).filter(
            lambda x: abs(x) > 1e-3))
 def test_single_step_kernel_matches_twin(beta, beta_p, alpha, disc, kind, z, vy, h):
-    if not nhphys._backend.extensions_built():
-        pytest.skip("kernels not built")
     method = (Newmark(beta, beta_p, alpha, disc) if kind == "newmark"
               else DLA("midpoint" if beta < 0.25 else "trapezoidal", alpha, disc))
     system = NonReversibleContactOscillator(0.3)
@@ -376,12 +384,12 @@ def test_retraction_on_a_system_without_lie_group_says_what_to_use():
 
 @pytest.mark.parametrize("method", [DLA("midpoint", 0.3), DLA("trapezoidal", 0.8, "average"),
                                     COMPOSITION, Newmark(0.2, 0.4, 0.1, "average")], ids=repr)
-def test_adjoint_method_inverts_the_negative_step(method):
+def test_adjoint_method_inverts_the_negative_step(backend, method):
     # Phi*_h = (Phi_{-h})^-1 for DLA, compositions and Newmark members, on the gauge problem
     system = NonReversibleContactOscillator(0.3)
     q0, v0 = system.coordinates_from_conditions(**OSC_IC)
-    q1, v1 = _step_from(system, method.adjoint(), q0, v0, 0.1)
-    q2, v2 = _step_from(system, method, q1, v1, -0.1)
+    q1, v1 = _step_from(system, method.adjoint(), q0, v0, 0.1, backend)
+    q2, v2 = _step_from(system, method, q1, v1, -0.1, backend)
     assert np.abs(q1 - q0).max() > 1e-2
     np.testing.assert_allclose(q2, q0, atol=1e-12)
     np.testing.assert_allclose(v2, v0, atol=1e-12)

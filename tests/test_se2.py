@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.linalg import expm
 
-from nhphys import _backend
 from nhphys.lie import se2
 from nhphys.twins import se2_retraction as twin
 
@@ -15,13 +14,13 @@ vectors = st.lists(st.floats(-2.5, 2.5), min_size=3, max_size=3).map(np.array)
 small = st.lists(st.floats(-1e-3, 1e-3), min_size=3, max_size=3).map(np.array)
 
 
-def _fd_jacobians(tau, xi, eps=1e-6):
-    T = se2.to_matrix(tau(xi))
+def _fd_jacobians(tau, xi, backend, eps=1e-6):
+    T = se2.to_matrix(tau(xi, backend))
     JL, JR = np.zeros((3, 3)), np.zeros((3, 3))
     for i in range(3):
         d = np.zeros(3)
         d[i] = eps
-        dT = (se2.to_matrix(tau(xi + d)) - se2.to_matrix(tau(xi - d))) / (2 * eps)
+        dT = (se2.to_matrix(tau(xi + d, backend)) - se2.to_matrix(tau(xi - d, backend))) / (2 * eps)
         JL[:, i] = se2.vee(dT @ np.linalg.inv(T))
         JR[:, i] = se2.vee(np.linalg.inv(T) @ dT)
     return JL, JR
@@ -29,22 +28,23 @@ def _fd_jacobians(tau, xi, eps=1e-6):
 
 @settings(max_examples=40, deadline=None)
 @given(st.one_of(vectors, small))
-def test_exp_is_the_matrix_exponential_and_log_inverts_it(xi):
-    np.testing.assert_allclose(se2.to_matrix(se2.exp(xi)), expm(se2.hat(xi)), atol=1e-14)
-    np.testing.assert_allclose(se2.log(se2.exp(xi)), xi, atol=1e-13)
+def test_exp_is_the_matrix_exponential_and_log_inverts_it(backend, xi):
+    np.testing.assert_allclose(se2.to_matrix(se2.exp(xi, backend)), expm(se2.hat(xi)),
+                               atol=1e-14)
+    np.testing.assert_allclose(se2.log(se2.exp(xi, backend), backend), xi, atol=1e-13)
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.one_of(vectors, small))
-def test_cayley_is_the_matrix_cayley_transform_and_inverts(xi):
+def test_cayley_is_the_matrix_cayley_transform_and_inverts(backend, xi):
     X = se2.hat(xi)
     C = np.linalg.solve(np.eye(3) - X / 2, np.eye(3) + X / 2)
-    np.testing.assert_allclose(se2.to_matrix(se2.cay(xi)), C, atol=1e-14)
-    np.testing.assert_allclose(se2.cay_inv(se2.cay(xi)), xi, atol=1e-13)
+    np.testing.assert_allclose(se2.to_matrix(se2.cay(xi, backend)), C, atol=1e-14)
+    np.testing.assert_allclose(se2.cay_inv(se2.cay(xi, backend), backend), xi, atol=1e-13)
 
 
 @pytest.mark.parametrize("xi", [[0.3, -0.2, 1.3], [1.0, 2.0, 2.5], [0.3, 0.1, 1e-4], [0.2, 0.1, 0]])
-def test_jacobians_match_finite_differences(xi):
+def test_jacobians_match_finite_differences(backend, xi):
     xi = np.array(xi, dtype=float)
     for tau, jl, jr, jli, jri in [
         (se2.exp, se2.exp_jac_left, se2.exp_jac_right, se2.exp_jac_left_inv,
@@ -52,17 +52,18 @@ def test_jacobians_match_finite_differences(xi):
         (se2.cay, se2.cay_jac_left, se2.cay_jac_right, se2.cay_jac_left_inv,
          se2.cay_jac_right_inv),
     ]:
-        JL, JR = _fd_jacobians(tau, xi)
-        np.testing.assert_allclose(jl(xi), JL, atol=1e-8)
-        np.testing.assert_allclose(jr(xi), JR, atol=1e-8)
-        np.testing.assert_allclose(jli(xi) @ JL, np.eye(3), atol=1e-8)
-        np.testing.assert_allclose(jri(xi) @ JR, np.eye(3), atol=1e-8)
+        JL, JR = _fd_jacobians(tau, xi, backend)
+        np.testing.assert_allclose(jl(xi, backend), JL, atol=1e-8)
+        np.testing.assert_allclose(jr(xi, backend), JR, atol=1e-8)
+        np.testing.assert_allclose(jli(xi, backend) @ JL, np.eye(3), atol=1e-8)
+        np.testing.assert_allclose(jri(xi, backend) @ JR, np.eye(3), atol=1e-8)
 
 
 @settings(max_examples=30, deadline=None)
 @given(vectors)
-def test_left_jacobian_is_adjoint_times_right(xi):
-    np.testing.assert_allclose(se2.exp_jac_left(xi), se2.Ad(se2.exp(xi)) @ se2.exp_jac_right(xi),
+def test_left_jacobian_is_adjoint_times_right(backend, xi):
+    np.testing.assert_allclose(se2.exp_jac_left(xi, backend),
+                               se2.Ad(se2.exp(xi, backend)) @ se2.exp_jac_right(xi, backend),
                                atol=1e-13)
 
 
@@ -105,7 +106,7 @@ def test_momenta_are_the_discrete_legendre_transforms(xi, map_code):
 
 # -- the array kernels and their twins -----------------------------------------------------------
 
-@pytest.mark.skipif(not _backend.extensions_built(), reason="the compiled kernels are not built")
+@pytest.mark.parity
 def test_se2_kernels_match_twins_near_every_branch():
     from nhphys.twins import se2 as twin
     from nhphys_ext import se2 as kernel

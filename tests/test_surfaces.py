@@ -7,7 +7,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nhphys import _backend
 from nhphys.surfaces import (
     Ellipsoid,
     HeightField,
@@ -20,8 +19,6 @@ from nhphys.surfaces import (
     Torus,
 )
 
-KERNELS = _backend.extensions_built()
-needs_kernels = pytest.mark.skipif(not KERNELS, reason="nhphys_ext kernels not built")
 FAST = settings(max_examples=15, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
@@ -271,9 +268,9 @@ def test_roles_give_the_documented_signs():
 
 @settings(max_examples=8, deadline=None)
 @given(seed=seeds)
-def test_weingarten_eigenvalues_are_the_principal_curvatures(seed):
+def test_weingarten_eigenvalues_are_the_principal_curvatures(backend, seed):
     rng = np.random.default_rng(seed)
-    for name, s in make_surfaces(rng).items():
+    for name, s in make_surfaces(rng, backend).items():
         loc = random_locations(s, rng, 20)
         L = s.weingarten(loc)
         eig = np.sort(np.linalg.eigvals(L).real, -1)[:, ::-1]
@@ -296,11 +293,11 @@ def test_weingarten_eigenvalues_are_the_principal_curvatures(seed):
 
 @settings(max_examples=6, deadline=None)
 @given(seed=seeds)
-def test_weingarten_map_turns_velocity_into_minus_normal_derivative(seed):
+def test_weingarten_map_turns_velocity_into_minus_normal_derivative(backend, seed):
     """4th-order central differences of n along random curves, eps 1e-6, relative tol 1e-6."""
     rng = np.random.default_rng(seed)
     eps = 1e-6
-    for name, s in make_surfaces(rng).items():
+    for name, s in make_surfaces(rng, backend).items():
         loc = random_locations(s, rng, 20)
         a = rng.normal(size=(20, 2))
         b = rng.normal(size=(20, 2))
@@ -323,26 +320,29 @@ def test_weingarten_map_turns_velocity_into_minus_normal_derivative(seed):
 # Gauss-Bonnet
 
 
-# the twins evaluate ~2e4 points per example here: fewer examples when they run the test
-@settings(max_examples=6 if KERNELS and not _backend.force_python() else 2, deadline=None)
-@given(seed=seeds)
-def test_gauss_bonnet_over_each_closed_atlas(seed):
-    rng = np.random.default_rng(seed)
-    R, c = random_rotation(rng), rng.normal(size=3)
-    radius = rng.uniform(0.1, 10)
-    axes = rng.uniform(1.0, 5.0, 3)
-    major = rng.uniform(0.5, 3)
-    minor = major * rng.uniform(0.05, 0.9)
-    cases = [
-        (Sphere(radius, c, R), 4 * np.pi, 4 * np.pi * radius**2),
-        (Ellipsoid(axes, c, R).as_body(), 4 * np.pi, None),
-        (Torus(major, minor, c, R), 0.0, 4 * np.pi**2 * major * minor),
-    ]
-    for s, total, area in cases:
-        loc, w = s.quadrature(64)  # exponential convergence: ~1e-14 here for ratios <= 5
-        assert abs(np.sum(w * s.gaussian_curvature(loc)) - total) < 1e-8, s
-        if area is not None:
-            assert abs(w.sum() - area) < 1e-10 * area, s
+def test_gauss_bonnet_over_each_closed_atlas(backend):
+    # the twins evaluate ~2e4 points per example (~10 s): fewer examples there
+    @settings(max_examples=6 if backend == "cython" else 2, deadline=None)
+    @given(seed=seeds)
+    def check(seed):
+        rng = np.random.default_rng(seed)
+        R, c = random_rotation(rng), rng.normal(size=3)
+        radius = rng.uniform(0.1, 10)
+        axes = rng.uniform(1.0, 5.0, 3)
+        major = rng.uniform(0.5, 3)
+        minor = major * rng.uniform(0.05, 0.9)
+        cases = [
+            (Sphere(radius, c, R, backend=backend), 4 * np.pi, 4 * np.pi * radius**2),
+            (Ellipsoid(axes, c, R, backend=backend).as_body(), 4 * np.pi, None),
+            (Torus(major, minor, c, R, backend=backend), 0.0, 4 * np.pi**2 * major * minor),
+        ]
+        for s, total, area in cases:
+            loc, w = s.quadrature(64)  # exponential convergence: ~1e-14 here for ratios <= 5
+            assert abs(np.sum(w * s.gaussian_curvature(loc)) - total) < 1e-8, s
+            if area is not None:
+                assert abs(w.sum() - area) < 1e-10 * area, s
+
+    check()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,10 +408,7 @@ def walk(surface, loc, rng, steps, h):
     return np.array(points), np.array(normals), np.array(charts), switches
 
 
-@pytest.mark.parametrize("backend", ["python", "cython"])
 def test_rechart_keeps_long_walks_on_the_surface_with_continuous_normals(backend):
-    if backend == "cython" and not KERNELS:
-        pytest.skip("kernels not built")
     rng = np.random.default_rng(7)
     R, c = random_rotation(rng), rng.normal(size=3)
     steps = 600
@@ -452,8 +449,8 @@ def test_change_chart_maps_to_the_same_point_and_refuses_uncovered_points():
 
 
 @pytest.mark.parametrize("name", SURFACE_NAMES)
-def test_project_finds_the_closest_point(name, rng):
-    s = make_surfaces(rng)[name]
+def test_project_finds_the_closest_point(backend, name, rng):
+    s = make_surfaces(rng, backend)[name]
     loc0 = random_locations(s, rng, 40)
     p0 = s.point(loc0)
     t = rng.uniform(-0.15, 0.15, 40)
@@ -480,7 +477,7 @@ def test_project_finds_the_closest_point(name, rng):
 # twins
 
 
-@needs_kernels
+@pytest.mark.parity
 @pytest.mark.parametrize("name", SURFACE_NAMES)
 def test_every_kernel_surface_agrees_with_its_twin(name):
     rng = np.random.default_rng(hash(name) % 2**32)
@@ -655,7 +652,7 @@ def test_import_does_not_pull_heavy_optional_modules():
     assert "sympy" not in out.stdout and "pyvista" not in out.stdout
 
 
-@needs_kernels
+@pytest.mark.parity
 def test_user_surfaces_reach_compiled_kernels_through_the_python_bridge(rng):
     from nhphys_ext import surfaces as ext
 

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import nhphys
-from nhphys import _backend
 from nhphys.integrators import LiePoisson, Reference, Retraction
 from nhphys.lie import so3
 from nhphys.systems import Suslov
@@ -21,12 +20,17 @@ def log_log_slope(hs, errors):
 # -- principal axes: the seed's Fig. 1 data, with an exact solution ---------------------------
 
 @pytest.fixture(scope="module", params=MAPS)
-def paper_run(request):
+def paper_run(request, backend):
     body = Suslov(**PRINCIPAL)
-    traj = nhphys.simulate(body, 1800.0, 0.01, Retraction(request.param), momentum0=[1, 1, 0])
+    traj = nhphys.simulate(body, 1800.0, 0.01, Retraction(request.param), backend=backend,
+                           momentum=[1, 1, 0])
     return request.param, body, traj
 
 
+PAPER_RUN_ON_TWINS = "the paper's 1.8e5 steps take about 90 s per map on the twins"
+
+
+@pytest.mark.kernels_only(PAPER_RUN_ON_TWINS)
 def test_paper_run_keeps_constraint_orthogonality_and_energy(paper_run):
     _, _, traj = paper_run
     assert len(traj) == 180_001
@@ -36,6 +40,7 @@ def test_paper_run_keeps_constraint_orthogonality_and_energy(paper_run):
     assert np.abs(traj.energy / traj.energy[0] - 1).max() <= 1e-12
 
 
+@pytest.mark.kernels_only(PAPER_RUN_ON_TWINS)
 def test_paper_run_follows_the_exact_rotation(paper_run):
     # I diagonal, a = e3: Omega is constant and R(t) = exp(t hat(Omega0)), Omega0 = (1, 0.1, 0).
     name, _, traj = paper_run
@@ -52,13 +57,13 @@ def test_paper_run_follows_the_exact_rotation(paper_run):
 
 
 @pytest.mark.parametrize("name", MAPS)
-def test_principal_rotation_error_is_second_order(name):
+def test_principal_rotation_error_is_second_order(backend, name):
     body = Suslov(**PRINCIPAL)
     errs = []
     hs = [0.04, 0.02, 0.01]
     for h in hs:
-        traj = nhphys.simulate(body, 18.0, h, Retraction(name), momentum0=[1, 1, 0],
-                               save_every=int(round(18 / h)))
+        traj = nhphys.simulate(body, 18.0, h, Retraction(name), backend=backend,
+                               momentum=[1, 1, 0], save_every=int(round(18 / h)))
         exact = so3.exp(18.0 * np.array([1.0, 0.1, 0.0]))
         errs.append(np.linalg.norm(traj.R[-1] - exact))
     assert log_log_slope(hs, errs) == pytest.approx(2.0, abs=0.15)
@@ -69,7 +74,7 @@ def test_principal_rotation_error_is_second_order(name):
 @pytest.fixture(scope="module")
 def reference_10s():
     body = Suslov(NON_PRINCIPAL, [0, 0, 1])
-    traj = nhphys.simulate(body, 10.0, 0.5, Reference(rtol=1e-13, atol=1e-15), omega0=[1, 0.5, 0])
+    traj = nhphys.simulate(body, 10.0, 0.5, Reference(rtol=1e-13, atol=1e-15), omega=[1, 0.5, 0])
     return body, traj
 
 
@@ -81,13 +86,13 @@ def test_reference_is_accurate(reference_10s):
 
 
 @pytest.mark.parametrize("name", MAPS)
-def test_non_principal_converges_to_reference_at_order_two(reference_10s, name):
+def test_non_principal_converges_to_reference_at_order_two(backend, reference_10s, name):
     body, ref = reference_10s
     hs = [0.05, 0.025, 0.0125, 0.00625]
     errs = []
     for h in hs:
-        traj = nhphys.simulate(body, 10.0, h, Retraction(name), omega0=[1, 0.5, 0],
-                               save_every=int(round(0.5 / h)))
+        traj = nhphys.simulate(body, 10.0, h, Retraction(name), backend=backend,
+                               omega=[1, 0.5, 0], save_every=int(round(0.5 / h)))
         np.testing.assert_allclose(traj.t, ref.t, rtol=1e-14)
         errs.append(max(np.abs(traj.omega - ref.omega).max(), np.abs(traj.R - ref.R).max()))
     assert errs[-1] < {"exp": 2e-5, "cayley": 3e-4}[name]  # measured 6e-6 and 1.3e-4
@@ -95,12 +100,17 @@ def test_non_principal_converges_to_reference_at_order_two(reference_10s, name):
 
 
 @pytest.fixture(scope="module", params=MAPS)
-def long_run(request):
+def long_run(request, backend):
     body = Suslov(NON_PRINCIPAL, [0, 0, 1])
-    traj = nhphys.simulate(body, 300.0, 0.01, Retraction(request.param), omega0=[1, 0.5, 0])
+    traj = nhphys.simulate(body, 300.0, 0.01, Retraction(request.param), backend=backend,
+                           omega=[1, 0.5, 0])
     return body, traj
 
 
+LONG_RUN_ON_TWINS = "3e4 steps take 10 to 25 s per map on the twins"
+
+
+@pytest.mark.kernels_only(LONG_RUN_ON_TWINS)
 def test_non_principal_energy_bounded_without_drift(long_run):
     _, traj = long_run
     rel = np.abs(traj.energy / traj.energy[0] - 1)
@@ -110,9 +120,10 @@ def test_non_principal_energy_bounded_without_drift(long_run):
     assert traj.constraint_residual.max() <= 1e-14
 
 
+@pytest.mark.kernels_only(LONG_RUN_ON_TWINS)
 def test_non_principal_tends_to_the_reference_steady_rotation(long_run):
     body, traj = long_run
-    ref = nhphys.simulate(body, 300.0, 1.0, Reference(rtol=1e-12, atol=1e-14), omega0=[1, 0.5, 0])
+    ref = nhphys.simulate(body, 300.0, 1.0, Reference(rtol=1e-12, atol=1e-14), omega=[1, 0.5, 0])
     omega_end = traj.omega[-1]
     np.testing.assert_allclose(omega_end, ref.omega[-1], atol=1e-5)
     # a steady rotation: the continuous vector field nearly vanishes there ...
@@ -122,12 +133,13 @@ def test_non_principal_tends_to_the_reference_steady_rotation(long_run):
 
 
 @pytest.mark.parametrize("name", MAPS)
-def test_axis_off_the_coordinate_axes(rng, name):
+def test_axis_off_the_coordinate_axes(backend, name):
     axis = np.array([0.3, -0.5, 0.8])
     body = Suslov(NON_PRINCIPAL, axis)
     omega0 = np.cross(axis, [1.0, 0.2, -0.4])
-    ref = nhphys.simulate(body, 5.0, 0.5, Reference(rtol=1e-13, atol=1e-15), omega0=omega0)
-    traj = nhphys.simulate(body, 5.0, 0.005, Retraction(name), omega0=omega0, save_every=100)
+    ref = nhphys.simulate(body, 5.0, 0.5, Reference(rtol=1e-13, atol=1e-15), omega=omega0)
+    traj = nhphys.simulate(body, 5.0, 0.005, Retraction(name), backend=backend, omega=omega0,
+                           save_every=100)
     assert traj.constraint_residual.max() <= 1e-14
     np.testing.assert_allclose(traj.omega, ref.omega, atol=2e-4)
     np.testing.assert_allclose(traj.R, ref.R, atol=2e-4)
@@ -157,21 +169,22 @@ def test_step_then_reverse_step_returns(backend, name):
     assert np.abs(back.p - p1).max() <= 1e-12 * np.abs(p1).max()
 
 
-@pytest.mark.skipif(not _backend.extensions_built(), reason="the compiled kernels are not built")
+@pytest.mark.parity
 @pytest.mark.parametrize("integrator", [Retraction("exp"), Retraction("cayley"),
                                         LiePoisson("exp")], ids=repr)
 def test_kernel_and_twin_trajectories_agree(integrator):
     body = Suslov(NON_PRINCIPAL, [0.3, -0.5, 0.8])
-    kw = dict(momentum0=[1.0, 0.5, -0.2], R0=so3.exp([0.1, 0.2, 0.3]), save_every=10)
+    kw = dict(momentum=[1.0, 0.5, -0.2], orientation=so3.exp([0.1, 0.2, 0.3]), save_every=10)
     a = nhphys.simulate(body, 100.0, 0.01, integrator, backend="cython", **kw)
     b = nhphys.simulate(body, 100.0, 0.01, integrator, backend="python", **kw)
     assert np.abs(a.R - b.R).max() <= 1e-10
     assert np.abs(a.omega - b.omega).max() <= 1e-10 * np.abs(b.omega).max()
 
 
-def test_lie_poisson_ignores_the_constraint_but_keeps_the_casimir():
+def test_lie_poisson_ignores_the_constraint_but_keeps_the_casimir(backend):
     body = Suslov(**PRINCIPAL)
-    traj = nhphys.simulate(body, 18.0, 0.01, LiePoisson("exp"), momentum0=[1, 1, 0])
+    traj = nhphys.simulate(body, 18.0, 0.01, LiePoisson("exp"), backend=backend,
+                           momentum=[1, 1, 0])
     # free rigid body: |Pi| (spatial momentum norm) conserved, the Suslov constraint is not
     pi_norm = np.linalg.norm(traj.momentum, axis=1)
     assert np.abs(pi_norm / pi_norm[0] - 1).max() < 1e-13
@@ -216,6 +229,8 @@ def test_bad_axis_and_initial_conditions():
         nhphys.simulate(body, 1.0, 0.1, omega0=[1, np.nan, 0])
     with pytest.raises(ValueError, match="`R0`"):
         nhphys.simulate(body, 1.0, 0.1, omega0=[1, 0, 0], R0=2 * np.eye(3))
+    with pytest.raises(ValueError, match="`orientation`"):
+        nhphys.simulate(body, 1.0, 0.1, omega=[1, 0, 0], orientation=2 * np.eye(3))
     with pytest.raises(ValueError, match="`map`"):
         Retraction("quaternion")
     with pytest.raises(ValueError, match="`save_every`"):
@@ -227,16 +242,16 @@ def test_newton_failure_names_step_and_time(backend):
     # exp: a step turning the body by more than pi has no admissible root
     with pytest.raises(nhphys.NewtonError, match=r"step 0 \(t = 0\)") as info:
         nhphys.simulate(body, 10.0, 1.0, Retraction("exp"), backend=backend,
-                        omega0=[40.0, 20.0, 0.0])
+                        omega=[40.0, 20.0, 0.0])
     assert info.value.trajectory is not None and len(info.value.trajectory) == 1
     # either map: Newton given too few iterations fails at the first step, not silently
     for name in MAPS:
         with pytest.raises(nhphys.NewtonError, match=r"step 0 \(t = 0\)"):
             nhphys.simulate(body, 1.0, 0.1, Retraction(name, max_newton=1), backend=backend,
-                            omega0=[1.0, 0.5, 0.0])
+                            omega=[1.0, 0.5, 0.0])
 
 
-def test_interrupted_run_returns_what_was_computed(monkeypatch):
+def test_interrupted_run_returns_what_was_computed(monkeypatch, backend):
     import sys
 
     from nhphys.integrators.retraction import FixedPointRun
@@ -255,29 +270,29 @@ def test_interrupted_run_returns_what_was_computed(monkeypatch):
     monkeypatch.setattr(FixedPointRun, "advance", advance_then_interrupt)
     body = Suslov(**PRINCIPAL)
     with pytest.warns(RuntimeWarning, match="Interrupted at t = 2"):
-        traj = nhphys.simulate(body, 10.0, 0.01, momentum0=[1, 1, 0])
+        traj = nhphys.simulate(body, 10.0, 0.01, backend=backend, momentum=[1, 1, 0])
     assert traj.meta["interrupted"] is True
     assert len(traj) == 201 and traj.t[-1] == pytest.approx(2.0)
     assert np.all(np.isfinite(traj.R))
 
 
 @pytest.mark.parametrize("name", MAPS)
-def test_fourth_order_composition(reference_10s, name):
+def test_fourth_order_composition(backend, reference_10s, name):
     body, ref = reference_10s
     hs = [0.1, 0.05, 0.025]
     errs = []
     for h in hs:
-        traj = nhphys.simulate(body, 10.0, h, Retraction(name, order=4), omega0=[1, 0.5, 0],
-                               save_every=round(0.5 / h))
+        traj = nhphys.simulate(body, 10.0, h, Retraction(name, order=4), backend=backend,
+                               omega=[1, 0.5, 0], save_every=round(0.5 / h))
         assert traj.constraint_residual.max() <= 1e-14
         errs.append(max(np.abs(traj.omega - ref.omega).max(), np.abs(traj.R - ref.R).max()))
     assert log_log_slope(hs, errs) == pytest.approx(4.0, abs=0.3)
 
 
-@pytest.mark.skipif(not _backend.extensions_built(), reason="the compiled kernels are not built")
+@pytest.mark.parity
 def test_fourth_order_kernel_and_twin_agree():
     body = Suslov(NON_PRINCIPAL, [0.3, -0.5, 0.8])
-    kw = dict(momentum0=[1.0, 0.5, -0.2], save_every=100)
+    kw = dict(momentum=[1.0, 0.5, -0.2], save_every=100)
     a = nhphys.simulate(body, 20.0, 0.01, Retraction("cayley", order=4), backend="cython", **kw)
     b = nhphys.simulate(body, 20.0, 0.01, Retraction("cayley", order=4), backend="python", **kw)
     assert np.abs(a.R - b.R).max() <= 1e-10

@@ -114,7 +114,7 @@ def test_body_selection_and_poses_of_single_systems():
     with pytest.raises(ValueError, match="one of \\['a', 'b'\\]"):
         traj.body("c")
     suslov = nhphys.simulate(nhphys.systems.Suslov([1, 2, 3], [0, 0, 1]), 0.1, 0.01,
-                             omega0=[1, 1, 0])
+                             omega=[1, 1, 0])
     position, R = suslov.body_poses()
     assert position.shape == (11, 1, 3) and np.all(position == 0)
     assert np.array_equal(R[:, 0], suslov.R)
@@ -161,7 +161,7 @@ def test_simulate_streams_to_out_and_ctrl_c_keeps_everything(tmp_path, monkeypat
 
     monkeypatch.setattr(FixedPointRun, "advance", interrupted)
     with pytest.warns(RuntimeWarning, match="Interrupted"):
-        traj = nhphys.simulate(body, 1.0, 0.01, omega0=[1, 1, 0], out=tmp_path / "run.npz")
+        traj = nhphys.simulate(body, 1.0, 0.01, omega=[1, 1, 0], out=tmp_path / "run.npz")
     assert traj.meta["interrupted"] and len(traj) == 31
     on_disk = Trajectory.load(tmp_path / "run.npz")
     assert np.array_equal(on_disk.R, traj.R) and on_disk.meta["interrupted"]
@@ -172,6 +172,6 @@ def test_simulate_streams_to_out_and_ctrl_c_keeps_everything(tmp_path, monkeypat
 def test_simulate_out_is_checked_before_stepping(tmp_path):
     body = nhphys.systems.Suslov([1.0, 2.0, 3.0], [0, 0, 1])
     with pytest.raises(ValueError, match="existing folder"):
-        nhphys.simulate(body, 1.0, 0.01, omega0=[1, 1, 0], out=tmp_path / "no" / "run.npz")
+        nhphys.simulate(body, 1.0, 0.01, omega=[1, 1, 0], out=tmp_path / "no" / "run.npz")
     with pytest.raises(ValueError, match="file path"):
-        nhphys.simulate(body, 1.0, 0.01, omega0=[1, 1, 0], out=tmp_path)
+        nhphys.simulate(body, 1.0, 0.01, omega=[1, 1, 0], out=tmp_path)

@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 import nhphys
-from nhphys import viz
-from nhphys.scene import Rolling, Scene, Suslov
-from nhphys.surfaces import Ellipsoid, Plane, Sphere
 import nhphys.scenes
+from nhphys import RollingContact, Scene, SuslovContact, viz
+from nhphys.surfaces import Ellipsoid, Plane, Sphere
 
 SCENE_DIR = os.path.dirname(nhphys.scenes.__file__)  # the bundled scenes, installed with nhphys
 BALL_COLOR = "#d1495b"
@@ -36,7 +35,7 @@ def rolling():
     scene = Scene(name="ball")
     ground = scene.add_ground(Plane(extent=1.0))
     ball = nhphys.RigidBody(1.0, [0.004] * 3, Sphere(0.1), name="ball")
-    scene.add_body(ball, Rolling(ground), color=BALL_COLOR, position=[-0.3, 0, 0],
+    scene.add_body(ball, RollingContact(ground), color=BALL_COLOR, position=[-0.3, 0, 0],
                    omega=[0, 4.0, 1.0])
     return scene, scene.simulate(1.2, 0.01)
 
@@ -47,7 +46,7 @@ def spinning():
     scene.add_ground(Plane(extent=1.0))
     body = nhphys.RigidBody(1.0, [[1, 0, 0.2], [0, 2, 0.3], [0.2, 0.3, 3]],
                             Ellipsoid([0.5, 0.3, 0.2]), name="top")
-    scene.add_body(body, Suslov([0, 0, 1], pivot=[0, 0, 0.6]), omega=[2.0, 1.0, 0.0])
+    scene.add_body(body, SuslovContact([0, 0, 1], pivot=[0, 0, 0.6]), omega=[2.0, 1.0, 0.0])
     return scene, scene.simulate(2.0, 0.01)
 
 
@@ -203,11 +202,11 @@ def test_runs_of_single_systems_render_without_a_scene(tmp_path):
     import imageio.v3 as iio
 
     suslov = nhphys.simulate(nhphys.systems.Suslov([1, 2, 3], [0, 0, 1]), 1.0, 0.01,
-                             omega0=[2.0, 1.0, 0.0])
+                             omega=[2.0, 1.0, 0.0])
     viz.render(None, suslov, tmp_path / "a.gif", fps=4, size=(96, 72))
     frames = iio.imread(tmp_path / "a.gif", index=None)
     assert frames.shape[0] == 5 and np.abs(frames[0].astype(int) - frames[-1]).sum() > 0
     sleigh = nhphys.simulate(nhphys.systems.KnifeEdge(1.0, 0.5, 0.3), 1.0, 0.01,
-                             velocity0=0.5, omega0=2.0)
+                             velocity=0.5, turning_rate=2.0)
     info = viz.render(None, sleigh, tmp_path / "b.png", size=(96, 72), locate=True)
     assert np.all(np.isfinite(info["center"]))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import nhphys
-from nhphys.scene import Rolling, Scene, Suslov
+from nhphys import RollingContact, Scene, SuslovContact
 from nhphys.surfaces import Ellipsoid, Plane, Sphere
 from nhphys.viz import plots
 
@@ -16,9 +16,9 @@ def scene():
     scene = Scene(name="mixed")
     ground = scene.add_ground(Plane(extent=1.0))
     scene.add_body(nhphys.RigidBody(1.0, INERTIA, Ellipsoid([0.4, 0.3, 0.2]), name="top"),
-                   Suslov([0, 0, 1], pivot=[0, 0, 1]), omega=[1.0, 0.5, 0.0])
+                   SuslovContact([0, 0, 1], pivot=[0, 0, 1]), omega=[1.0, 0.5, 0.0])
     scene.add_body(nhphys.RigidBody(1.0, [0.004] * 3, Sphere(0.1), name="ball"),
-                   Rolling(ground), position=[0.3, 0, 0], omega=[1.0, 2.0, 0.5])
+                   RollingContact(ground), position=[0.3, 0, 0], omega=[1.0, 2.0, 0.5])
     return scene
 
 

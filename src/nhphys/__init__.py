@@ -2,13 +2,18 @@
 
 >>> import nhphys
 >>> body = nhphys.systems.Suslov(inertia=[1.0, 10.0, 100.0], axis=[0, 0, 1])
->>> traj = nhphys.simulate(body, t_final=1.0, dt=0.01, momentum0=[1.0, 1.0, 0.0])
+>>> traj = nhphys.simulate(body, t_final=1.0, dt=0.01, momentum=[1.0, 1.0, 0.0])
 >>> traj.R.shape
 (101, 3, 3)
+
+The subpackages ``systems``, ``integrators``, ``surfaces``, ``shapes``, ``lie``, ``viz`` and
+``export`` are attributes of ``nhphys`` after ``import nhphys``; none of them imports scipy,
+sympy, PyVista, matplotlib or tqdm until it is used.
 """
 
-from nhphys import integrators, lie, shapes, systems
+from nhphys import integrators, lie, shapes, surfaces, systems
 from nhphys.bodies import RigidBody
+from nhphys.contacts import KnifeEdgeContact, RollingContact, SuslovContact
 from nhphys.errors import ContactEvent, NewtonError
 from nhphys.scene import Scene
 from nhphys.simulate import simulate
@@ -20,6 +25,7 @@ from nhphys import export, viz  # noqa: E402  (after the physics they read)
 __version__ = "0.1.0"
 
 __all__ = [
-    "ContactEvent", "NewtonError", "RigidBody", "Scene", "Trajectory", "export",
-    "integrators", "lie", "shapes", "simulate", "systems", "viz",
+    "ContactEvent", "KnifeEdgeContact", "NewtonError", "RigidBody", "RollingContact", "Scene",
+    "SuslovContact", "Trajectory", "export", "integrators", "lie", "shapes", "simulate",
+    "surfaces", "systems", "viz",
 ]

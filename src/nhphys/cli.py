@@ -97,7 +97,7 @@ def resolve_scene(arg):
 
 
 def load_scene(arg):
-    from nhphys.scene import load_scene_file
+    from nhphys.scene_file import load_scene_file
 
     path = resolve_scene(arg)
     try:
@@ -152,7 +152,7 @@ def _output(path, flag, suffixes):
 
 
 def _integrator(name):
-    from nhphys.scene import integrator_from_name
+    from nhphys.integrators import integrator_from_name
 
     if name is None:
         return None

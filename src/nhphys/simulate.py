@@ -3,12 +3,14 @@
 import numbers
 import sys
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
-from nhphys import _backend
+from nhphys import _backend, conditions
 from nhphys._validation import as_positive_scalar
 from nhphys.errors import NewtonError
+from nhphys.integrators.names import integrator_from_name
 from nhphys.trajectory import Trajectory, TrajectoryWriter
 
 CHUNK_STEPS = 20_000  # steps per kernel call: bounds the latency of progress and Ctrl-C
@@ -47,6 +49,59 @@ def number_of_steps(t_final: float, dt: float) -> int:
     return n_steps
 
 
+class RunArguments(NamedTuple):
+    """The checked arguments of a run (see :func:`check_run_arguments`)."""
+
+    dt: float
+    t_final: float | None
+    n_steps: int | None
+    save_every: int
+    integrator: object
+    backend: str
+
+
+def check_run_arguments(dt, t_final=None, save_every=1, integrator=None,
+                        backend="auto") -> RunArguments:
+    """Check the arguments every run shares, once: :func:`simulate`, :meth:`nhphys.Scene.simulate`
+    and :meth:`nhphys.Scene.start` (the live viewer's open-ended run) all call this.
+
+    Parameters
+    ----------
+    dt : float
+        Step size, > 0.
+    t_final : float or None
+        End time, > 0 and a whole number of steps (to 1e-9 relative); ``None`` for a run without
+        an end (then ``n_steps`` is ``None``).
+    save_every : int
+        >= 1.
+    integrator : str, integrator or None
+        A name from :data:`nhphys.integrators.INTEGRATOR_NAMES` or an integrator object;
+        ``None`` stays ``None`` (the caller's default).
+    backend : {"auto", "cython", "python"}
+        Resolved to the implementation that will step (``"cython"`` or ``"python"``).
+
+    Returns
+    -------
+    RunArguments
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the argument.
+    """
+    dt = as_positive_scalar(dt, "dt")
+    n_steps = None
+    if t_final is not None:
+        t_final = as_positive_scalar(t_final, "t_final")
+        n_steps = number_of_steps(t_final, dt)
+    if isinstance(save_every, bool) or not isinstance(save_every, numbers.Integral) \
+            or save_every < 1:
+        raise ValueError(f"Expected `save_every` to be an integer >= 1, got {save_every!r}.")
+    integrator = integrator_from_name(integrator)
+    return RunArguments(dt, t_final, n_steps, int(save_every), integrator,
+                        _backend.resolve(backend))
+
+
 def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
              progress=None, out=None, **initial_conditions):
     """Integrate ``system`` from t = 0 to ``t_final`` with steps of ``dt``.
@@ -59,8 +114,9 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
         End time, > 0; must be a whole number of steps (to 1e-9 relative).
     dt : float
         Step size, > 0.
-    integrator : object, optional
-        From :mod:`nhphys.integrators`; default ``Retraction("exp")``.
+    integrator : str or object, optional
+        An integrator from :mod:`nhphys.integrators`, or its name (``"exp"``, ``"cayley"``,
+        ``"newmark"``, ``"dla"``, ``"reference"``); default ``Retraction("exp")``.
     backend : {"auto", "cython", "python"}
         Compiled kernels or their Python twins.
     save_every : int
@@ -72,7 +128,12 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
         ``out + ".part"`` (``Trajectory.load`` reads it if the process is killed), and the whole
         trajectory replaces ``out`` atomically when the run ends, is interrupted or fails.
     **initial_conditions
-        System-specific, e.g. ``R0`` and ``omega0`` or ``momentum0`` for ``Suslov``.
+        In the vocabulary of :mod:`nhphys.conditions`, shared with :meth:`nhphys.Scene.add_body`:
+        ``orientation``, ``omega``, ``momentum`` (Suslov); ``orientation``, ``omega``,
+        ``position`` (RollingBody); ``position``, ``heading``, ``velocity``, ``turning_rate``
+        (KnifeEdge); ``position``, ``heading``, ``phi``, ``turning_rate``, ``spin``
+        (VerticalDisk); ``q``, ``v`` (ContactOscillator, ConstrainedMechanicalSystem). The
+        earlier spellings (``R0``, ``omega0``, ``pose0``, ...) are accepted too.
 
     Returns
     -------
@@ -82,32 +143,39 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
 
     Raises
     ------
+    TypeError
+        An unknown initial condition (naming the system and the accepted names).
     ValueError, TypeError
         Bad arguments or initial conditions, before any step is taken.
     NewtonError
         A step failed; names the step and time, with the frames before it in ``.trajectory``.
+
+    Examples
+    --------
+    >>> import nhphys
+    >>> top = nhphys.systems.Suslov([1.0, 2.0, 3.0], axis=[0, 0, 1])
+    >>> traj = nhphys.simulate(top, 1.0, 0.01, integrator="cayley", omega=[1.0, 0.5, 0.0])
+    >>> traj.omega.shape
+    (101, 3)
     """
     from nhphys.integrators import Retraction
 
-    t_final = as_positive_scalar(t_final, "t_final")
-    dt = as_positive_scalar(dt, "dt")
-    if isinstance(save_every, bool) or not isinstance(save_every, numbers.Integral) \
-            or save_every < 1:
-        raise ValueError(f"Expected `save_every` to be an integer >= 1, got {save_every!r}.")
-    n_steps = number_of_steps(t_final, dt)
+    args = check_run_arguments(dt, t_final, save_every, integrator, backend)
+    values = conditions.resolve(system, initial_conditions)
     writer = None if out is None else TrajectoryWriter(out)  # checks `out` before stepping
-    integrator = Retraction() if integrator is None else integrator
-    used_backend = _backend.resolve(backend)
-    run = integrator.start(system, dt, used_backend, **initial_conditions)
+    integrator = Retraction() if args.integrator is None else args.integrator
+    run = integrator.start(system, args.dt, args.backend,
+                           **conditions.start_arguments(system, values))
 
     meta = {
         "system": repr(system),
         "integrator": repr(integrator),
-        "dt": dt,
-        "backend": _backend_of(run, used_backend),
-        "save_every": int(save_every),
+        "dt": args.dt,
+        "backend": _backend_of(run, args.backend),
+        "save_every": args.save_every,
     }
-    return drive(run, n_steps, dt, save_every, meta, progress=progress, writer=writer)
+    return drive(run, args.n_steps, args.dt, args.save_every, meta, progress=progress,
+                 writer=writer)
 
 
 def drive(run, n_steps, dt, save_every, meta, *, progress=None, writer=None, static=None,

@@ -43,7 +43,7 @@ def to_usd(trajectory, path, scene=None, fps=24.0, speed=1.0):
         ``path``. Z is up and one unit is one metre. A body's transform is
         ``[[R^T, 0], [x, 1]]`` in USD's row-vector convention (``p' = p M``).
     """
-    from nhphys.scene import two_tone
+    from nhphys.scene_display import two_tone
     from nhphys.viz.rendering import display_for
 
     Gf, Sdf, Tf, Usd, UsdGeom, Vt = _pxr()

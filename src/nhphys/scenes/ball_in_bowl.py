@@ -18,19 +18,18 @@ import sys
 import numpy as np
 
 import nhphys
-from nhphys.scene import Rolling, Scene
+from nhphys import RollingContact, Scene
 from nhphys.surfaces import Sphere
 from nhphys.systems import RollingBody
 
 r, R, G = 0.1, 1.0, 9.81
 ball = nhphys.RigidBody(1.0, [0.4 * r * r] * 3, Sphere(r), name="ball")
 bowl = Sphere(R).as_ground("inside")
-SWING = dict(ground_point=[0.45, 0.0, -np.sqrt(R * R - 0.45**2)], omega0=[0.0, 0.0, 8.0])
+SWING = dict(position=[0.45, 0.0, -np.sqrt(R * R - 0.45**2)], omega=[0.0, 0.0, 8.0])
 
 scene = Scene(name="ball_in_bowl", camera=(0.4, -1.0, 1.2))
 scene.add_ground(bowl, color="#c9c3b8", resolution=64)
-scene.add_body(ball, Rolling(bowl), color="#b0413e", position=SWING["ground_point"],
-               omega=SWING["omega0"])
+scene.add_body(ball, RollingContact(bowl), color="#b0413e", **SWING)
 
 defaults = {"t_final": 6.0, "dt": 1e-3, "integrator": "exp", "fps": 20.0, "size": (480, 360)}
 
@@ -59,7 +58,7 @@ def main(argv=None):
     system = RollingBody(ball, bowl, gravity=G)
     angle = 0.01 / R
     small = nhphys.simulate(system, 5.0, args.dt,
-                            ground_point=[R * np.sin(angle), 0.0, -R * np.cos(angle)])
+                            position=[R * np.sin(angle), 0.0, -R * np.cos(angle)])
     period = measured_period(small)
     expected = 2 * np.pi * np.sqrt(7 * (R - r) / (5 * G))
     print(f"period {period:.6f} s, formula {expected:.6f} s, relative difference "

@@ -17,18 +17,17 @@ import sys
 import numpy as np
 
 import nhphys
-from nhphys.scene import Rolling, Scene
+from nhphys import RollingContact, Scene
 from nhphys.surfaces import Sphere, Torus
 from nhphys.systems import RollingBody
 
 ball = nhphys.RigidBody(1.0, [0.4 * 0.1**2] * 3, Sphere(0.1), name="ball")
 pipe = Torus(1.0, 0.4).as_ground("inside")
-START = dict(omega0=[3.0, 12.0, 0.0], ground_point=[1.1, 0.0, -0.38])
+START = dict(omega=[3.0, 12.0, 0.0], position=[1.1, 0.0, -0.38])
 
 scene = Scene(name="ball_in_pipe", camera=(0.0, -1.0, 1.5))
 scene.add_ground(pipe, color="#b8c2c9", opacity=0.35, resolution=64)
-scene.add_body(ball, Rolling(pipe), color="#b0413e", position=START["ground_point"],
-               omega=START["omega0"])
+scene.add_body(ball, RollingContact(pipe), color="#b0413e", **START)
 
 defaults = {"t_final": 8.0, "dt": 1e-3, "integrator": "exp", "fps": 20.0, "size": (480, 360)}
 

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 import nhphys
-from nhphys.scene import Rolling, Scene
+from nhphys import RollingContact, Scene
 from nhphys.surfaces import Ellipsoid, Paraboloid, Sphere
 
 scene = Scene(name="bowl", camera=(0.5, -1.0, 1.6))
@@ -23,13 +23,13 @@ bowl = scene.add_ground(Paraboloid(1.2, 1.2, extent=0.85), color="#c9c3b8", reso
 r = 0.12
 ball = nhphys.RigidBody(1.0, [0.4 * r * r] * 3, Sphere(r), name="ball")
 start = bowl.point(bowl.project([0.55, 0.0, 0.3]))
-scene.add_body(ball, Rolling(bowl), position=start, omega=[-2.0, 6.0, 0.0])
+scene.add_body(ball, RollingContact(bowl), position=start, omega=[-2.0, 6.0, 0.0])
 
 semi = np.array([0.14, 0.11, 0.09])
 egg_inertia = 0.2 * np.array([semi[1] ** 2 + semi[2] ** 2, semi[0] ** 2 + semi[2] ** 2,
                               semi[0] ** 2 + semi[1] ** 2])
 egg = nhphys.RigidBody(1.0, egg_inertia, Ellipsoid(semi), name="egg")
-scene.add_body(egg, Rolling(bowl), position=bowl.point(bowl.project([-0.45, 0.3, 0.3])),
+scene.add_body(egg, RollingContact(bowl), position=bowl.point(bowl.project([-0.45, 0.3, 0.3])),
                omega=[0.0, 0.0, 3.0])
 
 defaults = {"t_final": 6.0, "dt": 0.0025, "integrator": "exp", "fps": 15.0, "size": (480, 360)}

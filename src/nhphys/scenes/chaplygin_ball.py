@@ -20,20 +20,19 @@ import sys
 import numpy as np
 
 import nhphys
+from nhphys import RollingContact, Scene
 from nhphys.lie import so3
-from nhphys.scene import Rolling, Scene
 from nhphys.surfaces import Plane, Sphere
 from nhphys.systems import RollingBody
 
 RADIUS = 0.1
 ball = nhphys.RigidBody(1.0, [1.5e-3, 4e-3, 6e-3], Sphere(RADIUS), name="chaplygin_ball")
 ground = Plane(extent=1.0)
-START = dict(R0=so3.exp([0.3, -0.2, 0.5]), omega0=[0.6, 1.2, 12.0], ground_point=[0, 0, 0])
+START = dict(orientation=so3.exp([0.3, -0.2, 0.5]), omega=[0.6, 1.2, 12.0], position=[0, 0, 0])
 
 scene = Scene(name="chaplygin_ball", camera=(0.2, -1.0, 0.9))
 scene.add_ground(ground, color="#d9d4c7")
-scene.add_body(ball, Rolling(ground), color="#5b7fb0", position=START["ground_point"],
-               orientation=START["R0"], omega=START["omega0"])
+scene.add_body(ball, RollingContact(ground), color="#5b7fb0", **START)
 
 defaults = {"t_final": 8.0, "dt": 2e-3, "integrator": "exp", "fps": 20.0, "size": (480, 360)}
 

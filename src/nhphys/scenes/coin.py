@@ -19,8 +19,8 @@ import sys
 import numpy as np
 
 import nhphys
+from nhphys import RollingContact, Scene
 from nhphys.integrators import Retraction
-from nhphys.scene import Rolling, Scene
 from nhphys.shapes import Disk
 from nhphys.surfaces import Plane
 from nhphys.systems import RollingBody
@@ -44,8 +44,8 @@ START = steady_start()
 
 scene = Scene(name="coin", camera=(0.0, -0.25, 0.15))
 scene.add_ground(ground, color="#d9d4c7")
-scene.add_body(coin, Rolling(ground), color="#c8a23c", position=START["ground_point"],
-               orientation=START["R0"], omega=START["omega0"], resolution=64)
+scene.add_body(coin, RollingContact(ground), color="#c8a23c", resolution=64,
+               **START)  # `R0`, `omega0`, `ground_point`: the older names, accepted too
 
 defaults = {"t_final": 3.0, "dt": 2e-4, "integrator": "exp", "fps": 20.0, "size": (480, 360)}
 

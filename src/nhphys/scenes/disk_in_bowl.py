@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 import nhphys
-from nhphys.scene import Rolling, Scene
+from nhphys import RollingContact, Scene
 from nhphys.shapes import Disk
 from nhphys.surfaces import Sphere
 from nhphys.systems import RollingBody
@@ -31,12 +31,11 @@ disk = nhphys.RigidBody(MASS, Disk.solid_inertia(MASS, RADIUS), Disk(RADIUS), na
 
 # upright: its axis (body z) along +x, its plane the (y, z) plane; it rolls along y
 R0 = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]])
-START = {"R0": R0, "omega0": [0.0, 0.0, SPIN], "ground_point": [0.3, 0.0, -0.95]}
+START = {"orientation": R0, "omega": [0.0, 0.0, SPIN], "position": [0.3, 0.0, -0.95]}
 
 scene = Scene(name="disk_in_bowl", camera=(0.6, -1.6, 0.9))
 scene.add_ground(bowl, color="#c9c3b8", resolution=64, opacity=0.35)
-scene.add_body(disk, Rolling(bowl), color="#8c3b2e", position=START["ground_point"],
-               orientation=R0, omega=START["omega0"], resolution=64)
+scene.add_body(disk, RollingContact(bowl), color="#8c3b2e", resolution=64, **START)
 
 defaults = {"t_final": 6.0, "dt": 1e-3, "integrator": "exp", "fps": 20.0, "size": (480, 360)}
 

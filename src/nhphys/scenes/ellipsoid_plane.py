@@ -17,23 +17,22 @@ import sys
 import numpy as np
 
 import nhphys
+from nhphys import RollingContact, Scene
 from nhphys.lie import so3
-from nhphys.scene import Rolling, Scene
 from nhphys.surfaces import Ellipsoid, Plane
 from nhphys.systems import RollingBody
 
 AXES = np.array([0.1, 0.08, 0.06])
 INERTIA = 0.2 * np.array([AXES[1] ** 2 + AXES[2] ** 2, AXES[0] ** 2 + AXES[2] ** 2,
                           AXES[0] ** 2 + AXES[1] ** 2])
-START = dict(R0=so3.exp([0.2, 0.1, 0.0]), omega0=[1.0, 0.5, 2.0], ground_point=[0, 0, 0])
+START = dict(orientation=so3.exp([0.2, 0.1, 0.0]), omega=[1.0, 0.5, 2.0], position=[0, 0, 0])
 
 egg = nhphys.RigidBody(1.0, INERTIA, Ellipsoid(AXES), name="ellipsoid")
 ground = Plane(extent=0.5)
 
 scene = Scene(name="ellipsoid_plane", camera=(0.3, -0.8, 0.5))
 scene.add_ground(ground, color="#d9d4c7")
-scene.add_body(egg, Rolling(ground), color="#7a9a4a", position=START["ground_point"],
-               orientation=START["R0"], omega=START["omega0"])
+scene.add_body(egg, RollingContact(ground), color="#7a9a4a", **START)
 
 defaults = {"t_final": 10.0, "dt": 1e-3, "integrator": "exp", "fps": 20.0, "size": (480, 360)}
 

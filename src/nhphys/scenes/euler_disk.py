@@ -24,8 +24,8 @@ import textwrap
 import numpy as np
 
 import nhphys
+from nhphys import RollingContact, Scene
 from nhphys.errors import ContactEvent
-from nhphys.scene import Rolling, Scene
 from nhphys.shapes import Disk
 from nhphys.surfaces import Plane
 from nhphys.systems import RollingBody
@@ -48,12 +48,11 @@ def leaning(lean):
 
 R0 = leaning(LEAN)
 OMEGA0 = R0.T @ np.array([0.0, 0.0, TURN])  # turning about the vertical, no spin
-START = {"R0": R0, "omega0": OMEGA0, "ground_point": np.zeros(3)}
+START = {"orientation": R0, "omega": OMEGA0, "position": np.zeros(3)}
 
 scene = Scene(name="euler_disk", camera=(0.0, -0.2, 0.12))
 scene.add_ground(ground, color="#3b3b3b")
-scene.add_body(disk, Rolling(ground), color="#d7d7d7", position=START["ground_point"],
-               orientation=R0, omega=OMEGA0, resolution=64)
+scene.add_body(disk, RollingContact(ground), color="#d7d7d7", resolution=64, **START)
 
 defaults = {"t_final": 0.07, "dt": 1e-4, "integrator": "exp", "fps": 30.0, "size": (480, 360),
             "speed": 0.05}

@@ -19,7 +19,8 @@ from nhphys.integrators import DLA, Composition, Newmark
 from nhphys.systems import KnifeEdge
 
 EDGE = KnifeEdge(mass=2.0, inertia=0.3, offset=0.0, incline=0.4)
-IC = {"pose0": [0.0, 0.0, 0.0], "velocity0": 0.0, "omega0": 1.5}
+POSE0 = (0.0, 0.0, 0.0)  # (x, y, heading)
+IC = {"position": POSE0[:2], "heading": POSE0[2], "velocity": 0.0, "turning_rate": 1.5}
 METHODS = {
     "Newmark 0,0,1/2": Newmark(0.0, 0.0, 0.5),
     "Newmark 1/6,1/6,1/2": Newmark(1 / 6, 1 / 6, 0.5),
@@ -43,11 +44,11 @@ def main(argv=None):
 
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(12, 5))
     t = np.linspace(0, 10, 2001)
-    exact, _ = EDGE.inclined_closed_form(t, IC["pose0"], IC["velocity0"], IC["omega0"])
+    exact, _ = EDGE.inclined_closed_form(t, POSE0, IC["velocity"], IC["turning_rate"])
     ax0.plot(exact[:, 1], exact[:, 0], "k", lw=1, label="closed form")
     for name, method in METHODS.items():
         traj = nhphys.simulate(EDGE, 10.0, args.dt, integrator=method, save_every=10, **IC)
-        pose, _ = EDGE.inclined_closed_form(traj.t, IC["pose0"], IC["velocity0"], IC["omega0"])
+        pose, _ = EDGE.inclined_closed_form(traj.t, POSE0, IC["velocity"], IC["turning_rate"])
         err = np.linalg.norm(traj.pose[:, :2] - pose[:, :2], axis=1)
         ax1.semilogy(traj.t[1:], err[1:], label=name)
         print(f"{name:28s} max position error over 10 s: {err.max():.2e}")

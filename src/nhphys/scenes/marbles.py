@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 import nhphys
-from nhphys.scene import Rolling, Scene
+from nhphys import RollingContact, Scene
 from nhphys.surfaces import HeightField, Sphere
 
 COUNT = 100
@@ -29,7 +29,7 @@ rng = np.random.default_rng(2026)
 for i in range(COUNT):
     ball = nhphys.RigidBody(1.0, [0.4 * RADIUS**2] * 3, Sphere(RADIUS), name=f"ball{i:03d}")
     x, y = rng.uniform(-2.0, 2.0, 2)
-    scene.add_body(ball, Rolling(terrain), position=terrain.point(terrain.project([x, y, 0.0])),
+    scene.add_body(ball, RollingContact(terrain), position=terrain.point(terrain.project([x, y, 0.0])),
                    omega=rng.normal(0.0, 2.0, 3), resolution=16)
 
 defaults = {"t_final": 4.0, "dt": 0.01, "integrator": "exp", "fps": 10.0, "size": (480, 360)}

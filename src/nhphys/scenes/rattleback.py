@@ -19,8 +19,8 @@ import sys
 import numpy as np
 
 import nhphys
+from nhphys import RollingContact, Scene
 from nhphys.lie import so3
-from nhphys.scene import Rolling, Scene
 from nhphys.surfaces import Ellipsoid, Plane
 from nhphys.systems import RollingBody
 
@@ -36,7 +36,7 @@ ground = Plane(extent=0.4)
 
 scene = Scene(name="rattleback", camera=(0.3, -0.6, 0.45))
 scene.add_ground(ground, color="#d8d2c4")
-scene.add_body(rattleback, Rolling(ground), color="#2f6f8f", position=[0.0, 0.0, 0.0],
+scene.add_body(rattleback, RollingContact(ground), color="#2f6f8f", position=[0.0, 0.0, 0.0],
                orientation=R0, omega=[0.0, 0.0, SPIN], resolution=64)
 
 defaults = {"t_final": 20.0, "dt": 1e-3, "integrator": "exp", "fps": 15.0, "speed": 2.0,
@@ -67,7 +67,7 @@ def main(argv=None):
 
     system = RollingBody(rattleback, ground)
     save = max(1, round(0.01 / args.dt))
-    runs = {s: nhphys.simulate(system, args.t_final, args.dt, R0=R0, omega0=[0, 0, s],
+    runs = {s: nhphys.simulate(system, args.t_final, args.dt, orientation=R0, omega=[0, 0, s],
                                save_every=save) for s in (SPIN, -SPIN)}
     paths = [os.path.join(args.out, "spin.png"), os.path.join(args.out, "diagnostics.png")]
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -81,7 +81,7 @@ def main(argv=None):
               f"{traj.constraint_residual.max():.1e}")
     if args.reference:
         ref = nhphys.simulate(system, args.t_final, 0.05, Reference(rtol=1e-10, atol=1e-12),
-                              R0=R0, omega0=[0, 0, SPIN])
+                              orientation=R0, omega=[0, 0, SPIN])
         ax.plot(ref.t, vertical_spin(ref), "k.", ms=2, label="eq. 29 reference (DOP853)")
         mine = vertical_spin(runs[SPIN])[:: round(0.05 / (args.dt * save))]
         print(f"largest difference from the reference: {np.abs(mine - vertical_spin(ref)).max():.2e}")

@@ -12,7 +12,7 @@ out/sleigh.gif and prints where they are.
 import sys
 
 import nhphys
-from nhphys.scene import KnifeEdge, Scene
+from nhphys import KnifeEdgeContact, Scene
 from nhphys.surfaces import Ellipsoid, Plane
 
 scene = Scene(name="sleigh", camera=(0.0, -1.0, 1.2))
@@ -21,8 +21,8 @@ starts = [((-1.5, 1.0), 0.5, -2.0), ((-1.5, 0.0), -0.4, 1.5), ((-1.5, -1.2), -0.
 for i, (position, heading, spin) in enumerate(starts):
     hull = nhphys.RigidBody(1.0, [0.004, 0.02, 0.02], Ellipsoid([0.3, 0.12, 0.07]),
                             name=f"sleigh{i}")
-    scene.add_body(hull, KnifeEdge(floor, offset=0.15), position=position, heading=heading,
-                   velocity=0.3, omega=spin)
+    scene.add_body(hull, KnifeEdgeContact(floor, offset=0.15), position=position, heading=heading,
+                   velocity=0.3, turning_rate=spin)
 
 defaults = {"t_final": 5.0, "dt": 0.01, "integrator": "exp", "fps": 15.0, "size": (480, 360)}
 

@@ -11,7 +11,7 @@ out/suslov_top.gif and prints where they are. ``nhphys view suslov_top`` opens a
 import sys
 
 import nhphys
-from nhphys.scene import Scene, Suslov
+from nhphys import Scene, SuslovContact
 from nhphys.surfaces import Ellipsoid, Plane
 
 scene = Scene(name="suslov_top")
@@ -22,7 +22,7 @@ top = nhphys.RigidBody(
     shape=Ellipsoid([0.6, 0.4, 0.22]),
     name="top",
 )
-scene.add_body(top, Suslov(axis=[0.0, 0.0, 1.0], pivot=[0.0, 0.0, 0.75]), omega=[2.0, 1.0, 0.0])
+scene.add_body(top, SuslovContact(axis=[0.0, 0.0, 1.0], pivot=[0.0, 0.0, 0.75]), omega=[2.0, 1.0, 0.0])
 
 defaults = {"t_final": 8.0, "dt": 0.01, "integrator": "exp", "fps": 20.0, "size": (480, 360)}
 

@@ -1,4 +1,5 @@
-"""The vertical rolling disk: the contact point runs round circles of radius R |spin / omega|.
+"""The vertical rolling disk: the contact point runs round circles of radius
+R |spin / turning rate|.
 
 Figures: the contact point's path for a few turning rates, and, for the retraction integrator
 (exp, Cayley) and Newmark, the error of the discrete circle's radius and angular rate against
@@ -43,9 +44,9 @@ def main(argv=None):
 
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(12, 5))
     for w0 in (0.5, 1.3, 3.0):
-        traj = nhphys.simulate(DISK, 2 * np.pi / w0, np.pi / w0 / 200, pose0=POSE0, omega0=w0,
-                               spin0=2.0)
-        ax0.plot(traj.pose[:, 0], traj.pose[:, 1], label=f"omega = {w0}, spin = 2")
+        traj = nhphys.simulate(DISK, 2 * np.pi / w0, np.pi / w0 / 200, position=POSE0[:2],
+                               heading=POSE0[2], turning_rate=w0, spin=2.0)
+        ax0.plot(traj.pose[:, 0], traj.pose[:, 1], label=f"turning rate {w0}, spin 2")
     ax0.set_aspect("equal")
     ax0.set_title("contact point paths (retraction)")
     ax0.legend()
@@ -56,8 +57,9 @@ def main(argv=None):
     for name, method in METHODS.items():
         errs = []
         for h in hs:
-            traj = nhphys.simulate(DISK, round(10 / h) * h, h, integrator=method, pose0=POSE0,
-                                   omega0=w0, spin0=s0)
+            traj = nhphys.simulate(DISK, round(10 / h) * h, h, integrator=method,
+                                   position=POSE0[:2], heading=POSE0[2], turning_rate=w0,
+                                   spin=s0)
             c, r = fit_circle(traj.pose[:, :2])
             ang = np.unwrap(np.arctan2(traj.pose[:, 1] - c[1], traj.pose[:, 0] - c[0]))
             errs.append((abs(r - rho) / rho, abs(np.polyfit(traj.t, ang, 1)[0] - rate) / rate))

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 import nhphys
-from nhphys.scene import Rolling, Scene
+from nhphys import RollingContact, Scene
 from nhphys.shapes import Wheel
 from nhphys.surfaces import HeightField
 from nhphys.systems import RollingBody
@@ -32,13 +32,12 @@ wheel = nhphys.RigidBody(MASS, Wheel.solid_inertia(MASS, RADIUS, TUBE), Wheel(RA
 # rolling toward +x: body z (the axis) along +y tilted up by LEAN, body y along +x
 c, s = np.cos(LEAN), np.sin(LEAN)
 R0 = np.column_stack([[0.0, -s, c], [1.0, 0.0, 0.0], [0.0, c, s]])
-START = {"R0": R0, "omega0": [0.0, 0.0, SPEED / (RADIUS + TUBE)],
-         "ground_point": [-4.0, 3.0, 0.0]}
+START = {"orientation": R0, "omega": [0.0, 0.0, SPEED / (RADIUS + TUBE)],
+         "position": [-4.0, 3.0, 0.0]}
 
 scene = Scene(name="wheel_terrain", camera=(-5.5, -3.0, 1.5))
 scene.add_ground(terrain, color="#8a9a6b", resolution=160)
-scene.add_body(wheel, Rolling(terrain), color="#303030", position=START["ground_point"],
-               orientation=R0, omega=START["omega0"], resolution=48)
+scene.add_body(wheel, RollingContact(terrain), color="#303030", resolution=48, **START)
 
 defaults = {"t_final": 5.0, "dt": 1e-3, "integrator": "exp", "fps": 20.0, "size": (480, 360)}
 

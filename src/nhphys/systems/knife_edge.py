@@ -81,18 +81,21 @@ class KnifeEdge:
     gravity : float
         ``g`` >= 0.
 
-    Initial conditions (for :func:`nhphys.simulate`): ``pose0 = (x, y, theta)`` of the contact
-    point (default zeros), ``velocity0`` (speed of the contact point along the blade) and
-    ``omega0`` (turning rate), both default 0.
+    Initial conditions (for :func:`nhphys.simulate` and :class:`nhphys.KnifeEdgeContact`, see
+    :mod:`nhphys.conditions`): ``position`` (x, y) of the contact point and ``heading`` (the
+    blade's angle ``theta``), default zeros; ``velocity`` (speed of the contact point along the
+    blade) and ``turning_rate`` (``d theta/dt``), default 0.
 
-    Trajectory fields: ``pose`` (n, 3), ``velocity`` (n,), ``omega`` (n,), ``energy`` (n,),
-    ``constraint_residual`` (n,) (the sideways speed of the contact point).
+    Trajectory fields: ``pose`` (n, 3) ``(x, y, theta)``, ``velocity`` (n,), ``turning_rate``
+    (n,), ``omega`` (n, 3) the body angular velocity ``(0, 0, turning_rate)`` (body axes: ``x``
+    along the blade, ``z`` along the plane's normal), ``energy`` (n,), ``constraint_residual``
+    (n,) (the sideways speed of the contact point).
 
     Examples
     --------
     >>> import nhphys
     >>> sleigh = nhphys.systems.KnifeEdge(mass=1.0, inertia=0.5, offset=0.5)
-    >>> traj = nhphys.simulate(sleigh, 10.0, 0.01, velocity0=0.1, omega0=1.0)
+    >>> traj = nhphys.simulate(sleigh, 10.0, 0.01, velocity=0.1, turning_rate=1.0)
     >>> bool(traj.velocity[-1] > 0.99 * sleigh.terminal_speed(0.1, 1.0))
     True
     """
@@ -170,10 +173,14 @@ class KnifeEdge:
         c, s = np.cos(th), np.sin(th)
         a = self.offset
         pose = np.column_stack([q[:, 0] - a * c, q[:, 1] - a * s, th])
+        turning_rate = v[:, 2].copy()
+        omega = np.zeros((len(turning_rate), 3))
+        omega[:, 2] = turning_rate  # the body turns about the plane's normal only
         return {
             "pose": pose,
             "velocity": v[:, 0] * c + v[:, 1] * s,
-            "omega": v[:, 2],
+            "turning_rate": turning_rate,
+            "omega": omega,
             "energy": self.coordinates.energy(q, v),
             "constraint_residual": np.abs(-s * v[:, 0] + c * v[:, 1] - a * v[:, 2]),
         }

@@ -43,19 +43,21 @@ class VerticalDisk:
     mass, radius, inertia_axial, inertia_diametral : float
         All > 0 (a uniform thin disk has ``I_a = m R^2 / 2``, ``I_d = m R^2 / 4``).
 
-    Initial conditions (for :func:`nhphys.simulate`): ``pose0 = (x, y, theta)`` of the contact
-    point (default zeros), ``phi0`` (default 0), ``omega0`` (turning rate) and ``spin0``
-    (``dphi/dt``), both default 0.
+    Initial conditions (for :func:`nhphys.simulate`, see :mod:`nhphys.conditions`):
+    ``position`` (x, y) of the contact point and ``heading`` ``theta``, default zeros; ``phi``
+    (default 0), ``turning_rate`` (``d theta/dt``) and ``spin`` (``d phi/dt``), default 0.
 
-    Trajectory fields: ``pose`` (n, 3), ``phi`` (n,), ``omega`` (n,), ``spin`` (n,),
-    ``energy`` (n,), ``constraint_residual`` (n,) (slip speed of the contact point).
+    Trajectory fields: ``pose`` (n, 3) ``(x, y, theta)``, ``phi`` (n,), ``turning_rate`` (n,),
+    ``spin`` (n,), ``energy`` (n,), ``constraint_residual`` (n,) (slip speed of the contact
+    point). There is no ``omega`` field: across nhphys ``omega`` is a body angular velocity
+    (n, 3), and this system's state is the two rates.
 
     Examples
     --------
     >>> import numpy as np, nhphys
     >>> disk = nhphys.systems.VerticalDisk(1.0, 0.5, 0.125, 0.0625)
-    >>> traj = nhphys.simulate(disk, 2 * np.pi, np.pi / 500, omega0=1.0, spin0=2.0,
-    ...                        integrator=nhphys.integrators.Newmark())
+    >>> traj = nhphys.simulate(disk, 2 * np.pi, np.pi / 500, turning_rate=1.0, spin=2.0,
+    ...                        integrator="newmark")
     >>> bool(np.allclose(traj.pose[-1, :2], [0, 0], atol=1e-10))   # back after one period
     True
     """
@@ -109,7 +111,7 @@ class VerticalDisk:
         return {
             "pose": q[:, :3].copy(),
             "phi": q[:, 3].copy(),
-            "omega": v[:, 2].copy(),
+            "turning_rate": v[:, 2].copy(),
             "spin": v[:, 3].copy(),
             "energy": self.coordinates.energy(q, v),
             "constraint_residual": self.coordinates.constraint_residual(q, v),

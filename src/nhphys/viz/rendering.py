@@ -13,7 +13,7 @@ FORMATS = (".gif", ".mp4", ".png")
 
 def display_for(scene, trajectory):
     """The display of ``scene`` (or the one stored in ``trajectory``), checked against it."""
-    from nhphys.scene import SceneDisplay
+    from nhphys.scene_display import SceneDisplay
 
     display = scene.display() if scene is not None else SceneDisplay.from_trajectory(trajectory)
     names = trajectory.body_names

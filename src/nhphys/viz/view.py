@@ -28,7 +28,7 @@ class SceneView:
 
     Parameters
     ----------
-    display : nhphys.scene.SceneDisplay
+    display : nhphys.scene_display.SceneDisplay
     plotter : pyvista.Plotter
     trails : bool
         Draw each body's path of contact points on the ground.

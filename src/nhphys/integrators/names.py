@@ -1,0 +1,66 @@
+"""Integrators by name: what ``integrator="cayley"`` means wherever an integrator is accepted.
+
+:func:`nhphys.simulate`, :meth:`nhphys.Scene.simulate`, :meth:`nhphys.Scene.add_body`, scene
+files' ``defaults`` and the ``nhphys --integrator`` option all read names through
+:func:`integrator_from_name`, so they accept the same names with the same meaning.
+
+>>> from nhphys.integrators import integrator_from_name
+>>> integrator_from_name("cayley")
+Retraction(map='cayley', newton_tol=1e-12, max_newton=30, order=2)
+"""
+
+from nhphys.integrators.dla import DLA
+from nhphys.integrators.newmark import Newmark
+from nhphys.integrators.reference import Reference
+from nhphys.integrators.retraction import Retraction
+
+# name -> (factory, one line for messages and docs); each name makes the default options
+INTEGRATORS = {
+    "exp": (lambda: Retraction("exp"), "Retraction('exp'): exponential retraction, order 2"),
+    "cayley": (lambda: Retraction("cayley"), "Retraction('cayley'): Cayley retraction, order 2"),
+    "newmark": (lambda: Newmark(), "Newmark(0, 0, 1/2): nonholonomic Newmark, order 2"),
+    "dla": (lambda: DLA(), "DLA('midpoint'): discrete Lagrange-d'Alembert, order 2"),
+    "reference": (lambda: Reference(), "Reference(): scipy DOP853, rtol 1e-11 (cross-checks)"),
+}
+INTEGRATOR_NAMES = tuple(INTEGRATORS)
+
+
+def integrator_from_name(value, name="integrator"):
+    """The integrator ``value`` names, or ``value`` itself if it already is an integrator.
+
+    Parameters
+    ----------
+    value : str, integrator or None
+        One of ``INTEGRATOR_NAMES`` (``"exp"``, ``"cayley"``, ``"newmark"``, ``"dla"``,
+        ``"reference"``; case and surrounding spaces ignored), an object with a ``start`` method
+        (from :mod:`nhphys.integrators`), or ``None``, returned unchanged (the caller's default).
+    name : str
+        The argument's name, for messages.
+
+    Returns
+    -------
+    integrator or None
+
+    Raises
+    ------
+    ValueError
+        An unknown name; the message lists the known ones.
+    TypeError
+        Neither a name, an integrator nor ``None``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        entry = INTEGRATORS.get(value.strip().lower())
+        if entry is None:
+            raise ValueError(
+                f"Expected `{name}` to be one of {INTEGRATOR_NAMES} or an integrator from "
+                f"nhphys.integrators, got {value!r}."
+            )
+        return entry[0]()
+    if not callable(getattr(value, "start", None)):
+        raise TypeError(
+            f"Expected `{name}` to be an integrator from nhphys.integrators or one of "
+            f"{INTEGRATOR_NAMES}, got {value!r}."
+        )
+    return value

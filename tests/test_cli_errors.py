@@ -15,10 +15,10 @@ import pytest
 from nhphys import Trajectory
 from nhphys.trajectory import META_KEY, STATIC_PREFIX
 
-FAST = ("import nhphys\nfrom nhphys.scene import Scene, Suslov\n"
+FAST = ("import nhphys\nfrom nhphys import Scene, SuslovContact\n"
         "from nhphys.surfaces import Ellipsoid\nscene = Scene(name='top')\n"
         "scene.add_body(nhphys.RigidBody(1.0, [1, 2, 3], Ellipsoid([0.3, 0.2, 0.1])),\n"
-        "               Suslov([0, 0, 1]), omega=[{omega}, 0.0, 0.0])\n{extra}")
+        "               SuslovContact([0, 0, 1]), omega=[{omega}, 0.0, 0.0])\n{extra}")
 
 
 def nhphys(*args, cwd=None, timeout=300, **kwargs):

@@ -162,7 +162,7 @@ def test_the_good_file_loads_and_remembers_where_it_came_from(scene_run):
     assert back.file == path
     for name in traj.fields:
         assert np.array_equal(back[name], traj[name])
-    from nhphys.scene import SceneDisplay
+    from nhphys.scene_display import SceneDisplay
 
     assert SceneDisplay.from_trajectory(back).body_names == ["top"]
 
@@ -326,10 +326,10 @@ def test_a_failed_run_never_replaces_an_existing_output(tmp_path, backend):
     beside it, and the error's trajectory says where."""
     body = nhphys.systems.Suslov([1.0, 2.0, 3.0], [0, 0, 1])
     out = tmp_path / "prev.npz"
-    nhphys.simulate(body, 0.5, 0.01, omega0=[1, 1, 0], out=out, backend=backend)
+    nhphys.simulate(body, 0.5, 0.01, omega=[1, 1, 0], out=out, backend=backend)
     before = open(out, "rb").read()
     with pytest.raises(nhphys.NewtonError) as err:
-        nhphys.simulate(body, 1.0, 0.05, omega0=[100.0, 0.0, 0.0], out=out, backend=backend)
+        nhphys.simulate(body, 1.0, 0.05, omega=[100.0, 0.0, 0.0], out=out, backend=backend)
     assert open(out, "rb").read() == before
     kept = tmp_path / "prev.failed.npz"
     assert err.value.trajectory.file == str(kept)

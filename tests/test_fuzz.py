@@ -34,10 +34,10 @@ HANG_SECONDS = 20.0  # no example may take longer: a hang fails the test instead
 FUZZ = settings(max_examples=EXAMPLES, deadline=5000,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])
-TINY_SCENE = ("import nhphys\nfrom nhphys.scene import Scene, Suslov\n"
+TINY_SCENE = ("import nhphys\nfrom nhphys import Scene, SuslovContact\n"
               "from nhphys.surfaces import Ellipsoid\nscene = Scene(name='tiny')\n"
               "scene.add_body(nhphys.RigidBody(1.0, [1, 2, 3], Ellipsoid([0.3, 0.2, 0.1])),\n"
-              "               Suslov([0, 0, 1]), omega=[1.0, 0.0, 0.0])\n"
+              "               SuslovContact([0, 0, 1]), omega=[1.0, 0.0, 0.0])\n"
               "defaults = {'t_final': 1.0, 'dt': 0.01}\n")
 
 
@@ -99,7 +99,7 @@ def files(tmp_path_factory):
     run = scene.simulate(0.05, 0.01, progress=False)
     run.meta["playback"] = {"fps": 25.0, "speed": 1.0, "size": [64, 48]}
     system = nhphys.simulate(nhphys.systems.Suslov([1, 2, 3], [0, 0, 1]), 0.05, 0.01,
-                             omega0=[1, 1, 0])
+                             omega=[1, 1, 0])
     paths = {"scene": run.save(folder / "scene.npz"), "system": system.save(folder / "one.npz")}
     arrays = {k: system[k] for k in system.fields}
     arrays[META_KEY] = np.array(json.dumps(system.meta))
@@ -128,7 +128,7 @@ def load_checked(path):
     except ValueError:
         pass
     if "scene" in traj.meta:
-        from nhphys.scene import SceneDisplay
+        from nhphys.scene_display import SceneDisplay
 
         display = SceneDisplay.from_trajectory(traj)
         assert len(display.bodies) == len(traj.body_names)

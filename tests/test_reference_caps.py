@@ -31,11 +31,11 @@ def test_step_cap_stops_the_run_and_keeps_the_finished_chunks(backend, monkeypat
     simulate_module = sys.modules["nhphys.simulate"]  # the module, not the function
     monkeypatch.setattr(simulate_module, "CHUNK_STEPS", 100)  # a chunk is 1 s of the run
     uncapped = nhphys.simulate(SUSLOV, 3.0, 0.01, Reference(), backend=backend,
-                               omega0=[1.0, 1.0, 0.0])
+                               omega=[1.0, 1.0, 0.0])
     with pytest.raises(ReferenceLimitError, match=r"more than max_steps = 12 solver steps.*"
                                                   r"Reference\(max_steps=\.\.\.\)") as err:
         nhphys.simulate(SUSLOV, 3.0, 0.01, Reference(max_steps=12), backend=backend,
-                        omega0=[1.0, 1.0, 0.0])
+                        omega=[1.0, 1.0, 0.0])
     error = err.value
     assert isinstance(error, nhphys.NewtonError) and error.cap == "max_steps"
     kept = error.trajectory
@@ -55,6 +55,6 @@ def test_wall_time_cap_stops_a_slow_run(backend):
     start = time.perf_counter()
     with pytest.raises(ReferenceLimitError, match=r"more than max_seconds = 0.2 s") as err:
         nhphys.simulate(system, 1000.0, 0.01, Reference(max_seconds=0.2), backend=backend,
-                        omega0=[1.0, 1.0, 0.0])
+                        omega=[1.0, 1.0, 0.0])
     assert time.perf_counter() - start < 5.0
     assert err.value.cap == "max_seconds" and err.value.trajectory is not None

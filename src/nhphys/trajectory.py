@@ -575,7 +575,8 @@ def check_run(fields, meta, static, source):
 
 
 def _check_scene(desc, static, n_bodies, source):
-    """The stored display (see :meth:`nhphys.scene.SceneDisplay.to_meta`) against its meshes."""
+    """The stored display (see :meth:`nhphys.scene_display.SceneDisplay.to_meta`) against the
+    meshes it refers to."""
     where = f"{source}: meta['scene']"
     if not isinstance(desc, dict):
         raise ValueError(f"{where} must be an object, got {type(desc).__name__}.")

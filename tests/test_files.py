@@ -247,6 +247,17 @@ def test_a_header_declaring_more_than_its_member_holds_is_refused(tmp_path):
         Trajectory.load(tmp_path / "liar.npz")
 
 
+@pytest.mark.parametrize("header", [b"(4( 3)", b"(4, 3", b"'(4, 3)'", b"(4, -3)"])
+def test_a_garbled_array_header_is_a_value_error(tmp_path, header):
+    """Headers as bit flips leave them (the first found by the fuzzer: numpy's reader raised
+    tokenize.TokenError for it)."""
+    data = _npy(np.zeros((4, 3), dtype=np.int64)).replace(b"(4, 3)", header.ljust(6))
+    with zipfile.ZipFile(tmp_path / "garbled.npz", "w") as z:
+        z.writestr("t.npy", data)  # with a checksum that matches: the header itself is read
+    with pytest.raises(ValueError, match="garbled.npz"):
+        Trajectory.load(tmp_path / "garbled.npz")
+
+
 def test_archive_members_must_be_arrays_stored_once(tmp_path):
     with zipfile.ZipFile(tmp_path / "extra.npz", "w") as z:
         z.writestr("t.npy", _npy(np.zeros(2)))

@@ -181,6 +181,7 @@ MUTATIONS = st.lists(st.tuples(st.sampled_from(["flip", "set", "truncate", "dele
 @given(base=st.sampled_from(["scene", "system", "packed"]), ops=MUTATIONS,
        near_end=st.booleans())
 @example(base="system", ops=[("flip", 10, 0)], near_end=False)  # a timestamp: still loads
+@example(base="scene", ops=[("flip", 2_147_483_631, 2)], near_end=False)  # found: TokenError
 def test_loader_on_mutated_valid_files(files, base, ops, near_end):
     """Mutations of real run files; ``near_end`` aims them at the archive's directory and the
     last members, where the structure is."""

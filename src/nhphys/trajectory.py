@@ -8,6 +8,7 @@ import re
 import shutil
 import struct
 import tempfile
+import tokenize
 import warnings
 import zipfile
 import zlib
@@ -370,9 +371,11 @@ LOAD_LIMIT_ENV = "NHPHYS_MAX_LOAD_BYTES"  # replaces the default when set
 ARRAY_KINDS = "biufcUS"  # bool, integers, floats, complex, strings: no objects, no records
 _ZIP_STARTS = (b"PK\x03\x04", b"PK\x05\x06")  # a member, or an empty archive
 _NPY_START = b"\x93NUMPY"
-# what reading a damaged archive raises, from zipfile, zlib, numpy's .npy reader and struct
+# what reading a damaged archive raises, from zipfile, zlib, numpy's .npy reader (which tokenizes
+# the header text: a garbled header can raise TokenError or SyntaxError) and struct
 _DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, struct.error, NotImplementedError,
-            RuntimeError, ValueError, OverflowError, KeyError, OSError)
+            RuntimeError, ValueError, OverflowError, KeyError, OSError, tokenize.TokenError,
+            SyntaxError)
 # the fields every reader relies on, and their shape after the time (and body) axes
 FIELD_SHAPES = {"R": (3, 3), "position": (3,), "pose": (3,), "contact_point": (3,),
                 "energy": (), "constraint_residual": ()}

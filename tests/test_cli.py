@@ -211,6 +211,8 @@ def test_a_failing_simulation_exits_1_and_keeps_the_frames_before(tmp_path):
                     tmp_path / "fast.npz", cwd=tmp_path)
     assert result.returncode == 1, (result.stdout, result.stderr)
     assert "simulation failed" in result.stderr and "step 0 (t = 0)" in result.stderr
-    traj = Trajectory.load(tmp_path / "fast.npz")
+    # an incomplete run never takes the output's name: it is kept beside it, and said where
+    assert str(tmp_path / "fast.failed.npz") in result.stdout and "wrote:" not in result.stdout
+    traj = Trajectory.load(tmp_path / "fast.failed.npz")
     assert len(traj) == 1  # the initial state, all that was computed
-    assert sorted(os.listdir(tmp_path)) == ["fast.npz", "fast.py"]
+    assert sorted(os.listdir(tmp_path)) == ["fast.failed.npz", "fast.py"]

@@ -9,26 +9,38 @@
     nhphys list
     nhphys bench [SCENE] [--frames N]
 
-``SCENE`` is a Python file that sets ``scene = nhphys.Scene(...)`` (and optionally a dict
-``defaults`` with ``t_final``, ``dt``, ``integrator``, ``fps``, ``speed``, ``save_every``), or the
-name of a bundled scene (``nhphys list``). ``run`` with no output option writes
+``SCENE`` is a Python file (``.py``) that sets ``scene = nhphys.Scene(...)`` (and optionally a
+dict ``defaults`` with ``t_final``, ``dt``, ``integrator``, ``fps``, ``speed``, ``save_every``,
+``size``), or the name of a bundled scene (``nhphys list``). ``run`` with no output option writes
 ``out/NAME.npz`` and ``out/NAME.gif``. Every file is written under a temporary name and renamed
-when complete. Exit status: 0 on success, 1 when the simulation fails, 2 for usage errors (bad
-arguments, a scene file without ``scene``, unknown integrators, outputs that cannot be written),
-130 when interrupted (what was computed is written first).
+when complete, and only a complete run replaces ``--out``: a run that fails is kept in
+``NAME.failed.npz`` beside it (and an interrupted one in ``NAME.interrupted.npz`` once the driver
+keeps interrupted runs beside too), and the command says where.
+
+Every argument, scene default and output path is checked before anything is computed or
+written: numbers must be finite, ``--fps`` in [``FPS_RANGE``], sizes in [``SIZE_RANGE``] pixels,
+an animation at most ``MAX_ANIMATION_FRAMES`` frames. Exit status: 0 on success, 1 when the
+simulation fails, 2 for usage errors (one line on stderr naming the problem; nothing is
+written), 130 when interrupted (what was computed is written first).
 """
 
 import argparse
 import ast
+import contextlib
+import math
 import os
 import sys
 import time
+from types import SimpleNamespace
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 FALLBACK_DEFAULTS = {"t_final": 10.0, "dt": 0.01, "integrator": None, "fps": 25.0,
                      "speed": 1.0, "save_every": 1, "size": (640, 480)}
+FPS_RANGE = (0.1, 240.0)  # frames per second of an animation
+SIZE_RANGE = (16, 8192)  # pixels, each side
+MAX_ANIMATION_FRAMES = 100_000  # an hour of animation at 25 fps: more is a mistyped --speed
 
 
 class UsageError(Exception):
@@ -97,11 +109,19 @@ def resolve_scene(arg):
 
 
 def load_scene(arg):
+    """``(scene, options, path)``: the scene of a scene file or bundled name, and its
+    ``defaults`` over ``FALLBACK_DEFAULTS``, each checked."""
     from nhphys.scene_file import load_scene_file
 
     path = resolve_scene(arg)
+    if not path.endswith(".py"):
+        raise UsageError(f"{arg!r} is not a scene file: expected a Python file ending with .py "
+                         f"that sets `scene = nhphys.Scene(...)`")
     try:
         scene, defaults = load_scene_file(path)
+    except SyntaxError as exc:
+        raise UsageError(f"{path} is not a valid scene file: line {exc.lineno}: {exc.msg}") \
+            from None
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     options = dict(FALLBACK_DEFAULTS)
@@ -109,33 +129,121 @@ def load_scene(arg):
     if unknown:
         raise UsageError(f"unknown keys {sorted(unknown)} in `defaults` of {path}; expected some "
                          f"of {sorted(options)}")
-    options.update(defaults)
+    for key, value in defaults.items():
+        check = DEFAULT_CHECKS.get(key)
+        if check is not None:
+            try:
+                value = check(value)
+            except (ValueError, TypeError) as exc:
+                raise UsageError(f"`defaults[{key!r}]` in {path}: {exc}") from None
+        options[key] = value
     return scene, options, path
 
 
 # -- argument helpers --------------------------------------------------------------------------
+# Each check takes a value (from the command line or a scene's `defaults`) and returns it, or
+# raises ValueError saying what was expected; argparse types wrap them for text.
+
+def _number(value, low=None, high=None, integer=False):
+    """A finite number (an integer with ``integer``) in [``low``, ``high``]; ``low`` is
+    exclusive when it is 0 (``> 0``)."""
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or (integer and not isinstance(value, int)):
+        raise ValueError(f"expected {kind}, got {_show(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {value!r}")
+    if low == 0 and not value > 0:
+        raise ValueError(f"expected {kind} > 0, got {_show(value)}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f">= {low:g}" if high is None else f"in [{low:g}, {high:g}]"
+        raise ValueError(f"expected {kind} {bounds}, got {_show(value)}")
+    return value
+
+
+def _show(value, width=60):
+    """``repr(value)`` cut to ``width`` characters (an argument may be anything)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer too long to print
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _positive_value(value):
+    return float(_number(value, 0))
+
+
+def _count_value(value):
+    return _number(value, 1, integer=True)
+
+
+def _fps_value(value):
+    return float(_number(value, *FPS_RANGE))
+
+
+def _size_value(value):
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise ValueError(f"expected (WIDTH, HEIGHT), got {value!r}")
+    return tuple(_number(v, *SIZE_RANGE, integer=True) for v in value)
+
+
+def _integrator_value(value):
+    from nhphys.integrators import integrator_from_name
+
+    integrator_from_name(value)  # a name or an integrator object
+    return value
+
+
+DEFAULT_CHECKS = {"t_final": _positive_value, "dt": _positive_value, "fps": _fps_value,
+                  "speed": _positive_value, "save_every": _count_value, "size": _size_value,
+                  "integrator": _integrator_value}
+
+
+def _parsed(kind, check):
+    """An argparse type: text -> ``kind`` -> ``check``."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") from None
+        try:
+            return check(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return parse
+
 
 def _size(text):
     try:
         w, h = (int(v) for v in text.lower().split("x"))
-        if w < 16 or h < 16:
-            raise ValueError
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT (e.g. 640x480), got {text!r}") \
             from None
-    return (w, h)
+    try:
+        return _size_value((w, h))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: each side {exc}") from None
 
 
 def _positive(kind):
-    def parse(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-        return value
-    return parse
+    """An argparse type for a finite number > 0 (or an integer >= 1)."""
+    return _parsed(kind, _count_value if kind is int else _positive_value)
+
+
+def _finite(text):
+    return _parsed(float, _number)(text)
+
+
+def _animation_frames(duration, fps, speed):
+    """Frames of an animation of ``duration`` simulated seconds, or UsageError if too many."""
+    frames = math.floor(duration / speed * fps * (1 + 1e-12)) + 1 if duration > 0 else 1
+    if frames > MAX_ANIMATION_FRAMES:
+        raise UsageError(
+            f"an animation of {duration:g} s at --fps {fps:g} and --speed {speed:g} would have "
+            f"{frames:.3g} frames, more than {MAX_ANIMATION_FRAMES}: raise --speed or lower --fps")
+    return frames
 
 
 def _output(path, flag, suffixes):
@@ -151,6 +259,45 @@ def _output(path, flag, suffixes):
     return path
 
 
+def _default_folder(name="out"):
+    """``name`` in the current folder for the default outputs: checked (it exists and is
+    writable, or it can be made) but not made. Returns whether it must be made."""
+    from nhphys.trajectory import check_writable
+
+    if os.path.isdir(name):
+        probe = os.path.join(name, "probe")
+    elif os.path.exists(name):
+        raise UsageError(f"cannot write the default outputs into {os.path.abspath(name)}: it is "
+                         f"a file; give --out / --gif / --mp4")
+    else:
+        probe = name
+    try:
+        check_writable(probe, name)
+    except ValueError as exc:
+        raise UsageError(f"cannot write the default outputs into {os.path.abspath(name)}/ "
+                         f"({str(exc).rsplit(': ', 1)[-1].rstrip('.')}); give --out / --gif / "
+                         f"--mp4, or run from a writable folder") from None
+    return not os.path.isdir(name)
+
+
+@contextlib.contextmanager
+def _made_folder(name, make):
+    """Make the folder ``name`` if ``make``; remove it again (if still empty) when the block
+    ends with a usage error, so a refused command leaves nothing behind."""
+    if make:
+        try:
+            os.makedirs(name)
+        except OSError as exc:
+            raise UsageError(f"cannot make {os.path.abspath(name)}/: {exc.strerror}") from None
+    try:
+        yield
+    except UsageError:
+        if make:
+            with contextlib.suppress(OSError):
+                os.rmdir(name)  # only if empty
+        raise
+
+
 def _integrator(name):
     from nhphys.integrators import integrator_from_name
 
@@ -158,7 +305,7 @@ def _integrator(name):
         return None
     try:
         return integrator_from_name(name)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise UsageError(f"--integrator: {exc}") from None
 
 
@@ -170,77 +317,121 @@ def _print_written(paths):
 
 # -- commands ----------------------------------------------------------------------------------
 
+def plan_run(args):
+    """Everything ``run`` will do, from its arguments and the scene's defaults, each checked;
+    nothing is computed or written here.
+
+    Returns
+    -------
+    types.SimpleNamespace
+        ``scene``, ``path``, ``t_final``, ``dt``, ``n_steps``, ``integrator``, ``fps``,
+        ``speed``, ``size``, ``save_every``, ``out``, ``gif``, ``mp4``, ``frames`` (of the
+        animation) and ``make_folder`` (the default ``out/`` folder, to be made).
+
+    Raises
+    ------
+    UsageError
+    """
+    from nhphys.simulate import number_of_steps
+
+    scene, options, path = load_scene(args.scene)
+    plan = SimpleNamespace(scene=scene, path=path, make_folder=None)
+    plan.t_final = args.t_final or options["t_final"]
+    plan.dt = args.dt or options["dt"]
+    plan.integrator = _integrator(args.integrator) if args.integrator else \
+        _integrator(options["integrator"]) if isinstance(options["integrator"], str) \
+        else options["integrator"]
+    plan.fps = args.fps or options["fps"]
+    plan.speed = args.speed or options["speed"]
+    plan.size = args.size or tuple(options["size"])
+    plan.save_every = args.save_every or options["save_every"]
+    try:
+        plan.n_steps = number_of_steps(float(plan.t_final), float(plan.dt))
+    except ValueError as exc:
+        raise UsageError(f"--t-final / --dt: {exc}") from None
+    except OverflowError:  # t_final / dt beyond the floats
+        raise UsageError(f"--t-final / --dt: t_final = {plan.t_final:g} is too many steps "
+                         f"dt = {plan.dt:g}") from None
+    if plan.save_every > plan.n_steps:
+        raise UsageError(f"--save-every {plan.save_every} keeps no step of a run of "
+                         f"{plan.n_steps} steps: give at most {plan.n_steps}")
+    plan.out, plan.gif, plan.mp4 = args.out, args.gif, args.mp4
+    if plan.out is None and plan.gif is None and plan.mp4 is None and not args.no_render:
+        plan.make_folder = ("out", _default_folder("out"))
+        plan.out = os.path.join("out", scene.name + ".npz")
+        plan.gif = os.path.join("out", scene.name + ".gif")
+    elif plan.out is not None:
+        _output(plan.out, "--out", (".npz",))
+    for target, flag, suffix in ((plan.gif, "--gif", ".gif"), (plan.mp4, "--mp4", ".mp4")):
+        if target is not None and plan.make_folder is None:
+            _output(target, flag, (suffix,))
+    plan.frames = None
+    if plan.gif is not None or plan.mp4 is not None:
+        plan.frames = _animation_frames(float(plan.t_final), plan.fps, plan.speed)
+    return plan
+
+
 def cmd_run(args):
     import numpy as np
 
     from nhphys import NewtonError
 
-    scene, options, path = load_scene(args.scene)
-    t_final = args.t_final or options["t_final"]
-    dt = args.dt or options["dt"]
-    integrator = _integrator(args.integrator) if args.integrator else \
-        _integrator(options["integrator"]) if isinstance(options["integrator"], str) \
-        else options["integrator"]
-    fps = args.fps or options["fps"]
-    speed = args.speed or options["speed"]
-    size = args.size or tuple(options["size"])
-    save_every = args.save_every or options["save_every"]
-    from nhphys.simulate import number_of_steps
-
-    try:
-        number_of_steps(float(t_final), float(dt))
-    except ValueError as exc:
-        raise UsageError(f"--t-final / --dt: {exc}") from None
-    out, gif, mp4 = args.out, args.gif, args.mp4
-    if out is None and gif is None and mp4 is None and not args.no_render:
-        os.makedirs("out", exist_ok=True)
-        out = os.path.join("out", scene.name + ".npz")
-        gif = os.path.join("out", scene.name + ".gif")
-    if out is not None:
-        _output(out, "--out", (".npz",))
-    if gif is not None:
-        _output(gif, "--gif", (".gif",))
-    if mp4 is not None:
-        _output(mp4, "--mp4", (".mp4",))
-
-    print(f"{scene.name}: {len(scene.bodies)} body(ies), t_final = {t_final:g} s, "
-          f"dt = {dt:g} s ({os.path.relpath(path)})")
+    plan = plan_run(args)
+    scene, out = plan.scene, plan.out
+    print(f"{scene.name}: {len(scene.bodies)} body(ies), t_final = {plan.t_final:g} s, "
+          f"dt = {plan.dt:g} s ({os.path.relpath(plan.path)})")
+    folder, make = plan.make_folder or (None, False)
     start = time.perf_counter()
+    with _made_folder(folder, make):
+        try:
+            traj = scene.simulate(float(plan.t_final), float(plan.dt), integrator=plan.integrator,
+                                  backend=args.backend, save_every=int(plan.save_every),
+                                  progress=not args.no_progress, out=out)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(str(exc)) from None
+        except NewtonError as exc:
+            print(f"nhphys: simulation failed: {exc}", file=sys.stderr)
+            kept = exc.trajectory
+            if out is not None and kept is not None and kept.file is not None:
+                _keep_playback(kept, plan)
+                print(f"kept the {len(kept)} frames before the failure in "
+                      f"{os.path.abspath(kept.file)}"
+                      + (f"; {os.path.abspath(out)} is unchanged"
+                         if os.path.abspath(kept.file) != os.path.abspath(out) else ""))
+            return EXIT_FAILURE
     written = []
-    status = 0
-    try:
-        traj = scene.simulate(float(t_final), float(dt), integrator=integrator,
-                              backend=args.backend, save_every=int(save_every),
-                              progress=not args.no_progress, out=out)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
-    except NewtonError as exc:
-        print(f"nhphys: simulation failed: {exc}", file=sys.stderr)
-        if out is not None and exc.trajectory is not None:
-            _print_written([out])
-        return EXIT_FAILURE
     if out is not None:
         # how to show it again: `nhphys render` reads these when not told otherwise
-        traj.meta["playback"] = {"fps": float(fps), "speed": float(speed), "size": list(size)}
-        traj.save(out)
-        written.append(out)
-    if traj.meta.get("interrupted"):
-        status = EXIT_INTERRUPTED
-        print(f"interrupted at t = {traj.t[-1]:.6g} s; keeping {len(traj)} frames")
+        _keep_playback(traj, plan)
+        written.append(traj.file)
     energy0 = np.where(traj.energy[0] != 0, np.abs(traj.energy[0]), 1.0)
     print(f"simulated {len(traj)} frames in {time.perf_counter() - start:.2f} s: "
           f"max |dE/E| {np.max(np.abs(traj.energy - traj.energy[0]) / energy0):.2e}, "
           f"max constraint residual {np.max(traj.constraint_residual):.2e}")
+    if traj.meta.get("interrupted"):
+        # an interrupted run is not rendered: its frames are kept, and `render` shows them
+        kept = f"; kept {len(traj)} frames in {os.path.abspath(traj.file)}" \
+            if out is not None else ""
+        print(f"interrupted at t = {traj.t[-1]:.6g} s{kept}")
+        return EXIT_INTERRUPTED
     from nhphys import viz
 
-    for target in (gif, mp4):
+    for target in (plan.gif, plan.mp4):
         if target is None:
             continue
-        info = viz.render(scene, traj, target, fps=fps, speed=speed, size=size)
+        info = viz.render(scene, traj, target, fps=plan.fps, speed=plan.speed, size=plan.size)
         print(f"rendered {info['frames']} frames in {info['seconds']:.1f} s")
         written.append(target)
     _print_written(written)
-    return status
+    return 0
+
+
+def _keep_playback(traj, plan):
+    """Store how to show the run (``nhphys render`` reads it) in its file, where the run's
+    writer put it (``traj.file``)."""
+    traj.meta["playback"] = {"fps": float(plan.fps), "speed": float(plan.speed),
+                             "size": list(plan.size)}
+    traj.save(traj.file or plan.out)
 
 
 def cmd_view(args):
@@ -255,23 +446,26 @@ def cmd_view(args):
     frames, record = args.frames, args.record
     if off_screen and frames is None:
         frames = 60
+    make = False
     if off_screen and record is None:  # with no window, the frames are only worth keeping
-        os.makedirs("out", exist_ok=True)
+        make = _default_folder("out")
         record = os.path.join("out", f"{scene.name}-live.gif")
-    if record is not None:
+    elif record is not None:
         _output(record, "--record", (".gif",))
     if off_screen and args.frames is None:
         print(f"no display: stepping {frames} frames off screen (--frames N to change)")
-    try:
-        images = viz.show(scene, dt=float(dt), integrator=integrator, backend=args.backend,
-                          fps=args.fps or options["fps"], speed=args.speed or options["speed"],
-                          frames=frames, off_screen=off_screen, size=args.size or (1024, 768),
-                          record=record)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
-    except RuntimeError as exc:  # no window could be opened
-        print(f"nhphys view: error: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
+    with _made_folder("out", make):
+        try:
+            images = viz.show(scene, dt=float(dt), integrator=integrator, backend=args.backend,
+                              fps=args.fps or options["fps"],
+                              speed=args.speed or options["speed"], frames=frames,
+                              off_screen=off_screen, size=args.size or (1024, 768),
+                              record=record)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(str(exc)) from None
+        except RuntimeError as exc:  # no window could be opened
+            print(f"nhphys view: error: {exc}", file=sys.stderr)
+            return EXIT_FAILURE
     if images is not None:
         print(f"stepped and rendered {len(images)} frames "
               f"{'off screen' if off_screen else 'in a window'}")
@@ -280,33 +474,75 @@ def cmd_view(args):
     return 0
 
 
-def cmd_render(args):
-    from nhphys import Trajectory, viz
+def plan_render(args):
+    """What ``render`` will draw, checked, before anything is rendered or written.
 
-    if not os.path.isfile(args.trajectory) and not os.path.isdir(args.trajectory):
-        raise UsageError(f"no trajectory file {args.trajectory!r}")
+    Returns
+    -------
+    types.SimpleNamespace
+        ``trajectory``, ``scene`` (or None), ``targets`` (list of paths), ``fps``, ``speed``,
+        ``size``, ``time``, ``frames`` (of an animation).
+    """
+    from nhphys import Trajectory
+
+    source = args.trajectory
+    if not os.path.isfile(source) and not os.path.isdir(source):
+        raise UsageError(f"no trajectory file {source!r}")
     try:
-        traj = Trajectory.load(args.trajectory)
-    except (ValueError, OSError) as exc:
-        raise UsageError(f"cannot read {args.trajectory!r}: {exc}") from None
+        traj = Trajectory.load(source)
+    except ValueError as exc:
+        raise UsageError(f"cannot read the run: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {source!r}: {exc.strerror or exc}") from None
+    if len(traj) == 0:
+        raise UsageError(f"the run in {source!r} has no frames")
+    if "R" not in traj.fields and "pose" not in traj.fields:
+        raise UsageError(f"the run in {source!r} has no poses to draw (no field `R` or `pose`)")
     scene = load_scene(args.scene)[0] if args.scene else None
+    if scene is not None and len(scene.bodies) != len(traj.body_names):
+        raise UsageError(f"--scene has {len(scene.bodies)} bodies; the run has "
+                         f"{len(traj.body_names)} ({traj.body_names})")
     targets = [(p, flag, suffix) for p, flag, suffix in
                ((args.gif, "--gif", ".gif"), (args.mp4, "--mp4", ".mp4"),
                 (args.png, "--png", ".png")) if p is not None]
     if not targets:
-        stem = os.path.splitext(os.path.basename(args.trajectory.rstrip(os.sep)))[0]
-        folder = os.path.dirname(os.path.abspath(args.trajectory))
+        stem = os.path.splitext(os.path.basename(source.rstrip(os.sep)))[0]
+        folder = os.path.dirname(os.path.abspath(source))
         targets = [(os.path.join(folder, stem + ".gif"), "--gif", ".gif")]
     for p, flag, suffix in targets:
         _output(p, flag, (suffix,))
     playback = traj.meta.get("playback", {})
-    written = []
-    for p, _, _ in targets:
+
+    def setting(given, key, check, flag, fallback):
+        if given is not None:
+            return given
+        value = playback.get(key, fallback)
         try:
-            info = viz.render(scene, traj, p, fps=args.fps or playback.get("fps", 25.0),
-                              speed=args.speed or playback.get("speed", 1.0),
-                              size=args.size or tuple(playback.get("size", (640, 480))),
-                              time=args.time)
+            return check(value)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"the run's stored playback {key} is unusable ({exc}); give "
+                             f"{flag}") from None
+
+    plan = SimpleNamespace(trajectory=traj, scene=scene, targets=[p for p, _, _ in targets],
+                           time=args.time)
+    plan.fps = setting(args.fps, "fps", _fps_value, "--fps", 25.0)
+    plan.speed = setting(args.speed, "speed", _positive_value, "--speed", 1.0)
+    plan.size = setting(args.size, "size", _size_value, "--size", (640, 480))
+    plan.frames = None
+    if any(not p.lower().endswith(".png") for p in plan.targets):
+        plan.frames = _animation_frames(float(traj.t[-1] - traj.t[0]), plan.fps, plan.speed)
+    return plan
+
+
+def cmd_render(args):
+    from nhphys import viz
+
+    plan = plan_render(args)
+    written = []
+    for p in plan.targets:
+        try:
+            info = viz.render(plan.scene, plan.trajectory, p, fps=plan.fps, speed=plan.speed,
+                              size=plan.size, time=plan.time)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         print(f"rendered {info['frames']} frame(s) in {info['seconds']:.1f} s")
@@ -361,8 +597,16 @@ def cmd_bench(args):
 
 # -- parser ------------------------------------------------------------------------------------
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line (with where to find help) instead of the usage text."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())} "
+                              f"(see `{self.prog} --help`)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="nhphys", description="Run, view and render nonholonomic mechanics scenes.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -371,7 +615,7 @@ def build_parser():
         p.add_argument("--dt", type=_positive(float), help="step size [s]")
         p.add_argument("--integrator", help="exp, cayley, newmark, dla or reference")
         p.add_argument("--backend", default="auto", choices=("auto", "cython", "python"))
-        p.add_argument("--fps", type=_positive(float), help="frames per second")
+        p.add_argument("--fps", type=_parsed(float, _fps_value), help="frames per second")
         p.add_argument("--speed", type=_positive(float),
                        help="simulated seconds per second of animation")
         p.add_argument("--size", type=_size, help="WIDTHxHEIGHT in pixels")
@@ -403,8 +647,8 @@ def build_parser():
     p.add_argument("--gif")
     p.add_argument("--mp4")
     p.add_argument("--png", help="one frame (see --time)")
-    p.add_argument("--time", type=float, help="time of the PNG frame (default: the last)")
-    p.add_argument("--fps", type=_positive(float))
+    p.add_argument("--time", type=_finite, help="time of the PNG frame (default: the last)")
+    p.add_argument("--fps", type=_parsed(float, _fps_value))
     p.add_argument("--speed", type=_positive(float))
     p.add_argument("--size", type=_size)
     p.set_defaults(func=cmd_render)
@@ -427,7 +671,8 @@ def main(argv=None):
     try:
         return args.func(args)
     except UsageError as exc:
-        print(f"nhphys {args.command}: error: {exc}", file=sys.stderr)
+        message = " ".join(str(exc).split())  # one line, whatever the message held
+        print(f"nhphys {args.command}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("nhphys: interrupted", file=sys.stderr)

@@ -5,8 +5,11 @@ works for any system exposing
 
 * ``reference_state(**initial_conditions)`` -> flat initial state (validated),
 * ``reference_rhs(t, state)`` -> its time derivative,
-* ``reference_unpack(states)`` -> the positional arguments of ``observables`` for (n, k) states,
-* ``observables(...)`` -> dict of trajectory fields.
+* ``reference_unpack(states)`` -> the saved states of (n, k) packed states: the one argument
+  of ``observables`` (a dict of arrays with leading axis n),
+* ``observables(saved)`` -> dict of trajectory fields.
+
+(Systems not yet converted return a tuple of ``observables``' positional arguments.)
 """
 
 from dataclasses import dataclass
@@ -26,7 +29,10 @@ class ReferenceRun:
         self.steps_done = 0
 
     def _frames(self, states):
-        return self.system.observables(*self.system.reference_unpack(states))
+        saved = self.system.reference_unpack(states)
+        if isinstance(saved, dict):
+            return self.system.observables(saved)
+        return self.system.observables(*saved)
 
     def initial(self):
         return self._frames(self.state[None])

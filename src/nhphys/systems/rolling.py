@@ -40,7 +40,8 @@ The model, as the integrators read it (the protocol of :mod:`nhphys.systems`):
   :data:`nhphys.twins.rolling.FRAME_FIELDS`, leading axis n).
 
 :meth:`RollingBody.place` refuses a pose where the contact is not regular (``Lambda``
-singular).
+singular) or where the body cannot fit (``Lambda`` not positive definite: the body's radius of
+curvature exceeds the ground's there, as for a ball bigger than the bowl it sits in).
 """
 
 import numpy as np
@@ -210,22 +211,41 @@ class RollingBody:
         }
 
     def _check_regular(self, shape, ground, A, c):
+        """Refuse a contact that is not regular (``Lambda`` singular) or where the body does not
+        fit (``Lambda`` not positive definite)."""
         if self.support_shape:
-            sv = np.linalg.svd(self._contact_operator(A, c.Sp, ground, c.chart, c.z),
-                               compute_uv=False)
+            # the support-map form of Lambda: where S' is invertible on the tangent plane,
+            # I - S' A^T L_H A = L_M^-1 Lambda there. Its eigenvalues are those of
+            # I - S'^(1/2) K S'^(1/2) (K = A^T L_H A symmetric, S' positive semi-definite): real,
+            # and all positive exactly when the body is more curved than the ground in every
+            # tangent direction (a direction across a disk's rim, where S' vanishes, counts as
+            # infinitely curved)
+            operator = self._contact_operator(A, c.Sp, ground, c.chart, c.z)
+            sv = np.linalg.svd(operator, compute_uv=False)
             if sv[-1] <= 1e-9 * sv[0]:
                 raise ValueError(
                     "Expected a regular contact at the initial pose: the body's and the "
                     f"ground's curvatures match there (I - S' A^T L_H A has singular values {sv})."
                 )
-            return
-        E = spec.tangent_basis(A.T @ c.n)
-        lam = self._lambda(E, A, c.Sp, ground, c.chart, c.z)
-        sv = np.linalg.svd(lam, compute_uv=False)
-        if sv[-1] <= 1e-9 * sv[0]:
+            lowest = float(np.linalg.eigvals(operator).real.min())
+            name = "I - S' A^T L_H A"
+        else:
+            E = spec.tangent_basis(A.T @ c.n)
+            lam = self._lambda(E, A, c.Sp, ground, c.chart, c.z)
+            sv = np.linalg.svd(lam, compute_uv=False)
+            if sv[-1] <= 1e-9 * sv[0]:
+                raise ValueError(
+                    "Expected a regular contact at the initial pose: body and ground curvatures "
+                    f"match there (Lambda has singular values {sv})."
+                )
+            lowest = float(np.linalg.eigvalsh(0.5 * (lam + lam.T)).min())
+            name = "Lambda = L_M - A^T L_H A"
+        if lowest < 0:
             raise ValueError(
-                "Expected a regular contact at the initial pose: body and ground curvatures "
-                f"match there (Lambda has singular values {sv})."
+                "Expected the body to fit the ground where it is placed, but the body does not "
+                "fit: its radius of curvature exceeds the ground's there (it is less curved than "
+                f"the ground in some direction: {name} has the eigenvalue {lowest:.3g} < 0), so "
+                "it would cut through the ground around the contact point."
             )
 
     @staticmethod

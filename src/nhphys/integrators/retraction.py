@@ -7,8 +7,8 @@ at every step. ``LiePoisson(map=...)`` is the same construction without the cons
 variational integrator of the free rigid body), the contrast of the seed paper's Fig. 2.
 The derivation is in :mod:`nhphys.twins.suslov`.
 
-Which run a system gets is decided by its configuration group (``system.group``, see
-:mod:`nhphys.systems`): ``"SO(3)"`` (a body about a fixed point, :class:`FixedPointRun`) or
+Which run a system gets is decided by its configuration group (``system.group``):
+``"SO(3)"`` (a body about a fixed point, :class:`FixedPointRun`) or
 ``"SO(3) x R^3"`` (a rolling body, :class:`nhphys.integrators.rolling.RollingRun`); a system on
 another group may build its own run (``system.start_retraction``).
 """
@@ -43,7 +43,8 @@ class FixedPointRun(Run):
     Parameters
     ----------
     system : object
-        The model: ``inertia`` (3, 3) and ``observables(saved)`` (see :mod:`nhphys.systems`).
+        The model: ``inertia`` (3, 3) and ``observables(saved)`` (see
+        :class:`nhphys.systems.Suslov`).
     basis : ndarray, shape (3, m)
         Orthonormal basis of the allowed velocities (m = 2 constrained, 3 free).
     R0 : ndarray, shape (3, 3)

@@ -28,7 +28,7 @@ equation multiplied through by ``S'``: differentiating ``s = S(-A^T n)`` along t
 event of the shape (see :class:`nhphys.errors.ContactEvent`) stops a run of the kernels at the
 step that would cross it.
 
-The model, as the integrators read it (the protocol of :mod:`nhphys.systems`):
+The model, as the integrators read it:
 
 * configuration group ``group = "SO(3) x R^3"``: orientation ``A`` and centre of mass ``a``
   of a free rigid body, the contact located on the ground's charts;

@@ -9,7 +9,7 @@ Differentiating the constraint gives the multiplier
 ``lambda = -a . I^-1 ((I Omega) x Omega) / (a . I^-1 a)``. The constraint force does no work,
 so the energy ``E = 1/2 Omega . I Omega`` is conserved; the momentum is not.
 
-The model, as the integrators read it (the protocol of :mod:`nhphys.systems`):
+The model, as the integrators read it:
 
 * configuration group ``group = "SO(3)"``: the orientation ``R`` (body to space), body angular
   velocity ``Omega`` with ``dR/dt = R hat(Omega)``;

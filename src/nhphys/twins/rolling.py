@@ -94,8 +94,9 @@ Both go through the shared solver (:mod:`nhphys.twins.newton`), with their own r
   report an irregular contact. The residual re-charts ``z`` first (the solver's iterate may have
   left the chart's preferred domain), and a solved ``z`` is re-charted once more. A non-finite
   ground evaluation is ``CONTACT_FAILED`` (the body left the ground's chart or data), a
-  singular ``dR/dz`` ``SINGULAR_CONTACT``, and a Python ground callback that raised
-  ``CALLBACK_RAISED`` (:meth:`nhphys_ext.surfaces.ChartSurface.take_error`).
+  singular ``dR/dz`` ``SINGULAR_CONTACT``. (In the kernel, a Python ground whose callback
+  raised stops the solve with ``CALLBACK_RAISED``, and the run re-raises the exception; in
+  the twin it simply propagates.)
 * **step** (unknowns ``(xi, F)``, 6): ``NewtonRule(newton_tol, ROUNDOFF, max_newton)`` with
   ``ROUNDOFF = 8 eps``. Residual scales: the momentum rows ``|Pi^-|_max + |Pi|_max +
   |kick|_max``, the gap row ``|x_1|_max + |s_1|_max``, the no-slip rows ``|a_k|_max +
@@ -128,7 +129,6 @@ import numpy as np
 
 from nhphys.twins import so3
 from nhphys.twins.newton import (  # the shared status table (statuses of shapes and contacts)
-    CALLBACK_RAISED,
     CONTACT_FAILED,
     FAR_BRANCH,
     FLAT,

@@ -2,8 +2,8 @@
 
 Prints a Markdown table (medians over repeats, measured side by side in one run):
 
-* steps per second of ``Retraction`` (exp, Cayley) through the kernel and through the twin, and
-  their ratio;
+* steps per second of ``Retraction`` (exp, Cayley; order 2 and the fourth-order composition)
+  and ``LiePoisson`` through the kernel and through the twin, and their ratio;
 * wall time of the 300-s non-principal run (h = 0.01 s, 30,000 steps) through the kernel and
   through ``Reference`` (DOP853, rtol 1e-10), with the energy error and constraint residual of
   each, and their ratio.
@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 import nhphys
-from nhphys.integrators import Reference, Retraction
+from nhphys.integrators import LiePoisson, Reference, Retraction
 from nhphys.systems import Suslov
 
 NON_PRINCIPAL = np.array([[1.0, 0.0, 0.2], [0.0, 2.0, 0.3], [0.2, 0.3, 3.0]])
@@ -50,16 +50,18 @@ def main(argv=None):
           f"Python {platform.python_version()}, numpy {np.__version__}\n")
     print("| integrator | kernel steps/s | twin steps/s | kernel / twin |")
     print("|---|---:|---:|---:|")
-    for name in ("exp", "cayley"):
-        integ = Retraction(name)
-        n_fast, n_slow = 300_000, 3_000
+    for integ in (Retraction("exp"), Retraction("cayley"), Retraction("exp", order=4),
+                  Retraction("cayley", order=4), LiePoisson("exp")):
+        n_fast, n_slow = (300_000, 3_000) if integ.order == 2 else (100_000, 1_000)
         t_fast, _ = timed(lambda: nhphys.simulate(body, n_fast * 0.01, 0.01, integ,
                                                   backend="cython", omega0=OMEGA0), args.repeats)
         t_slow, _ = timed(lambda: nhphys.simulate(body, n_slow * 0.01, 0.01, integ,
                                                   backend="python", omega0=OMEGA0),
                           max(1, args.repeats // 2))
         fast, slow = n_fast / t_fast, n_slow / t_slow
-        print(f"| Retraction({name!r}) | {fast:,.0f} | {slow:,.0f} | {fast / slow:,.0f}x |")
+        label = f"{type(integ).__name__}({integ.map!r}" + (", order=4)" if integ.order == 4
+                                                           else ")")
+        print(f"| {label} | {fast:,.0f} | {slow:,.0f} | {fast / slow:,.0f}x |")
 
     print("\n300 s of the non-principal Suslov problem (h = 0.01 s, every step saved):\n")
     print("| method | wall time [s] | max rel. energy error | max constraint residual |"

@@ -263,11 +263,13 @@ def test_kernel_and_twin_agree(case):
 
 @pytest.mark.parity
 @pytest.mark.slow
-def test_kernel_and_twin_agree_over_ten_thousand_steps():
+@pytest.mark.parametrize("order", [2, 4])
+def test_kernel_and_twin_agree_over_ten_thousand_steps(order):
     system, ic = CASES["disk-plane"]()
     kw = {"save_every": 1000, **ic}
-    a = nhphys.simulate(system, 10.0, 1e-3, backend="cython", **kw)
-    b = nhphys.simulate(system, 10.0, 1e-3, backend="python", **kw)
+    integrator = Retraction(order=order)
+    a = nhphys.simulate(system, 10.0, 1e-3, integrator, backend="cython", **kw)
+    b = nhphys.simulate(system, 10.0, 1e-3, integrator, backend="python", **kw)
     for field in ("R", "position", "contact_point", "body_contact"):
         assert np.abs(a[field] - b[field]).max() <= 1e-10
     assert np.abs(a.omega - b.omega).max() <= 1e-10 * np.abs(b.omega).max()
@@ -421,6 +423,16 @@ def test_disk_matching_the_bowl_is_refused(backend):
     with pytest.raises(ValueError, match="curvatures match"):
         nhphys.simulate(system, 0.01, 1e-3, backend=backend,
                         orientation=so3.exp([np.arcsin(0.1), 0, 0]), position=[0, 0, -1])
+
+
+def test_disk_too_flat_for_the_bowl_does_not_fit():
+    """Tilted 0.05 rad from lying flat, the disk's rim is less curved than the bowl along it
+    (rho / |d_perp| = 2 > R = 1): I - S' A^T L_H A has the eigenvalue 1 - 2 = -1."""
+    system = RollingBody(disk_body(), Sphere(1.0).as_ground("inside"))
+    with pytest.raises(ValueError, match="does not fit.*eigenvalue -1 < 0"):
+        nhphys.simulate(system, 0.01, 1e-3, R0=so3.exp([0.05, 0, 0]), ground_point=[0, 0, -1])
+    traj = nhphys.simulate(system, 0.01, 1e-3, R0=so3.exp([0.2, 0, 0]), ground_point=[0, 0, -1])
+    assert traj.contact_residual.max() <= 1e-14
 
 
 def test_centre_of_mass_must_be_in_the_shape():

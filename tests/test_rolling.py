@@ -202,6 +202,36 @@ def test_orthogonality_after_a_million_steps(backend):
     assert rel.max() < 2e-6  # measured 7.7e-7 over the 1000 s, no drift
 
 
+def rattleback():
+    """Kane & Levinson's rattleback (the bundled scene's body), tilted and spun at 5 rad/s."""
+    inertia = 1e-4 * np.array([[2.0, -0.2, 0.0], [-0.2, 16.0, 0.0], [0.0, 0.0, 17.0]])
+    body = nhphys.RigidBody(1.0, inertia, Ellipsoid([0.2, 0.03, 0.02]), com=[0, 0, -0.01])
+    tilt = np.deg2rad(0.5)
+    return RollingBody(body, Plane()), dict(R0=so3.exp([tilt, tilt, 0.0]), omega0=[0, 0, 5.0])
+
+
+PARITY = {
+    "ball-in-bowl": lambda: (RollingBody(solid_ball(), Sphere(1.0).as_ground("inside")),
+                             dict(omega0=[1.0, 2.0, 0.5], ground_point=[0.2, 0, -1])),
+    "rattleback": rattleback,
+}
+
+
+@pytest.mark.parity
+@pytest.mark.slow
+@pytest.mark.parametrize("order", [2, 4])
+@pytest.mark.parametrize("case", list(PARITY))
+def test_kernel_and_twin_agree_over_ten_thousand_steps(case, order):
+    system, ic = PARITY[case]()
+    kw = dict(save_every=1000, **ic)
+    a = nhphys.simulate(system, 10.0, 1e-3, Retraction(order=order), backend="cython", **kw)
+    b = nhphys.simulate(system, 10.0, 1e-3, Retraction(order=order), backend="python", **kw)
+    assert a.meta["backend"] == "cython" and b.meta["backend"] == "python"
+    for field in ("R", "position", "contact_point", "body_contact"):
+        assert np.abs(a[field] - b[field]).max() <= 1e-10
+    assert np.abs(a.omega - b.omega).max() <= 1e-10 * np.abs(b.omega).max()
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize("integrator, steps", [
     (Retraction("exp"), 10_000), (Retraction("cayley"), 1_000),
@@ -300,6 +330,59 @@ def test_failed_step_names_step_and_time(backend):
         nhphys.simulate(system, 10.0, 0.5, backend=backend,
                         orientation=ELLIPSOID_IC["orientation"], omega=[0, 0, 40.0])
     assert info.value.trajectory is not None
+
+
+@pytest.mark.parity
+def test_failed_fourth_order_step_leaves_both_backends_at_its_start():
+    """A step whose second sub-step fails (the triple jump's middle step, 1.26 times longer
+    than the first, turns the spinning body by more than pi) leaves the state at the step's
+    start, the same in the kernel and the twin, and the run refuses to go on."""
+    system = RollingBody(solid_ellipsoid(), Plane())
+    states = {}
+    for backend in ("cython", "python"):
+        run = Retraction(order=4).start(system, 1e-3, backend, omega0=[1.0, 0.5, 150.0])
+        run.advance(10, 5)
+        start = [x.copy() for x in (run.A, run.a, run.Pi, run.p, run.s, run.z, run.chart)]
+        run.dt = 0.0135  # from here the first sub-step turns by 2.7 rad and the second by 3.5
+        with pytest.raises(nhphys.NewtonError, match=r"step 10 .*turns the body by pi or more"):
+            run.advance(3, 1)
+        now = [run.A, run.a, run.Pi, run.p, run.s, run.z, run.chart]
+        for x, y in zip(now, start):
+            np.testing.assert_array_equal(x, y)
+        with pytest.raises(RuntimeError, match="stopped at step 10"):
+            run.advance(1, 1)
+        states[backend] = now
+    for x, y in zip(states["cython"], states["python"]):
+        assert np.abs(x - y).max() <= 1e-12
+
+
+def test_run_records_the_backend_that_steps(backend):
+    system = RollingBody(solid_ball(), Plane())
+    assert Retraction().start(system, 0.01, backend).backend == backend
+    assert nhphys.simulate(system, 0.1, 0.01, backend=backend).meta["backend"] == backend
+
+
+def test_a_ball_bigger_than_its_bowl_does_not_fit():
+    # Lambda = 1/r - 1/R: negative for r > R, the ball would cut through the bowl
+    bowl = Sphere(1.0).as_ground("inside")
+    with pytest.raises(ValueError, match="the body does not fit: its radius of curvature "
+                                         "exceeds the ground's there.*-0.167"):
+        nhphys.simulate(RollingBody(solid_ball(1.2), bowl), 0.01, 1e-3, ground_point=[0, 0, -1])
+    traj = nhphys.simulate(RollingBody(solid_ball(0.5), bowl), 0.01, 1e-3,
+                           ground_point=[0, 0, -1])
+    assert traj.position[0, 2] == pytest.approx(-0.5, abs=1e-12)
+
+
+def test_a_ball_bigger_than_the_tube_it_is_inside_does_not_fit():
+    # inside the tube of radius 0.4, across the tube: Lambda = 1/r - 1/0.4 < 0 for r > 0.4
+    pipe = Torus(1.0, 0.4).as_ground("inside")
+    with pytest.raises(ValueError, match="does not fit.*eigenvalue -0.5 < 0"):
+        nhphys.simulate(RollingBody(solid_ball(0.5), pipe), 0.01, 1e-3, **PIPE_IC)
+    traj = nhphys.simulate(RollingBody(solid_ball(0.3), pipe), 0.01, 1e-3, **PIPE_IC)
+    assert traj.constraint_residual.max() <= 1e-12
+    # the reference integrator places the body the same way
+    with pytest.raises(ValueError, match="does not fit"):
+        nhphys.simulate(RollingBody(solid_ball(0.5), pipe), 0.01, 1e-3, Reference(), **PIPE_IC)
 
 
 def test_leaving_the_terrain_data_is_named(backend):

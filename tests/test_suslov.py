@@ -170,9 +170,13 @@ def test_step_then_reverse_step_returns(backend, name):
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("integrator", [Retraction("exp"), Retraction("cayley"),
-                                        LiePoisson("exp")], ids=repr)
+@pytest.mark.parametrize("integrator", [
+    Retraction("exp"), Retraction("cayley"), LiePoisson("exp"),
+    pytest.param(Retraction("exp", order=4), marks=pytest.mark.slow),
+    pytest.param(Retraction("cayley", order=4), marks=pytest.mark.slow),
+], ids=repr)
 def test_kernel_and_twin_trajectories_agree(integrator):
+    # 10^4 steps
     body = Suslov(NON_PRINCIPAL, [0.3, -0.5, 0.8])
     kw = dict(momentum=[1.0, 0.5, -0.2], orientation=so3.exp([0.1, 0.2, 0.3]), save_every=10)
     a = nhphys.simulate(body, 100.0, 0.01, integrator, backend="cython", **kw)
@@ -297,3 +301,58 @@ def test_fourth_order_kernel_and_twin_agree():
     b = nhphys.simulate(body, 20.0, 0.01, Retraction("cayley", order=4), backend="python", **kw)
     assert np.abs(a.R - b.R).max() <= 1e-10
     assert np.abs(a.omega - b.omega).max() <= 1e-10
+
+
+# -- the run: options, backends, failures ------------------------------------------------------
+
+def test_newton_options_accept_any_real_and_integral_types(backend):
+    integrator = Retraction(newton_tol=np.float64(1e-12), max_newton=np.int64(30))
+    assert integrator.max_newton == 30 and type(integrator.max_newton) is int
+    assert type(integrator.newton_tol) is float
+    body = Suslov(NON_PRINCIPAL, [0, 0, 1])
+    a = nhphys.simulate(body, 1.0, 0.01, integrator, backend=backend, omega0=[1, 0.5, 0])
+    b = nhphys.simulate(body, 1.0, 0.01, Retraction(), backend=backend, omega0=[1, 0.5, 0])
+    np.testing.assert_array_equal(a.R, b.R)
+    for bad in (True, 0, 2.5, "30"):
+        with pytest.raises(ValueError, match="`max_newton`"):
+            Retraction(max_newton=bad)
+    for bad in (0.0, 1e-2, "1e-12", False):
+        with pytest.raises(ValueError, match="`newton_tol`"):
+            Retraction(newton_tol=bad)
+
+
+def test_run_records_the_backend_that_steps(backend):
+    body = Suslov(NON_PRINCIPAL, [0, 0, 1])
+    run = Retraction().start(body, 0.01, backend, omega0=[1, 0.5, 0])
+    assert run.backend == backend
+    traj = nhphys.simulate(body, 0.1, 0.01, backend=backend, omega0=[1, 0.5, 0])
+    assert traj.meta["backend"] == backend
+
+
+def test_unknown_initial_condition_is_named():
+    body = Suslov(NON_PRINCIPAL, [0, 0, 1])
+    with pytest.raises(TypeError, match="'omega' for Suslov; expected some of R0, omega0"):
+        Retraction().start(body, 0.01, "python", omega=[1, 0.5, 0])
+
+
+@pytest.mark.skipif(not _backend.extensions_built(), reason="the compiled kernels are not built")
+def test_failed_fourth_order_step_leaves_both_backends_at_its_start():
+    """A step whose second sub-step fails (the triple jump's middle step, 1.26 times longer
+    than the first, turns the body by more than pi) leaves the state at the step's start, the
+    same in the kernel and the twin, and the run refuses to go on."""
+    body = Suslov(NON_PRINCIPAL, [0, 0, 1])
+    runs = {}
+    for backend in ("cython", "python"):
+        run = Retraction("exp", order=4).start(body, 0.1, backend, omega0=[1.0, 0.5, 0.0])
+        run.advance(10, 5)
+        start = (run.R.copy(), run.p.copy(), run.y.copy())
+        run.dt = 2.5  # from here, the first sub-step turns by 2.7 rad and the second by 3.4
+        with pytest.raises(nhphys.NewtonError, match=r"step 10 .*turns the body by pi or more"):
+            run.advance(3, 1)
+        for now, before in zip((run.R, run.p, run.y), start):
+            np.testing.assert_array_equal(now, before)
+        with pytest.raises(RuntimeError, match="stopped at step 10"):
+            run.advance(1, 1)
+        runs[backend] = run
+    a, b = runs["cython"], runs["python"]
+    assert np.abs(a.R - b.R).max() <= 1e-12 and np.abs(a.p - b.p).max() <= 1e-12

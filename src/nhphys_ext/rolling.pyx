@@ -2,12 +2,21 @@
 #
 # Design: the body's shape is a `cdef class` with a virtual `support` (support point, its
 # derivative and the into-body normal; a nonzero status is a failure or a contact event, passed
-# up unchanged to rolling_run's info): ChartShape, Disk, Cylinder, Wheel. The ground is any compiled chart surface of
-# nhphys_ext.surfaces. The contact solve, the step's Newton solve and the second kick are
-# `cdef ... noexcept nogil` functions; rolling_run() is the loop. The derivation and the
-# specification are in nhphys/twins/rolling.py (same names, same arguments, same results).
+# up unchanged to rolling_run's info): ChartShape, Disk, Cylinder, Wheel. The ground is any
+# compiled chart surface of nhphys_ext.surfaces. The two Newton problems (the contact pair of a
+# pose, and the step's (xi, F)) are residual and Jacobian callbacks over problem structs
+# (ContactProblem, StepProblem) solved by the shared newton_solve of nhphys_ext/newton.pxd, each
+# under its own NewtonRule; rolling_step() is one step and rolling_run() the loop, which works on
+# a local copy of the state and commits a step only when all its sub-steps succeeded. Statuses
+# are those of newton.pxd. The derivation, the Newton rules and floors, and the specification
+# are in nhphys/twins/rolling.py (same names, same arguments, same results).
+#
+# The problem structs hold the shape and the ground as borrowed PyObject pointers: the objects
+# are arguments of the caller, alive for the whole solve, and the casts back take no reference
+# (no GIL needed).
 
 cimport cython
+from cpython.ref cimport PyObject
 from libc.math cimport sqrt, fabs, isfinite, atan, sin, M_PI
 
 from nhphys_ext.so3 cimport (
@@ -18,16 +27,13 @@ from nhphys_ext.rigid cimport (
     momentum_minus, momentum_minus_jacobian, momentum_plus, reorthonormalize,
 )
 from nhphys_ext.surfaces cimport ChartSurface, normal_of, forms_of, weingarten_of
+from nhphys_ext.newton cimport (
+    newton_solve, NewtonRule, OK, NOT_CONVERGED, SINGULAR_JACOBIAN, NOT_FINITE, FAR_BRANCH,
+    CONTACT_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED, FLAT, RIM_TO_SIDE, INNER_CONTACT,
+    CALLBACK_RAISED,
+)
 
-
-cdef int CONTACT_FAILED = 1
-cdef int STEP_FAILED = 2
-cdef int SINGULAR_CONTACT = 3
-cdef int SUPPORT_FAILED = 4
-cdef int FLAT = 5
-cdef int RIM_TO_SIDE = 6
-cdef int INNER_CONTACT = 7
-cdef double ROUNDOFF = 8 * 2.220446049250313e-16
+DEF ROUNDOFF = 8 * 2.220446049250313e-16  # ROUNDOFF of the twin: the step's residual test
 
 
 cdef struct Contact:
@@ -75,8 +81,10 @@ cdef class ChartShape(ConvexShape):
         for i in range(3):
             unit[i] = d[i] / norm
         if self.surface.support(unit, &chart, &u, &v) != 0:
-            return SUPPORT_FAILED
+            return CALLBACK_RAISED if self.surface.raised else SUPPORT_FAILED
         self.surface.evaluate(chart, u, v, r, J, H)
+        if self.surface.raised:
+            return CALLBACK_RAISED
         # II with the into-body normal -unit
         for a in range(2):
             for b in range(2):
@@ -99,7 +107,7 @@ cdef class ChartShape(ConvexShape):
         ncn = -(nc[0] * unit[0] + nc[1] * unit[1] + nc[2] * unit[2])
         for i in range(3):
             n_M[i] = nc[i] if ncn > 0 else -nc[i]
-        return 0
+        return OK
 
 
 cdef inline int rim(const double* d, double sin_flat, double* w, double* t, double* perp,
@@ -115,7 +123,7 @@ cdef inline int rim(const double* d, double sin_flat, double* w, double* t, doub
     t[0] = -w[1]
     t[1] = w[0]
     t[2] = 0.0
-    return 0
+    return OK
 
 
 cdef inline void rim_support(const double* d, double radius, const double* com, const double* w,
@@ -149,7 +157,7 @@ cdef class Disk(ConvexShape):
         if rim(d, self.sin_flat, w, t, &perp, &norm):
             return FLAT
         rim_support(d, self.radius, self.com, w, t, perp, norm, s, Sp, n_M)
-        return 0
+        return OK
 
 
 cdef class Cylinder(ConvexShape):
@@ -177,7 +185,7 @@ cdef class Cylinder(ConvexShape):
             return RIM_TO_SIDE
         rim_support(d, self.radius, self.com, w, t, perp, norm, s, Sp, n_M)
         s[2] += self.half_length if d[2] > 0 else -self.half_length
-        return 0
+        return OK
 
 
 cdef class Wheel(ConvexShape):
@@ -207,7 +215,7 @@ cdef class Wheel(ConvexShape):
             for j in range(3):
                 Sp[3 * i + j] += self.tube_radius / norm * ((1.0 if i == j else 0.0)
                                                             - n_M[i] * n_M[j])
-        return 0
+        return OK
 
 
 # -- small dense helpers ------------------------------------------------------------------------
@@ -348,65 +356,99 @@ cdef inline void contact_jacobian(const double* A, const double* Sp, const doubl
                 dRdz[2 * a + b] += H[4 * i + 2 * a + b] * Px[i] + J[2 * i + a] * M[2 * i + b]
 
 
+cdef struct ContactProblem:
+    PyObject* shape    # ConvexShape (borrowed)
+    PyObject* ground   # ChartSurface (borrowed)
+    const double* A    # (3, 3) the pose
+    const double* a    # (3,)
+    int chart          # the chart of the iterate (the residual may change it)
+    double J[6]        # left by the residual for the Jacobian
+    double H[12]
+    double W[4]
+    double Sp[9]
+    double Px[3]
+
+
+cdef int contact_residual(void* problem, double* z, double* R, double* R_scale) noexcept nogil:
+    # R = J_H^T (P - x) at the re-charted z; R_scale = |J_H|^T (|P| + |x|)
+    cdef ContactProblem* P = <ContactProblem*>problem
+    cdef double x[3]
+    cdef double n[3]
+    cdef double d[3]
+    cdef double s[3]
+    cdef double n_M[3]
+    cdef double Pa[3]
+    cdef int i, k, st
+    (<ChartSurface>P.ground).rechart_point(&P.chart, &z[0], &z[1])
+    ground_geometry(<ChartSurface>P.ground, P.chart, z, x, P.J, P.H, n, P.W)
+    if (<ChartSurface>P.ground).raised:
+        return CALLBACK_RAISED
+    matTvec3(P.A, n, d)
+    for i in range(3):
+        d[i] = -d[i]
+    st = (<ConvexShape>P.shape).support(d, s, P.Sp, n_M)
+    if st != OK:
+        return st
+    matvec3(P.A, s, Pa)
+    for i in range(3):
+        Pa[i] += P.a[i]
+        P.Px[i] = Pa[i] - x[i]
+    for k in range(2):
+        R[k] = P.J[k] * P.Px[0] + P.J[2 + k] * P.Px[1] + P.J[4 + k] * P.Px[2]
+        R_scale[k] = (fabs(P.J[k]) * (fabs(Pa[0]) + fabs(x[0]))
+                      + fabs(P.J[2 + k]) * (fabs(Pa[1]) + fabs(x[1]))
+                      + fabs(P.J[4 + k]) * (fabs(Pa[2]) + fabs(x[2])))
+    if not (isfinite(R[0]) and isfinite(R[1])):
+        return CONTACT_FAILED  # the ground is not defined there
+    return OK
+
+
+cdef int contact_residual_jacobian(void* problem, const double* z, double* dRdz) noexcept nogil:
+    cdef ContactProblem* P = <ContactProblem*>problem
+    cdef double det, mx = 0.0
+    cdef int k
+    contact_jacobian(P.A, P.Sp, P.J, P.H, P.W, P.Px, dRdz)
+    det = dRdz[0] * dRdz[3] - dRdz[1] * dRdz[2]
+    for k in range(4):
+        if fabs(dRdz[k]) > mx:
+            mx = fabs(dRdz[k])
+    if not isfinite(det):
+        return CONTACT_FAILED
+    if fabs(det) <= 1e-14 * mx * mx:
+        return SINGULAR_CONTACT
+    return OK
+
+
 cdef int contact(ConvexShape shape, ChartSurface ground, const double* A, const double* a,
                  int chart, const double* z0, double tol, int max_iter,
                  Contact* c) noexcept nogil:
+    # the contact pair of the pose (A, a) from the guess (chart, z0): see the twin's contact
+    cdef ContactProblem P
     cdef double z[2]
-    cdef double x[3]
-    cdef double J[6]
-    cdef double H[12]
-    cdef double n[3]
-    cdef double W[4]
-    cdef double d[3]
-    cdef double s[3]
-    cdef double Sp[9]
-    cdef double n_M[3]
-    cdef double As[3]
-    cdef double Px[3]
-    cdef double R[2]
-    cdef double dRdz[4]
-    cdef double dz[2]
-    cdef double det, mx, ndz, nz
-    cdef int it, i, k, st, converged = 0
-    cdef int ch = chart
+    cdef double floor[2]
+    cdef NewtonRule rule
+    cdef int st
+    P.shape = <PyObject*>shape
+    P.ground = <PyObject*>ground
+    P.A = A
+    P.a = a
+    P.chart = chart
     z[0] = z0[0]
     z[1] = z0[1]
-    for it in range(max_iter):
-        ground_geometry(ground, ch, z, x, J, H, n, W)
-        matTvec3(A, n, d)
-        for i in range(3):
-            d[i] = -d[i]
-        st = shape.support(d, s, Sp, n_M)
-        if st != 0:
-            return st
-        matvec3(A, s, As)
-        for i in range(3):
-            Px[i] = a[i] + As[i] - x[i]
-        for k in range(2):
-            R[k] = J[k] * Px[0] + J[2 + k] * Px[1] + J[4 + k] * Px[2]
-        contact_jacobian(A, Sp, J, H, W, Px, dRdz)
-        det = dRdz[0] * dRdz[3] - dRdz[1] * dRdz[2]
-        mx = 0.0
-        for k in range(4):
-            if fabs(dRdz[k]) > mx:
-                mx = fabs(dRdz[k])
-        if not isfinite(det) or fabs(det) <= 1e-14 * mx * mx:
-            return SINGULAR_CONTACT
-        dz[0] = (dRdz[3] * R[0] - dRdz[1] * R[1]) / det
-        dz[1] = (dRdz[0] * R[1] - dRdz[2] * R[0]) / det
-        z[0] -= dz[0]
-        z[1] -= dz[1]
-        ground.rechart_point(&ch, &z[0], &z[1])
-        if not (isfinite(z[0]) and isfinite(z[1])):
-            return CONTACT_FAILED
-        ndz = sqrt(dz[0] * dz[0] + dz[1] * dz[1])
-        nz = sqrt(z[0] * z[0] + z[1] * z[1])
-        if ndz <= tol * (1.0 + nz):
-            converged = 1
-            break
-    if not converged:
+    floor[0] = 1.0
+    floor[1] = 1.0
+    rule.correction_tol = tol
+    rule.residual_tol = 0.0
+    rule.max_iter = max_iter
+    st = newton_solve(contact_residual, contact_residual_jacobian, &P, 2, z, floor, rule)
+    if st == NOT_CONVERGED or st == NOT_FINITE:
         return CONTACT_FAILED
-    return contact_final(shape, ground, A, a, ch, z, c)
+    if st == SINGULAR_JACOBIAN:
+        return SINGULAR_CONTACT
+    if st != OK:
+        return st
+    ground.rechart_point(&P.chart, &z[0], &z[1])
+    return contact_final(shape, ground, A, a, P.chart, z, c)
 
 
 cdef int contact_final(ConvexShape shape, ChartSurface ground, const double* A, const double* a,
@@ -439,11 +481,13 @@ cdef int contact_final(ConvexShape shape, ChartSurface ground, const double* A, 
     cdef double det
     cdef int i, j, k, b
     ground_geometry(ground, ch, z, x, J, H, n, W)
+    if ground.raised:
+        return CALLBACK_RAISED
     matTvec3(A, n, An)
     for i in range(3):
         d[i] = -An[i]
     cdef int st = shape.support(d, c.s, c.Sp, c.n_M)
-    if st != 0:
+    if st != OK:
         return st
     matvec3(A, c.s, As)
     for i in range(3):
@@ -494,7 +538,7 @@ cdef int contact_final(ConvexShape shape, ChartSurface ground, const double* A, 
         c.x[i] = x[i]
         c.n[i] = n[i]
     c.gap = dot3(n, Px)
-    return 0
+    return OK
 
 
 # -- the step -----------------------------------------------------------------------------------
@@ -508,191 +552,257 @@ cdef inline double maxabs(const double* v, int n) noexcept nogil:
     return m
 
 
-cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const double* I,
-                      const double* Iinv, double gravity, const double* up, double h,
-                      int map_code, double newton_tol, int max_newton,
-                      double* A, double* a, double* Pi, double* p, double* s_k, double* F,
-                      double* xi, int* chart, double* z, Contact* c1,
-                      double* normal_force) noexcept nogil:
-    # one step, state updated in place on success (see the twin's rolling_step)
-    cdef double weight[3]
-    cdef double kick_row[9]
-    cdef double K[9]
-    cdef double At[9]
+cdef struct State:
+    # the state of rolling_run (see the twin's rolling_run), one step's working copy
+    double A[9]
+    double a[3]
+    double Pi[3]
+    double p[3]
+    double s[3]
+    double F[3]        # warm start of the step's force
+    double xi[3]       # warm start of the step's turn
+    int chart
+    double z[2]
+    double normal_force
+
+
+cdef struct StepProblem:
+    PyObject* shape    # ConvexShape (borrowed)
+    PyObject* ground   # ChartSurface (borrowed)
+    const double* I    # (3, 3) inertia
+    double mass
+    double h
+    int map_code
+    double newton_tol
+    int max_newton
+    const State* st    # the state at the start of the step
+    double weight[3]
+    double kick_row[9]  # h/2 hat(s_k) A_k^T: Pi_half = Pi + kick_row F
+    double c2           # h^2 / (2 m)
+    int chart1          # the contacts' last solutions (their warm starts)
+    double z1[2]
+    int chart_m
+    double zm[2]
+    double A1[9]        # left by the residual for the Jacobian
+    double Am[9]
+    double phi[3]
+    double dphi[9]
+    double T[6]
+    Contact c1
+    Contact cm
+
+
+cdef int step_residual(void* problem, double* x, double* E, double* E_scale) noexcept nogil:
+    # E = (Pi^-(xi) - Pi - kick, gap(A_1, a_1), T^T N) at x = (xi, F); see the twin
+    cdef StepProblem* P = <StepProblem*>problem
+    cdef const State* S = P.st
+    cdef double* xi = x
+    cdef double* F = &x[3]
     cdef double Q[9]
-    cdef double A1[9]
-    cdef double Am[9]
     cdef double a1[3]
     cdef double am[3]
     cdef double half[3]
-    cdef double phi[3]
-    cdef double dphi[9]
-    cdef double kick[3]
     cdef double M[3]
     cdef double pim[3]
-    cdef double T[6]
-    cdef double N[3]
+    cdef double kick[3]
     cdef double xs[3]
     cdef double AmXs[3]
-    cdef double E[6]
-    cdef double jac[36]
+    cdef double N[3]
+    cdef double scale
+    cdef int i, k, st
+    retract(xi, P.map_code, Q)
+    matmul3(S.A, Q, P.A1)
+    for i in range(3):
+        a1[i] = S.a[i] + (P.h / P.mass) * (S.p[i] + 0.5 * P.h * (F[i] - P.weight[i]))
+    st = contact(<ConvexShape>P.shape, <ChartSurface>P.ground, P.A1, a1, P.chart1, P.z1,
+                 P.newton_tol, P.max_newton, &P.c1)
+    if st:
+        return st
+    rotation_vector(xi, P.map_code, P.phi, P.dphi)
+    for i in range(3):
+        half[i] = 0.5 * P.phi[i]
+    exp3(half, Q)  # the geodesic midpoint of A_k and A_{k+1}
+    matmul3(S.A, Q, P.Am)
+    for i in range(3):
+        am[i] = 0.5 * (S.a[i] + a1[i])
+    st = contact(<ConvexShape>P.shape, <ChartSurface>P.ground, P.Am, am, P.chart_m, P.zm,
+                 P.newton_tol, P.max_newton, &P.cm)
+    if st:
+        return st
+    P.chart1 = P.c1.chart
+    P.z1[0] = P.c1.z[0]
+    P.z1[1] = P.c1.z[1]
+    P.chart_m = P.cm.chart
+    P.zm[0] = P.cm.z[0]
+    P.zm[1] = P.cm.z[1]
+    momentum_minus(xi, P.I, P.h, P.map_code, M, pim)
+    tangent_basis(P.cm.n, P.T)
+    matvec3(P.kick_row, F, kick)
+    cross3(P.phi, P.cm.s, xs)
+    matvec3(P.Am, xs, AmXs)
+    for i in range(3):
+        N[i] = (a1[i] - S.a[i]) + AmXs[i]
+        E[i] = pim[i] - S.Pi[i] - kick[i]
+    E[3] = P.c1.gap
+    for k in range(2):
+        E[4 + k] = P.T[k] * N[0] + P.T[2 + k] * N[1] + P.T[4 + k] * N[2]
+    scale = maxabs(pim, 3) + maxabs(S.Pi, 3) + maxabs(kick, 3)
+    for i in range(3):
+        E_scale[i] = scale
+    E_scale[3] = maxabs(P.c1.x, 3) + maxabs(P.c1.s, 3)
+    E_scale[4] = maxabs(S.a, 3) + maxabs(P.cm.s, 3)
+    E_scale[5] = E_scale[4]
+    return OK
+
+
+cdef int step_jacobian(void* problem, const double* x, double* jac) noexcept nogil:
+    # the 6 x 6 Jacobian of the twin's rolling_step (row-major)
+    cdef StepProblem* P = <StepProblem*>problem
+    cdef const double* xi = x
     cdef double D[9]
     cdef double Jr[9]
     cdef double Jm[9]
     cdef double v3[3]
     cdef double row[3]
+    cdef double xs[3]
+    cdef double half[3]
     cdef double B1[9]
     cdef double B2[9]
     cdef double B3[9]
+    cdef double Kk[9]
     cdef double dNdxi[9]
     cdef double dNdF[9]
-    cdef double pi_end[3]
+    cdef int i, j, k
+    for i in range(36):
+        jac[i] = 0.0
+    momentum_minus_jacobian(xi, P.I, P.h, P.map_code, D)
+    for i in range(3):
+        for j in range(3):
+            jac[6 * i + j] = D[3 * i + j]
+            jac[6 * i + 3 + j] = -P.kick_row[3 * i + j]
+    jac_right(xi, P.map_code, Jr)
+    matTvec3(P.A1, P.c1.n, v3)
+    cross3(P.c1.s, v3, row)
+    for j in range(3):
+        jac[18 + j] = row[0] * Jr[j] + row[1] * Jr[3 + j] + row[2] * Jr[6 + j]
+        jac[21 + j] = P.c2 * P.c1.n[j]
+    for i in range(3):
+        half[i] = 0.5 * P.phi[i]
+    jac_right(half, 0, B1)
+    matmul3(B1, P.dphi, Jm)
+    for i in range(9):
+        Jm[i] *= 0.5
+    # dN/dxi = Am (-hat(phi x s_m) Jm - hat(s_m) dphi + hat(phi) ds_m/ddelta Jm)
+    cross3(P.phi, P.cm.s, xs)
+    hat3(xs, B1)
+    matmul3(B1, Jm, B2)
+    hat3(P.cm.s, B1)
+    matmul3(B1, P.dphi, B3)
+    for i in range(9):
+        B2[i] = -B2[i] - B3[i]
+    hat3(P.phi, B1)
+    matmul3(B1, P.cm.ds_ddelta, B3)
+    matmul3(B3, Jm, Kk)
+    for i in range(9):
+        B2[i] += Kk[i]
+    matmul3(P.Am, B2, dNdxi)
+    # dN/dF = c2 I + c2/2 Am hat(phi) ds_m/da
+    matmul3(B1, P.cm.ds_da, B3)
+    matmul3(P.Am, B3, dNdF)
+    for i in range(9):
+        dNdF[i] *= 0.5 * P.c2
+    for i in range(3):
+        dNdF[4 * i] += P.c2
+    for k in range(2):
+        for j in range(3):
+            jac[6 * (4 + k) + j] = (P.T[k] * dNdxi[j] + P.T[2 + k] * dNdxi[3 + j]
+                                    + P.T[4 + k] * dNdxi[6 + j])
+            jac[6 * (4 + k) + 3 + j] = (P.T[k] * dNdF[j] + P.T[2 + k] * dNdF[3 + j]
+                                        + P.T[4 + k] * dNdF[6 + j])
+    return OK
+
+
+cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const double* I,
+                      const double* Iinv, double gravity, const double* up, double h,
+                      int map_code, double newton_tol, int max_newton, State* S,
+                      Contact* c1) noexcept nogil:
+    # one step from *S; on success *S is the state at its end and *c1 its contact (see the
+    # twin's rolling_step); on failure *S is left partly changed (the caller's working copy)
+    cdef StepProblem P
+    cdef double x[6]
+    cdef double floor[6]
+    cdef double K[9]
+    cdef double At[9]
+    cdef double Q[9]
+    cdef double A1[9]
+    cdef double a1[3]
     cdef double p_half[3]
+    cdef double pi_end[3]
     cdef double rhs[3]
     cdef double u[3]
-    cdef double Kk[9]
-    cdef double IS[9]
-    cdef double Au[3]
+    cdef double v3[3]
+    cdef double row[3]
     cdef double w[3]
+    cdef double xs[3]
     cdef double su[3]
-    cdef Contact cm
-    cdef int chart1 = chart[0], chart_m = chart[0]
-    cdef double z1[2]
-    cdef double zm[2]
-    cdef double c2 = h * h / (2.0 * mass)
-    cdef double nxi, ndxi, nF, ndF
-    cdef int it, i, j, k, st
-    cdef bint converged = False
-    z1[0] = z[0]
-    z1[1] = z[1]
-    zm[0] = z[0]
-    zm[1] = z[1]
+    cdef double Au[3]
+    cdef double B1[9]
+    cdef double B2[9]
+    cdef double IS[9]
+    cdef double Kk[9]
+    cdef double f_xi, f_F
+    cdef NewtonRule rule
+    cdef int i, st
+    P.shape = <PyObject*>shape
+    P.ground = <PyObject*>ground
+    P.I = I
+    P.mass = mass
+    P.h = h
+    P.map_code = map_code
+    P.newton_tol = newton_tol
+    P.max_newton = max_newton
+    P.st = S
+    P.c2 = h * h / (2.0 * mass)
+    P.chart1 = S.chart
+    P.chart_m = S.chart
+    P.z1[0] = S.z[0]
+    P.z1[1] = S.z[1]
+    P.zm[0] = S.z[0]
+    P.zm[1] = S.z[1]
     for i in range(3):
-        weight[i] = mass * gravity * up[i]
-    # kick_row = h/2 hat(s_k) A^T
-    hat3(s_k, K)
-    transpose3(A, At)
-    matmul3(K, At, kick_row)
+        P.weight[i] = mass * gravity * up[i]
+    hat3(S.s, K)
+    transpose3(S.A, At)
+    matmul3(K, At, P.kick_row)
     for i in range(9):
-        kick_row[i] *= 0.5 * h
-    for it in range(max_newton):
-        retract(xi, map_code, Q)
-        matmul3(A, Q, A1)
-        for i in range(3):
-            a1[i] = a[i] + (h / mass) * (p[i] + 0.5 * h * (F[i] - weight[i]))
-        st = contact(shape, ground, A1, a1, chart1, z1, newton_tol, max_newton, c1)
-        if st:
-            return st
-        rotation_vector(xi, map_code, phi, dphi)
-        for i in range(3):
-            half[i] = 0.5 * phi[i]
-        exp3(half, Q)  # the geodesic midpoint of A_k and A_{k+1}
-        matmul3(A, Q, Am)
-        for i in range(3):
-            am[i] = 0.5 * (a[i] + a1[i])
-        st = contact(shape, ground, Am, am, chart_m, zm, newton_tol, max_newton, &cm)
-        if st:
-            return st
-        chart1 = c1.chart
-        z1[0] = c1.z[0]
-        z1[1] = c1.z[1]
-        chart_m = cm.chart
-        zm[0] = cm.z[0]
-        zm[1] = cm.z[1]
-        momentum_minus(xi, I, h, map_code, M, pim)
-        tangent_basis(cm.n, T)
-        matvec3(kick_row, F, kick)
-        cross3(phi, cm.s, xs)
-        matvec3(Am, xs, AmXs)
-        for i in range(3):
-            N[i] = (a1[i] - a[i]) + AmXs[i]
-            E[i] = pim[i] - Pi[i] - kick[i]
-        E[3] = c1.gap
-        for k in range(2):
-            E[4 + k] = T[k] * N[0] + T[2 + k] * N[1] + T[4 + k] * N[2]
-        if (maxabs(E, 3) <= ROUNDOFF * (maxabs(pim, 3) + maxabs(Pi, 3) + maxabs(kick, 3))
-                and fabs(E[3]) <= ROUNDOFF * (maxabs(c1.x, 3) + maxabs(c1.s, 3))
-                and maxabs(&E[4], 2) <= ROUNDOFF * (maxabs(a, 3) + maxabs(cm.s, 3))):
-            converged = True
-            break
-
-        # Jacobian (6 x 6, row-major)
-        for i in range(36):
-            jac[i] = 0.0
-        momentum_minus_jacobian(xi, I, h, map_code, D)
-        for i in range(3):
-            for j in range(3):
-                jac[6 * i + j] = D[3 * i + j]
-                jac[6 * i + 3 + j] = -kick_row[3 * i + j]
-        jac_right(xi, map_code, Jr)
-        matTvec3(A1, c1.n, v3)
-        cross3(c1.s, v3, row)
-        for j in range(3):
-            jac[18 + j] = row[0] * Jr[j] + row[1] * Jr[3 + j] + row[2] * Jr[6 + j]
-            jac[21 + j] = c2 * c1.n[j]
-        jac_right(half, 0, B1)
-        matmul3(B1, dphi, Jm)
-        for i in range(9):
-            Jm[i] *= 0.5
-        # dN/dxi = Am (-hat(phi x s_m) Jm - hat(s_m) dphi + hat(phi) ds_m/ddelta Jm)
-        hat3(xs, B1)
-        matmul3(B1, Jm, B2)
-        hat3(cm.s, B1)
-        matmul3(B1, dphi, B3)
-        for i in range(9):
-            B2[i] = -B2[i] - B3[i]
-        hat3(phi, B1)
-        matmul3(B1, cm.ds_ddelta, B3)
-        matmul3(B3, Jm, Kk)
-        for i in range(9):
-            B2[i] += Kk[i]
-        matmul3(Am, B2, dNdxi)
-        # dN/dF = c2 I + c2/2 Am hat(phi) ds_m/da
-        matmul3(B1, cm.ds_da, B3)
-        matmul3(Am, B3, dNdF)
-        for i in range(9):
-            dNdF[i] *= 0.5 * c2
-        for i in range(3):
-            dNdF[4 * i] += c2
-        for k in range(2):
-            for j in range(3):
-                jac[6 * (4 + k) + j] = (T[k] * dNdxi[j] + T[2 + k] * dNdxi[3 + j]
-                                        + T[4 + k] * dNdxi[6 + j])
-                jac[6 * (4 + k) + 3 + j] = (T[k] * dNdF[j] + T[2 + k] * dNdF[3 + j]
-                                            + T[4 + k] * dNdF[6 + j])
-        if not solve_small(6, jac, E):
-            return STEP_FAILED
-        ndxi = 0.0
-        ndF = 0.0
-        nxi = 0.0
-        nF = 0.0
-        for i in range(3):
-            xi[i] -= E[i]
-            F[i] -= E[3 + i]
-            ndxi += E[i] * E[i]
-            ndF += E[3 + i] * E[3 + i]
-            nxi += xi[i] * xi[i]
-            nF += F[i] * F[i]
-        if not (isfinite(nxi) and isfinite(nF)):
-            return STEP_FAILED
-        if (sqrt(ndxi) <= newton_tol * sqrt(nxi) + 1e-15 * fabs(h)
-                and sqrt(ndF) <= newton_tol * (sqrt(nF) + mass * gravity)):
-            converged = True
-            break
-    if not converged or (map_code == 0 and norm3(xi) >= M_PI):
-        return STEP_FAILED
+        P.kick_row[i] *= 0.5 * h
+    f_xi = norm3(S.xi) + 1e-15 * fabs(h) / newton_tol
+    f_F = norm3(S.F) + mass * gravity
+    for i in range(3):
+        x[i] = S.xi[i]
+        x[3 + i] = S.F[i]
+        floor[i] = f_xi
+        floor[3 + i] = f_F
+    rule.correction_tol = newton_tol
+    rule.residual_tol = ROUNDOFF
+    rule.max_iter = max_newton
+    st = newton_solve(step_residual, step_jacobian, &P, 6, x, floor, rule)
+    if st != OK:
+        return st
+    if map_code == 0 and norm3(x) >= M_PI:
+        return FAR_BRANCH
 
     # the converged pose, its contact, and the second kick
-    retract(xi, map_code, Q)
-    matmul3(A, Q, A1)
+    retract(x, map_code, Q)
+    matmul3(S.A, Q, A1)
     reorthonormalize(A1)
     for i in range(3):
-        p_half[i] = p[i] + 0.5 * h * (F[i] - weight[i])
-        a1[i] = a[i] + (h / mass) * p_half[i]
-    st = contact(shape, ground, A1, a1, chart1, z1, newton_tol, max_newton, c1)
+        p_half[i] = S.p[i] + 0.5 * h * (x[3 + i] - P.weight[i])
+        a1[i] = S.a[i] + (h / mass) * p_half[i]
+    st = contact(shape, ground, A1, a1, P.chart1, P.z1, newton_tol, max_newton, c1)
     if st:
         return st
-    momentum_plus(xi, I, h, map_code, pi_end)
+    momentum_plus(x, I, h, map_code, pi_end)
     # K = h/2 (I/m - hat(s) I^-1 hat(s)) ; rhs = -(A^T p_half/m - h/2 g A^T up + (I^-1 Pi) x s)
     hat3(c1.s, B1)
     matmul3(B1, Iinv, B2)
@@ -708,40 +818,41 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
     for i in range(3):
         rhs[i] = -(v3[i] / mass - 0.5 * h * gravity * row[i] + xs[i])
     if not solve_small(3, Kk, rhs):
-        return STEP_FAILED
+        return SINGULAR_JACOBIAN
     for i in range(3):
         u[i] = rhs[i]
     cross3(c1.s, u, su)
     matvec3(A1, u, Au)
     for i in range(9):
-        A[i] = A1[i]
+        S.A[i] = A1[i]
     for i in range(3):
-        a[i] = a1[i]
-        Pi[i] = pi_end[i] + 0.5 * h * su[i]
-        p[i] = p_half[i] + 0.5 * h * (Au[i] - weight[i])
-        s_k[i] = c1.s[i]
-    chart[0] = c1.chart
-    z[0] = c1.z[0]
-    z[1] = c1.z[1]
-    normal_force[0] = 0.5 * (dot3(c1.n, F) + dot3(c1.n, Au))
-    return 0
+        S.a[i] = a1[i]
+        S.Pi[i] = pi_end[i] + 0.5 * h * su[i]
+        S.p[i] = p_half[i] + 0.5 * h * (Au[i] - P.weight[i])
+        S.s[i] = c1.s[i]
+        S.xi[i] = x[i]
+        S.F[i] = x[3 + i]
+    S.chart = c1.chart
+    S.z[0] = c1.z[0]
+    S.z[1] = c1.z[1]
+    S.normal_force = 0.5 * (dot3(c1.n, &x[3]) + dot3(c1.n, Au))
+    return OK
 
 
-cdef inline void write_frame(double* out, const double* A, const double* a, const double* Pi,
-                             const double* p, Contact* c, double normal_force) noexcept nogil:
+cdef inline void write_frame(double* out, const State* S, Contact* c) noexcept nogil:
     cdef int i
     for i in range(9):
-        out[i] = A[i]
+        out[i] = S.A[i]
     for i in range(3):
-        out[9 + i] = a[i]
-        out[12 + i] = Pi[i]
-        out[15 + i] = p[i]
+        out[9 + i] = S.a[i]
+        out[12 + i] = S.Pi[i]
+        out[15 + i] = S.p[i]
         out[18 + i] = c.s[i]
         out[21 + i] = c.x[i]
         out[24 + i] = c.n[i]
         out[27 + i] = c.n_M[i]
     out[30] = c.gap
-    out[31] = normal_force
+    out[31] = S.normal_force
 
 
 @cython.boundscheck(False)
@@ -756,35 +867,63 @@ def rolling_run(ConvexShape shape, ChartSurface ground, double mass,
                 double[:, ::1] out, Py_ssize_t[::1] info):
     """Advance ``n_steps`` steps, saving every ``save_every``-th frame (see the twin).
 
-    Returns 0 on success, ``k + 1`` if step ``k`` failed (``info[0]`` says why).
+    Returns 0 on success, ``k + 1`` if step ``k`` failed (``info[0]`` says why; the IN/OUT
+    state holds the state at the start of that step: a step is committed only when all its
+    sub-steps succeeded).
     """
     cdef Contact c
+    cdef State committed, work
     cdef Py_ssize_t k, j, n_sub = substeps.shape[0]
-    cdef int status = 0, st = 0, i
-    cdef int ch = <int>chart[0]
-    cdef double h_last = h * substeps[n_sub - 1], hj, fn = 0.0
-    info[0] = 0
+    cdef int status = 0, st = OK, i
+    cdef double h_last = h * substeps[n_sub - 1], hj
+    info[0] = OK
+    for i in range(9):
+        committed.A[i] = A[i // 3, i % 3]
+    for i in range(3):
+        committed.a[i] = a[i]
+        committed.Pi[i] = Pi[i]
+        committed.p[i] = p[i]
+        committed.s[i] = s[i]
+        committed.F[i] = F[i]
+        committed.xi[i] = xi[i]
+    committed.chart = <int>chart[0]
+    committed.z[0] = z[0]
+    committed.z[1] = z[1]
+    committed.normal_force = 0.0
     with nogil:
         for k in range(n_steps):
+            work = committed
             for j in range(n_sub):
                 hj = h * substeps[j]
                 for i in range(3):
-                    xi[i] *= hj / h_last  # the warm start belongs to the last sub-step
+                    work.xi[i] *= hj / h_last  # the warm start belongs to the last sub-step
                 h_last = hj
                 st = rolling_step(shape, ground, mass, &inertia[0, 0], &inertia_inv[0, 0],
                                   gravity, &up[0], hj, map_code, newton_tol, max_newton,
-                                  &A[0, 0], &a[0], &Pi[0], &p[0], &s[0], &F[0], &xi[0], &ch,
-                                  &z[0], &c, &fn)
+                                  &work, &c)
                 if st:
                     break
+            if st == OK and ground.raised:
+                st = CALLBACK_RAISED  # a Python ground raised (in a re-charting, say)
             if st:
                 info[0] = st
                 status = <int>(k + 1)
                 break
+            committed = work
             if (k + 1) % save_every == 0:
-                write_frame(&out[(k + 1) // save_every - 1, 0], &A[0, 0], &a[0], &Pi[0], &p[0],
-                            &c, fn)
-    chart[0] = ch
+                write_frame(&out[(k + 1) // save_every - 1, 0], &committed, &c)
+    for i in range(9):
+        A[i // 3, i % 3] = committed.A[i]
+    for i in range(3):
+        a[i] = committed.a[i]
+        Pi[i] = committed.Pi[i]
+        p[i] = committed.p[i]
+        s[i] = committed.s[i]
+        F[i] = committed.F[i]
+        xi[i] = committed.xi[i]
+    chart[0] = committed.chart
+    z[0] = committed.z[0]
+    z[1] = committed.z[1]
     return status
 
 

@@ -183,6 +183,11 @@ cdef class ChartSurface:
     cdef double rot[9]
     cdef double ctr[3]
     cdef bint placed
+    # True once a Python callback of the surface raised (PythonChartSurface): every later
+    # evaluation fails at once (NaN values, failed chart changes) and a kernel seeing it stops
+    # with the status CALLBACK_RAISED; `error` holds the exception, re-raised by the run
+    cdef readonly bint raised
+    cdef object error
 
     cdef void chart_local(self, int chart, double u, double v,
                           double* r, double* J, double* H) noexcept nogil
@@ -196,6 +201,8 @@ cdef class ChartSurface:
     cdef void weingarten_point(self, int chart, double u, double v,
                                double* n, double* L) noexcept nogil
     cdef object _loop(self, int what, const Py_ssize_t[::1] chart, const double[:, ::1] uv)
+    cdef void keep_error(self, object exc)
+    cdef void raise_pending(self) except *
 
 
 cdef class Plane(ChartSurface):

@@ -125,6 +125,25 @@ cdef class ChartSurface:
         forms_of(J, H, n, g, II)
         weingarten_of(g, II, L)
 
+    cdef void keep_error(self, object exc):
+        # the first exception a Python callback raised wins (later ones follow from it)
+        if not self.raised:
+            self.error = exc
+            self.raised = True
+
+    def take_error(self):
+        """The exception a Python callback of this surface raised (with its traceback), or
+        None; taking it clears it, and the surface evaluates again."""
+        exc = self.error
+        self.error = None
+        self.raised = False
+        return exc
+
+    cdef void raise_pending(self) except *:
+        # an array method re-raises what a callback raised inside its loop
+        if self.raised:
+            raise self.take_error()
+
     cdef object _loop(self, int what, const Py_ssize_t[::1] chart, const double[:, ::1] uv):
         cdef Py_ssize_t p, npts = uv.shape[0]
         cdef int w = WIDTH[what], c, i
@@ -179,6 +198,7 @@ cdef class ChartSurface:
                     o[0] = mean_of(g, II)
                 else:
                     principal_of(J, II, n, o, o + 2, o + 5)
+        self.raise_pending()
         return out
 
     def point(self, const Py_ssize_t[::1] chart, const double[:, ::1] uv):
@@ -244,6 +264,7 @@ cdef class ChartSurface:
                 co[p] = c
                 uo[p, 0] = u
                 uo[p, 1] = v
+        self.raise_pending()
         return chart_out, uv_out
 
     def change_chart(self, const Py_ssize_t[::1] chart, const double[:, ::1] uv,
@@ -262,6 +283,7 @@ cdef class ChartSurface:
                 okv[p] = self.change_chart_point(<int>chart[p], &u, &v, <int>target[p]) == 0
                 uo[p, 0] = u
                 uo[p, 1] = v
+        self.raise_pending()
         return uv_out, ok
 
     def support_point(self, const double[:, ::1] direction):
@@ -290,6 +312,7 @@ cdef class ChartSurface:
                 co[p] = c
                 uo[p, 0] = u
                 uo[p, 1] = v
+        self.raise_pending()
         if status != 0:
             raise ValueError(
                 f"support_point needs a strictly convex closed surface; {type(self).__name__} "
@@ -661,9 +684,14 @@ cdef class PythonChartSurface(ChartSurface):
     ``impl`` provides ``n_charts``, ``chart_sign``, ``chart_local(chart, u, v) -> (r, J, H)``,
     ``rechart_point``, ``change_chart_point`` and ``support_local`` with the twin's signatures
     (see nhphys/twins/surfaces.py). Each call takes the GIL, so a compiled kernel can use a
-    user-defined surface, at Python speed. An exception raised by ``impl`` cannot cross the
-    ``noexcept nogil`` boundary: the point's values become NaN (and a chart change reports
-    failure), which the calling kernel sees as a failed evaluation.
+    user-defined surface, at Python speed.
+
+    An exception raised by ``impl`` (Ctrl-C's ``KeyboardInterrupt`` included) cannot cross the
+    ``noexcept nogil`` boundary: the surface keeps the first one, with its traceback, sets
+    ``raised``, and from then on every evaluation fails at once without calling Python (NaN
+    values, a failed chart change or support point), so the calling kernel stops within its
+    step (the rolling kernel with the status ``CALLBACK_RAISED``). The run then re-raises the
+    exception itself (``take_error``); the array methods re-raise it when their loop ends.
     """
 
     def __init__(self, impl, double orientation):
@@ -676,37 +704,45 @@ cdef class PythonChartSurface(ChartSurface):
     cdef void chart_local(self, int chart, double u, double v,
                           double* r, double* J, double* H) noexcept nogil:
         cdef int i
-        with gil:
-            try:
-                rr, JJ, HH = self.impl.chart_local(chart, u, v)
-                rr = np.asarray(rr, dtype=float).reshape(3)
-                JJ = np.asarray(JJ, dtype=float).reshape(6)
-                HH = np.asarray(HH, dtype=float).reshape(12)
-                for i in range(3):
-                    r[i] = rr[i]
-                for i in range(6):
-                    J[i] = JJ[i]
-                for i in range(12):
-                    H[i] = HH[i]
-            except BaseException:
-                for i in range(3):
-                    r[i] = NAN
-                for i in range(6):
-                    J[i] = NAN
-                for i in range(12):
-                    H[i] = NAN
+        if not self.raised:
+            with gil:
+                try:
+                    rr, JJ, HH = self.impl.chart_local(chart, u, v)
+                    rr = np.asarray(rr, dtype=float).reshape(3)
+                    JJ = np.asarray(JJ, dtype=float).reshape(6)
+                    HH = np.asarray(HH, dtype=float).reshape(12)
+                    for i in range(3):
+                        r[i] = rr[i]
+                    for i in range(6):
+                        J[i] = JJ[i]
+                    for i in range(12):
+                        H[i] = HH[i]
+                    return
+                except BaseException as exc:
+                    self.keep_error(exc)
+        for i in range(3):
+            r[i] = NAN
+        for i in range(6):
+            J[i] = NAN
+        for i in range(12):
+            H[i] = NAN
 
     cdef int change_chart_point(self, int chart, double* u, double* v, int target) noexcept nogil:
+        if self.raised:
+            return -1
         with gil:
             try:
                 status, uu, vv = self.impl.change_chart_point(chart, u[0], v[0], target)
                 u[0] = uu
                 v[0] = vv
                 return status
-            except BaseException:
+            except BaseException as exc:
+                self.keep_error(exc)
                 return -1
 
     cdef int rechart_point(self, int* chart, double* u, double* v) noexcept nogil:
+        if self.raised:
+            return 0
         with gil:
             try:
                 changed, c, uu, vv = self.impl.rechart_point(chart[0], u[0], v[0])
@@ -714,10 +750,13 @@ cdef class PythonChartSurface(ChartSurface):
                 u[0] = uu
                 v[0] = vv
                 return changed
-            except BaseException:
+            except BaseException as exc:
+                self.keep_error(exc)
                 return 0
 
     cdef int support_local(self, const double* d, int* chart, double* u, double* v) noexcept nogil:
+        if self.raised:
+            return -1
         with gil:
             try:
                 status, c, uu, vv = self.impl.support_local(np.array([d[0], d[1], d[2]]))
@@ -725,5 +764,6 @@ cdef class PythonChartSurface(ChartSurface):
                 u[0] = uu
                 v[0] = vv
                 return status
-            except BaseException:
+            except BaseException as exc:
+                self.keep_error(exc)
                 return -1

@@ -1,77 +1,107 @@
 # Variational retraction integrator for a rigid body with a fixed point under a left-invariant
 # constraint Omega in d (Suslov, m = 2) or none (free body, m = 3): the whole time loop.
 #
-# Design: the per-step arithmetic (discrete Legendre transforms, their Jacobian, a small Newton
-# solve) is in `cdef inline ... noexcept nogil` functions; retraction_run() is the loop. The
-# derivation and the specification are in nhphys/twins/suslov.py (same names, same results).
+# Design: the step's Newton problem is a residual and a Jacobian over a `StepProblem` struct,
+# solved by the shared newton_solve (nhphys_ext/newton.pxd); retraction_step() adds the far-branch
+# check and the momentum update, retraction_run() is the loop, which commits a step only when all
+# its sub-steps succeeded. The derivation, the Newton floors and scales, and the specification are
+# in nhphys/twins/suslov.py (same names, same results).
 
 cimport cython
-from libc.math cimport sqrt, fabs, isfinite, M_PI
+from libc.math cimport fabs, sqrt, M_PI
 
 from nhphys_ext.so3 cimport cross3, norm3, exp3, cay3
-from nhphys_ext.dense cimport matmul3, solve_small
+from nhphys_ext.dense cimport matmul3
 from nhphys_ext.rigid cimport momentum_minus, momentum_minus_jacobian, reorthonormalize
+from nhphys_ext.newton cimport newton_solve, NewtonRule, OK, FAR_BRANCH
+
+DEF RESIDUAL_TOL = 8 * 2.220446049250313e-16  # RESIDUAL_TOL of the twin
 
 
+cdef struct StepProblem:
+    const double* I   # (3, 3) inertia
+    const double* B   # (3, m) orthonormal basis of d
+    const double* p   # (m,) d* momentum at the start of the step
+    double h
+    int m
+    int map_code
+    double xi[3]      # B y of the last residual call (for the Jacobian)
 
-cdef inline bint retraction_step(const double* I, const double* B, int m, const double* p,
-                                 double* y, double h, int map_code, double newton_tol,
-                                 int max_newton, double* xi, double* p_new) noexcept nogil:
-    # Newton on F(y) = B^T Pi^-(B y) - p; then p_new = p - B^T (xi x I xi) / h
+
+cdef int step_residual(void* problem, double* y, double* F, double* F_scale) noexcept nogil:
+    # F = B^T Pi^-(B y) - p; F_scale = |B^T| |Pi^-| + |p|
+    cdef StepProblem* P = <StepProblem*>problem
+    cdef const double* B = P.B
     cdef double M[3]
     cdef double G[3]
+    cdef int i, a, m = P.m
+    for i in range(3):
+        P.xi[i] = 0.0
+        for a in range(m):
+            P.xi[i] += B[m * i + a] * y[a]
+    momentum_minus(P.xi, P.I, P.h, P.map_code, M, G)
+    for a in range(m):
+        F[a] = B[a] * G[0] + B[m + a] * G[1] + B[2 * m + a] * G[2] - P.p[a]
+        F_scale[a] = (fabs(B[a] * G[0]) + fabs(B[m + a] * G[1]) + fabs(B[2 * m + a] * G[2])
+                      + fabs(P.p[a]))
+    return OK
+
+
+cdef int step_jacobian(void* problem, const double* y, double* J) noexcept nogil:
+    # dF/dy = B^T (dPi^-/dxi) B at the xi of the residual call
+    cdef StepProblem* P = <StepProblem*>problem
+    cdef const double* B = P.B
     cdef double D[9]
     cdef double DB[9]
-    cdef double Jm[9]
-    cdef double F[3]
+    cdef int i, a, b, m = P.m
+    momentum_minus_jacobian(P.xi, P.I, P.h, P.map_code, D)
+    for i in range(3):           # DB = D B (3 x m)
+        for b in range(m):
+            DB[m * i + b] = D[3 * i] * B[b] + D[3 * i + 1] * B[m + b] + D[3 * i + 2] * B[2 * m + b]
+    for a in range(m):
+        for b in range(m):
+            J[m * a + b] = B[a] * DB[b] + B[m + a] * DB[m + b] + B[2 * m + a] * DB[2 * m + b]
+    return OK
+
+
+cdef inline int retraction_step(const double* I, const double* B, int m, const double* p,
+                                double* y, double h, int map_code, NewtonRule rule,
+                                double* xi, double* p_new) noexcept nogil:
+    # y: IN first guess / OUT solution; then p_new = p - B^T (xi x I xi) / h
+    cdef StepProblem P
+    cdef double floor[3]
+    cdef double M[3]
     cdef double xIx[3]
-    cdef double ny, ndy, s
-    cdef int it, a, b, i, j
-    cdef bint converged = False
-    for it in range(max_newton):
-        for i in range(3):
-            xi[i] = 0.0
-            for a in range(m):
-                xi[i] += B[m * i + a] * y[a]
-        momentum_minus(xi, I, h, map_code, M, G)
-        momentum_minus_jacobian(xi, I, h, map_code, D)
-        for i in range(3):           # DB = D B (3 x m)
-            for b in range(m):
-                DB[m * i + b] = (D[3 * i] * B[b] + D[3 * i + 1] * B[m + b]
-                                 + D[3 * i + 2] * B[2 * m + b])
-        for a in range(m):           # Jm = B^T D B, F = B^T G - p
-            F[a] = B[a] * G[0] + B[m + a] * G[1] + B[2 * m + a] * G[2] - p[a]
-            for b in range(m):
-                Jm[m * a + b] = (B[a] * DB[b] + B[m + a] * DB[m + b]
-                                 + B[2 * m + a] * DB[2 * m + b])
-        if not solve_small(m, Jm, F):
-            return False
-        ny = 0.0
-        ndy = 0.0
-        for a in range(m):
-            y[a] -= F[a]
-            ny += y[a] * y[a]
-            ndy += F[a] * F[a]
-        if not isfinite(ny):
-            return False
-        if sqrt(ndy) <= newton_tol * sqrt(ny):
-            converged = True
-            break
-    if not converged:
-        return False
+    cdef double s
+    cdef int i, a, st
+    P.I = I
+    P.B = B
+    P.p = p
+    P.h = h
+    P.m = m
+    P.map_code = map_code
+    s = 0.0
+    for a in range(m):
+        s += y[a] * y[a]
+    s = sqrt(s)
+    for a in range(m):
+        floor[a] = s
+    st = newton_solve(step_residual, step_jacobian, &P, m, y, floor, rule)
+    if st != OK:
+        return st
     for i in range(3):
         xi[i] = 0.0
         for a in range(m):
             xi[i] += B[m * i + a] * y[a]
     if map_code == 0 and norm3(xi) >= M_PI:
-        return False  # a turn of pi or more per step: a spurious root of a far branch
+        return FAR_BRANCH  # a turn of pi or more per step: a spurious root of a far branch
     for i in range(3):
         M[i] = I[3 * i] * xi[0] + I[3 * i + 1] * xi[1] + I[3 * i + 2] * xi[2]
     cross3(xi, M, xIx)
     for a in range(m):
         s = B[a] * xIx[0] + B[m + a] * xIx[1] + B[2 * m + a] * xIx[2]
         p_new[a] = p[a] - s / h
-    return True
+    return OK
 
 
 @cython.boundscheck(False)
@@ -80,7 +110,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
                    double[:, ::1] R, double[::1] p, double[::1] y, double h,
                    const double[::1] substeps, Py_ssize_t n_steps, Py_ssize_t save_every,
                    int map_code, double newton_tol, int max_newton,
-                   double[:, :, ::1] out_R, double[:, ::1] out_p):
+                   double[:, :, ::1] out_R, double[:, ::1] out_p, Py_ssize_t[::1] info):
     """Advance ``n_steps`` steps, saving every ``save_every``-th state (see the twin).
 
     Parameters
@@ -89,53 +119,84 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
     y : (m,) IN/OUT; h : float; substeps : (k,) fractions of h; n_steps, save_every : int;
     map_code : 0 exp, 1 Cayley;
     newton_tol : float; max_newton : int; out_R : (n_steps // save_every, 3, 3) OUT;
-    out_p : (n_steps // save_every, m) OUT.
+    out_p : (n_steps // save_every, m) OUT; info : (1,) OUT the status of a failure.
 
     Returns
     -------
     int
-        0 on success, ``k + 1`` if a Newton solve of step ``k`` failed (state left at the
-        start of the failing sub-step).
+        0 on success, ``k + 1`` if step ``k`` failed (``info[0]`` says why; ``R, p, y`` hold
+        the state at the start of that step: a step is committed only when all its sub-steps
+        succeeded).
     """
     cdef int m = basis.shape[1]
     cdef double xi[3]
-    cdef double p_new[3]
-    cdef double y_try[3]
     cdef double Q[9]
+    cdef double Rk[9]      # the state of the step being taken (committed when it succeeded)
     cdef double Rn[9]
+    cdef double pk[3]
+    cdef double pn[3]
+    cdef double yk[3]
+    cdef double R0[9]      # the committed state
+    cdef double p0[3]
+    cdef double y0[3]
     cdef Py_ssize_t k, j, n_sub = substeps.shape[0]
-    cdef int i, a
+    cdef int i, a, st = OK
     cdef int status = 0
     cdef double h_last = h * substeps[n_sub - 1], hj
+    cdef NewtonRule rule
+    rule.correction_tol = newton_tol
+    rule.residual_tol = RESIDUAL_TOL
+    rule.max_iter = max_newton
+    info[0] = OK
+    for i in range(9):
+        R0[i] = R[i // 3, i % 3]
+    for a in range(m):
+        p0[a] = p[a]
+        y0[a] = y[a]
     with nogil:
         for k in range(n_steps):
+            for i in range(9):
+                Rk[i] = R0[i]
+            for a in range(m):
+                pk[a] = p0[a]
+                yk[a] = y0[a]
             for j in range(n_sub):
                 hj = h * substeps[j]
                 for a in range(m):
-                    y[a] *= hj / h_last  # the warm start belongs to the last sub-step
-                    y_try[a] = y[a]
+                    yk[a] *= hj / h_last  # the warm start belongs to the last sub-step
                 h_last = hj
-                if not retraction_step(&inertia[0, 0], &basis[0, 0], m, &p[0], y_try, hj,
-                                       map_code, newton_tol, max_newton, xi, p_new):
-                    status = <int>(k + 1)
+                st = retraction_step(&inertia[0, 0], &basis[0, 0], m, pk, yk, hj, map_code,
+                                     rule, xi, pn)
+                if st != OK:
                     break
                 if map_code == 0:
                     exp3(xi, Q)
                 else:
                     cay3(xi, Q)
-                matmul3(&R[0, 0], Q, Rn)
+                matmul3(Rk, Q, Rn)
                 reorthonormalize(Rn)
                 for i in range(9):
-                    R[i // 3, i % 3] = Rn[i]
+                    Rk[i] = Rn[i]
                 for a in range(m):
-                    p[a] = p_new[a]
-                    y[a] = y_try[a]
-            if status:
+                    pk[a] = pn[a]
+            if st != OK:
+                info[0] = st
+                status = <int>(k + 1)
                 break
+            for i in range(9):
+                R0[i] = Rk[i]
+            for a in range(m):
+                p0[a] = pk[a]
+                y0[a] = yk[a]
             if (k + 1) % save_every == 0:
                 j = (k + 1) // save_every - 1
                 for i in range(9):
-                    out_R[j, i // 3, i % 3] = R[i // 3, i % 3]
+                    out_R[j, i // 3, i % 3] = R0[i]
                 for a in range(m):
-                    out_p[j, a] = p[a]
+                    out_p[j, a] = p0[a]
+    for i in range(9):
+        R[i // 3, i % 3] = R0[i]
+    for a in range(m):
+        p[a] = p0[a]
+        y[a] = y0[a]
     return status

@@ -5,8 +5,11 @@ works for any system exposing
 
 * ``reference_state(**initial_conditions)`` -> flat initial state (validated),
 * ``reference_rhs(t, state)`` -> its time derivative,
-* ``reference_unpack(states)`` -> the positional arguments of ``observables`` for (n, k) states,
-* ``observables(...)`` -> dict of trajectory fields.
+* ``reference_unpack(states)`` -> the saved states of (n, k) packed states: the one argument
+  of ``observables`` (a dict of arrays with leading axis n),
+* ``observables(saved)`` -> dict of trajectory fields.
+
+(Systems not yet converted return a tuple of ``observables``' positional arguments.)
 
 Two caps keep a hard problem (a stiff start, a near-singular contact) from running for hours
 with growing memory: ``max_steps`` solver steps and ``max_seconds`` of solving over the whole
@@ -79,7 +82,10 @@ class ReferenceRun:
         return watch
 
     def _frames(self, states):
-        return self.system.observables(*self.system.reference_unpack(states))
+        saved = self.system.reference_unpack(states)
+        if isinstance(saved, dict):
+            return self.system.observables(saved)
+        return self.system.observables(*saved)
 
     def initial(self):
         return self._frames(self.state[None])

@@ -6,6 +6,11 @@ momentum carried between steps restricted to its dual. Second order, symmetric, 
 at every step. ``LiePoisson(map=...)`` is the same construction without the constraint (the
 variational integrator of the free rigid body), the contrast of the seed paper's Fig. 2.
 The derivation is in :mod:`nhphys.twins.suslov`.
+
+Which run a system gets is decided by its configuration group (``system.group``):
+``"SO(3)"`` (a body about a fixed point, :class:`FixedPointRun`) or
+``"SO(3) x R^3"`` (a rolling body, :class:`nhphys.integrators.rolling.RollingRun`); a system on
+another group may build its own run (``system.start_retraction``).
 """
 
 from dataclasses import dataclass
@@ -15,23 +20,31 @@ import numpy as np
 from nhphys import _backend
 from nhphys._validation import as_rotation, as_vector3
 from nhphys.errors import NewtonError
+from nhphys.integrators.run import Run, check_newton_options
 from nhphys.lie.retraction import get_retraction
 
-
-def _check_newton(newton_tol, max_newton):
-    if not (isinstance(newton_tol, float) and 0 < newton_tol < 1e-3):
-        raise ValueError(f"Expected `newton_tol` to be a float in (0, 1e-3), got {newton_tol!r}.")
-    if not (isinstance(max_newton, int) and max_newton >= 1):
-        raise ValueError(f"Expected `max_newton` to be an integer >= 1, got {max_newton!r}.")
+FIXED_POINT = "SO(3)"  # the configuration group of a rigid body about a fixed point
+ROLLING = "SO(3) x R^3"  # of a free rigid body (orientation, centre of mass) in rolling contact
 
 
-class FixedPointRun:
+def stopped_inside(run, exc):
+    """The failure recorded when ``exc`` (a Python callback's exception, or Ctrl-C) escaped the
+    time loop of the Python twin, whose state is then at the start of the step it stopped (the
+    twin commits whole steps only); the run refuses to advance after it."""
+    return NewtonError(
+        run.steps_done, run.steps_done * run.dt,
+        f"{type(exc).__name__} raised inside the time loop, in the steps from {run.steps_done} on",
+    )
+
+
+class FixedPointRun(Run):
     """State and stepping of a rigid body about a fixed point (see :mod:`nhphys.twins.suslov`).
 
     Parameters
     ----------
-    system : Suslov
-        Provides ``inertia`` and ``observables``.
+    system : object
+        The model: ``inertia`` (3, 3) and ``observables(saved)`` (see
+        :class:`nhphys.systems.Suslov`).
     basis : ndarray, shape (3, m)
         Orthonormal basis of the allowed velocities (m = 2 constrained, 3 free).
     R0 : ndarray, shape (3, 3)
@@ -39,19 +52,30 @@ class FixedPointRun:
         Initial velocity, in the span of ``basis``.
     dt : float
     map_code : int
-    backend : str
+        The retraction's code (``get_retraction(name).code``: 0 exp, 1 Cayley).
+    backend : {"auto", "cython", "python"}
     newton_tol : float
     max_newton : int
     substeps : sequence of float
         Fractions of ``dt`` taken by the sub-steps of one step (see ``Retraction.substeps``).
+
+    Attributes
+    ----------
+    R : ndarray, shape (3, 3)
+    p : ndarray, shape (m,)
+        The ``d*`` momentum ``basis^T I Omega``.
+    y : ndarray, shape (m,)
+        The last step in ``basis`` coordinates (Newton's warm start).
+    backend : {"cython", "python"}
+        What steps.
     """
 
     def __init__(self, system, basis, R0, omega0, dt, map_code, backend, newton_tol,
                  max_newton, substeps=(1.0,)):
         self.system = system
-        self.kernel = _backend.implementation("suslov", backend)
-        self.inertia = np.ascontiguousarray(system.inertia)
-        self.basis = np.ascontiguousarray(basis)
+        self.kernel, self.backend = _backend.choose("suslov", backend)
+        self.inertia = np.ascontiguousarray(system.inertia, dtype=float)
+        self.basis = np.ascontiguousarray(basis, dtype=float)
         self.reduced_inertia = self.basis.T @ self.inertia @ self.basis
         self.R = np.array(R0, dtype=float, order="C")
         self.p = self.basis.T @ self.inertia @ omega0
@@ -61,30 +85,43 @@ class FixedPointRun:
         self.substeps = np.array(substeps, dtype=float)
         self.newton_tol = newton_tol
         self.max_newton = max_newton
-        self.steps_done = 0
 
-    def _frames(self, R, p):
+    def _saved(self, R, p):
         omega = np.linalg.solve(self.reduced_inertia, p.T).T @ self.basis.T
-        return self.system.observables(R, omega)
+        return self.system.observables({"R": R, "omega": omega})
 
-    def initial(self):
-        return self._frames(self.R[None].copy(), self.p[None].copy())
+    def _initial_frame(self):
+        return self._saved(self.R[None].copy(), self.p[None].copy())
 
-    def advance(self, n_steps, save_every):
-        n_saved = n_steps // save_every
+    def _loop(self, n_steps, save_every, n_saved):
         out_R = np.empty((n_saved, 3, 3))
         out_p = np.empty((n_saved, self.basis.shape[1]))
-        status = self.kernel.retraction_run(
-            self.inertia, self.basis, self.R, self.p, self.y, self.dt, self.substeps, n_steps,
-            save_every,
-            self.map_code, self.newton_tol, self.max_newton, out_R, out_p,
+        info = np.zeros(1, dtype=np.intp)
+        try:
+            code = self.kernel.retraction_run(
+                self.inertia, self.basis, self.R, self.p, self.y, self.dt, self.substeps,
+                n_steps, save_every, self.map_code, self.newton_tol, self.max_newton, out_R,
+                out_p, info,
+            )
+        except BaseException as exc:  # Ctrl-C inside the Python twin
+            self.failure = stopped_inside(self, exc)
+            raise
+        return code, int(info[0]), (out_R, out_p)
+
+    def _frames(self, saved, count):
+        out_R, out_p = saved
+        return self._saved(out_R[:count], out_p[:count])
+
+
+def check_initial_conditions(system, initial_conditions):
+    """Refuse initial conditions ``system`` does not know (a ``TypeError`` listing its own)."""
+    known = getattr(system, "initial_conditions", None)
+    unknown = sorted(set(initial_conditions) - set(known or initial_conditions))
+    if unknown:
+        raise TypeError(
+            f"Unexpected initial condition(s) {', '.join(map(repr, unknown))} for "
+            f"{type(system).__name__}; expected some of {', '.join(known)}."
         )
-        if status:
-            failed = self.steps_done + status - 1
-            self.steps_done = failed
-            raise NewtonError(failed, failed * self.dt, "the step may be too large")
-        self.steps_done += n_steps
-        return self._frames(out_R, out_p)
 
 
 @dataclass(frozen=True)
@@ -96,13 +133,16 @@ class Retraction:
     map : {"exp", "cayley"}
         The retraction ``tau`` that advances the orientation.
     newton_tol : float
-        Newton stops when the correction is below ``newton_tol`` relative.
+        In (0, 1e-3): a step's Newton solve ends when its last correction is below
+        ``newton_tol`` relative (or its residuals are at round-off; see
+        :mod:`nhphys.twins.newton` and, for each system's floors, its twin).
     max_newton : int
-        Iterations before a step is declared failed.
+        Newton corrections before a step is declared failed (any integer type, >= 1).
     order : {2, 4}
         2: the symmetric second-order scheme. 4: its symmetric triple-jump composition
         (three sub-steps of ``g1 h, (1 - 2 g1) h, g1 h``, ``g1 = 1/(2 - 2^(1/3))``), fourth
         order at three times the cost; for ``Suslov`` (and ``LiePoisson``) and ``RollingBody``.
+        A step is committed only when all three sub-steps succeeded.
     """
 
     map: str = "exp"
@@ -112,7 +152,9 @@ class Retraction:
 
     def __post_init__(self):
         get_retraction(self.map)
-        _check_newton(self.newton_tol, self.max_newton)
+        newton_tol, max_newton = check_newton_options(self.newton_tol, self.max_newton)
+        object.__setattr__(self, "newton_tol", newton_tol)  # plain float and int from here on
+        object.__setattr__(self, "max_newton", max_newton)
         if self.order not in (2, 4):
             raise ValueError(f"Expected `order` to be 2 or 4, got {self.order!r}.")
 
@@ -125,22 +167,31 @@ class Retraction:
         return (g1, 1.0 - 2.0 * g1, g1)
 
     def start(self, system, dt, backend, **initial_conditions):
-        if self.order != 2 and not (getattr(system, "composable_retraction", False)
-                                    or not hasattr(system, "start_retraction")):
+        """The run of ``system`` from its initial conditions (chosen by ``system.group``)."""
+        group = getattr(system, "group", None)
+        if group == FIXED_POINT:
+            check_initial_conditions(system, initial_conditions)
+            return self._start_fixed_point(system, dt, backend, **initial_conditions)
+        if group == ROLLING:
+            from nhphys.integrators.rolling import start_rolling
+
+            check_initial_conditions(system, initial_conditions)
+            return start_rolling(self, system, dt, backend, **initial_conditions)
+        if not hasattr(system, "start_retraction"):
+            raise TypeError(f"Retraction does not apply to {type(system).__name__}.")
+        if self.order != 2 and not getattr(system, "composable_retraction", False):
             raise ValueError(
                 f"Retraction(order={self.order}) is not available for {type(system).__name__}; "
                 "use order=2."
             )
-        if hasattr(system, "start_retraction"):  # systems on other groups build their own run
-            return system.start_retraction(self, dt, backend, **initial_conditions)
-        return self._start_fixed_point(system, dt, backend, **initial_conditions)
+        return system.start_retraction(self, dt, backend, **initial_conditions)
 
     def _start_fixed_point(self, system, dt, backend, R0=None, omega0=None, momentum0=None):
         R0 = np.eye(3) if R0 is None else as_rotation(R0, "R0")
         omega = system.initial_omega(omega0=omega0, momentum0=momentum0)
         return FixedPointRun(
-            system, system.basis, R0, omega, dt, get_retraction(self.map).code, backend,
-            self.newton_tol, self.max_newton, self.substeps,
+            system, system.constraint_basis, R0, omega, dt, get_retraction(self.map).code,
+            backend, self.newton_tol, self.max_newton, self.substeps,
         )
 
 
@@ -148,18 +199,28 @@ class Retraction:
 class LiePoisson(Retraction):
     """The same variational retraction integrator for the unconstrained rigid body.
 
-    Applied to a constrained system it ignores the constraint (its residual is reported but not
-    enforced): the initial velocity is ``I^-1 momentum0`` or ``omega0`` as given.
+    Applied to a constrained system about a fixed point it ignores the constraint (its residual
+    is reported but not enforced): the initial velocity is ``I^-1 momentum0`` or ``omega0`` as
+    given.
     """
 
-    def start(self, system, dt, backend, R0=None, omega0=None, momentum0=None):
+    def start(self, system, dt, backend, **initial_conditions):
+        if getattr(system, "group", None) != FIXED_POINT:
+            raise TypeError(
+                f"LiePoisson applies to a rigid body about a fixed point, not to "
+                f"{type(system).__name__}."
+            )
+        check_initial_conditions(system, initial_conditions)
+        return self._start_free(system, dt, backend, **initial_conditions)
+
+    def _start_free(self, system, dt, backend, R0=None, omega0=None, momentum0=None):
         R0 = np.eye(3) if R0 is None else as_rotation(R0, "R0")
         if (omega0 is None) == (momentum0 is None):
             raise ValueError("Expected exactly one of `omega0` and `momentum0`.")
         if omega0 is not None:
             omega = as_vector3(omega0, "omega0")
         else:
-            omega = system.inertia_inv @ as_vector3(momentum0, "momentum0")
+            omega = np.linalg.inv(system.inertia) @ as_vector3(momentum0, "momentum0")
         return FixedPointRun(
             system, np.eye(3), R0, omega, dt, get_retraction(self.map).code, backend,
             self.newton_tol, self.max_newton, self.substeps,

@@ -27,48 +27,51 @@ equation multiplied through by ``S'``: differentiating ``s = S(-A^T n)`` along t
 ``S'`` is invertible on the tangent plane, and a regular 3 x 3 system for a disk. A contact
 event of the shape (see :class:`nhphys.errors.ContactEvent`) stops a run of the kernels at the
 step that would cross it.
-"""
 
-import warnings
+The model, as the integrators read it:
+
+* configuration group ``group = "SO(3) x R^3"``: orientation ``A`` and centre of mass ``a``
+  of a free rigid body, the contact located on the ground's charts;
+* Lagrangian ``1/2 Omega . I Omega + 1/2 m |da/dt|^2 - V(a)``: ``mass``, ``inertia`` (about
+  the centre of mass) and the potential ``potential(a) = m g a . up`` (``gravity``, ``up``);
+* constraint: the contact of the body's convex ``shape`` (its support map, through
+  :meth:`RollingBody.contact_shape`) with the ``ground``, rolling without slipping;
+* ``observables(saved)``: the trajectory fields from the saved states (the arrays of
+  :data:`nhphys.twins.rolling.FRAME_FIELDS`, leading axis n).
+
+:meth:`RollingBody.place` refuses a pose where the contact is not regular (``Lambda``
+singular) or where the body cannot fit (``Lambda`` not positive definite: the body's radius of
+curvature exceeds the ground's there, as for a ball bigger than the bowl it sits in).
+"""
 
 import numpy as np
 
-from nhphys import _backend
 from nhphys._validation import as_float_array, as_rotation, as_vector3
 from nhphys.bodies import RigidBody
-from nhphys.errors import ContactEvent, NewtonError
-from nhphys.lie.retraction import get_retraction
 from nhphys.twins import rolling as spec
+from nhphys.twins.newton import FLAT, INNER_CONTACT, RIM_TO_SIDE, SINGULAR_CONTACT
 
-REASONS = {
-    spec.CONTACT_FAILED: "the contact point could not be found (the body left the ground's chart "
-                         "or the step is too large)",
-    spec.STEP_FAILED: "the step's Newton solve did not converge (the step may be too large)",
-    spec.SINGULAR_CONTACT: "the contact is not regular: body and ground curvatures match "
-                           "(Lambda is singular)",
-    spec.SUPPORT_FAILED: "the body's support point could not be found",
-}
 # contact events (nhphys.shapes): the name a ContactEvent carries and what happened
 EVENTS = {
-    spec.FLAT: ("flat", (
+    FLAT: ("flat", (
         "the {shape} fell flat: its {face} came within {angle:g} rad of the ground's tangent "
         "plane, so the contact is no longer a point")),
-    spec.RIM_TO_SIDE: ("rim-to-side", (
+    RIM_TO_SIDE: ("rim-to-side", (
         "the {shape} rolled from its rim onto its side: its axis came within {angle:g} rad of "
         "the ground's tangent plane, so the contact is becoming a line")),
-    spec.INNER_CONTACT: ("inner contact", (
+    INNER_CONTACT: ("inner contact", (
         "the {shape}'s contact reached the top of its tube (its plane within {angle:g} rad of "
         "the ground's tangent plane): beyond it the inner part of the tube would touch the "
         "ground")),
 }
 AT_START = {
-    spec.FLAT: "the {shape} lies flat on the ground (its {face} within {angle:g} rad of the "
-               "ground's tangent plane)",
-    spec.RIM_TO_SIDE: "the {shape} lies on its side (its axis within {angle:g} rad of the "
-                      "ground's tangent plane)",
-    spec.INNER_CONTACT: "the {shape} lies flat on the ground (its plane within {angle:g} rad "
-                        "of the ground's tangent plane): the contact is not on the tube's "
-                        "outer half",
+    FLAT: "the {shape} lies flat on the ground (its {face} within {angle:g} rad of the "
+          "ground's tangent plane)",
+    RIM_TO_SIDE: "the {shape} lies on its side (its axis within {angle:g} rad of the "
+                 "ground's tangent plane)",
+    INNER_CONTACT: "the {shape} lies flat on the ground (its plane within {angle:g} rad "
+                   "of the ground's tangent plane): the contact is not on the tube's "
+                   "outer half",
 }
 
 
@@ -78,7 +81,7 @@ def event_message(code, shape, at_start=False):
     if at_start:
         text = AT_START[code]
     kind = type(shape).__name__.lower()
-    if code == spec.RIM_TO_SIDE:
+    if code == RIM_TO_SIDE:
         angle = shape.side_angle
     else:
         angle = shape.flat_angle
@@ -124,7 +127,8 @@ class RollingBody:
     True
     """
 
-    composable_retraction = True  # Retraction(order=4) composes the symmetric step
+    group = "SO(3) x R^3"  # the configuration group (see the module docstring)
+    initial_conditions = ("R0", "omega0", "ground_point")
 
     def __init__(self, body, ground, gravity=9.81, up=(0.0, 0.0, 1.0)):
         from nhphys.surfaces import Surface
@@ -158,9 +162,17 @@ class RollingBody:
 
         return isinstance(self.body.shape, Shape)
 
+    def potential(self, position):
+        """Gravity's potential ``m g a . up`` of centre-of-mass positions (..., 3) -> (...)."""
+        return self.mass * self.gravity * (np.asarray(position, dtype=float) @ self.up)
+
+    def contact_shape(self, module, backend):
+        """The body's contact shape in ``module`` (``nhphys_ext.rolling`` or its twin
+        ``nhphys.twins.rolling``), over surface kernels of ``backend``."""
+        return rolling_shape(self.body, module, backend)
+
     def _twins(self):
-        shape = rolling_shape(self.body, spec, "python")
-        return shape, self.ground.with_backend("python").kernel
+        return self.contact_shape(spec, "python"), self.ground.with_backend("python").kernel
 
     def place(self, R0, omega0, ground_point):
         """Initial state touching the ground near ``ground_point`` with orientation ``R0``.
@@ -184,7 +196,7 @@ class RollingBody:
             raise ValueError("Could not find the body's contact point for `R0`.")
         a = x - R0 @ s
         st, c = spec.contact(shape, ground, R0, a, chart, z, 1e-14, 50)
-        if st == spec.SINGULAR_CONTACT:
+        if st == SINGULAR_CONTACT:
             raise ValueError(
                 "Expected a regular contact at the initial pose: body and ground curvatures "
                 "match there (Lambda is singular)."
@@ -199,22 +211,41 @@ class RollingBody:
         }
 
     def _check_regular(self, shape, ground, A, c):
+        """Refuse a contact that is not regular (``Lambda`` singular) or where the body does not
+        fit (``Lambda`` not positive definite)."""
         if self.support_shape:
-            sv = np.linalg.svd(self._contact_operator(A, c.Sp, ground, c.chart, c.z),
-                               compute_uv=False)
+            # the support-map form of Lambda: where S' is invertible on the tangent plane,
+            # I - S' A^T L_H A = L_M^-1 Lambda there. Its eigenvalues are those of
+            # I - S'^(1/2) K S'^(1/2) (K = A^T L_H A symmetric, S' positive semi-definite): real,
+            # and all positive exactly when the body is more curved than the ground in every
+            # tangent direction (a direction across a disk's rim, where S' vanishes, counts as
+            # infinitely curved)
+            operator = self._contact_operator(A, c.Sp, ground, c.chart, c.z)
+            sv = np.linalg.svd(operator, compute_uv=False)
             if sv[-1] <= 1e-9 * sv[0]:
                 raise ValueError(
                     "Expected a regular contact at the initial pose: the body's and the "
                     f"ground's curvatures match there (I - S' A^T L_H A has singular values {sv})."
                 )
-            return
-        E = spec.tangent_basis(A.T @ c.n)
-        lam = self._lambda(E, A, c.Sp, ground, c.chart, c.z)
-        sv = np.linalg.svd(lam, compute_uv=False)
-        if sv[-1] <= 1e-9 * sv[0]:
+            lowest = float(np.linalg.eigvals(operator).real.min())
+            name = "I - S' A^T L_H A"
+        else:
+            E = spec.tangent_basis(A.T @ c.n)
+            lam = self._lambda(E, A, c.Sp, ground, c.chart, c.z)
+            sv = np.linalg.svd(lam, compute_uv=False)
+            if sv[-1] <= 1e-9 * sv[0]:
+                raise ValueError(
+                    "Expected a regular contact at the initial pose: body and ground curvatures "
+                    f"match there (Lambda has singular values {sv})."
+                )
+            lowest = float(np.linalg.eigvalsh(0.5 * (lam + lam.T)).min())
+            name = "Lambda = L_M - A^T L_H A"
+        if lowest < 0:
             raise ValueError(
-                "Expected a regular contact at the initial pose: body and ground curvatures "
-                f"match there (Lambda has singular values {sv})."
+                "Expected the body to fit the ground where it is placed, but the body does not "
+                "fit: its radius of curvature exceeds the ground's there (it is less curved than "
+                f"the ground in some direction: {name} has the eigenvalue {lowest:.3g} < 0), so "
+                "it would cut through the ground around the contact point."
             )
 
     @staticmethod
@@ -232,30 +263,34 @@ class RollingBody:
         L_H = J @ W @ np.linalg.solve(J.T @ J, J.T)  # space vectors: -dn = L_H dx
         return np.eye(3) - Sp @ A.T @ L_H @ A
 
-    # -- integrators -----------------------------------------------------------------------------
-    def start_retraction(self, integrator, dt, backend, R0=None, omega0=None,
-                         ground_point=(0.0, 0.0, 0.0)):
-        R0 = np.eye(3) if R0 is None else R0
-        if omega0 is None:
-            omega0 = np.zeros(3)
-        state = self.place(R0, omega0, ground_point)
-        return RollingRun(self, state, dt, get_retraction(integrator.map).code, backend,
-                          integrator.newton_tol, integrator.max_newton, integrator.substeps)
-
     # -- observables -----------------------------------------------------------------------------
-    def observables(self, frames):
-        """Trajectory fields from saved frames (n, FRAME_SIZE) (layout in the twin's docstring)."""
-        A = frames[:, 0:9].reshape(-1, 3, 3)
-        a, Pi, p = frames[:, 9:12], frames[:, 12:15], frames[:, 15:18]
-        s, x, n, n_M, gap, normal_force = (frames[:, 18:21], frames[:, 21:24], frames[:, 24:27],
-                                           frames[:, 27:30], frames[:, 30], frames[:, 31])
+    def observables(self, saved):
+        """Trajectory fields from the saved states.
+
+        Parameters
+        ----------
+        saved : dict
+            The arrays of :data:`nhphys.twins.rolling.FRAME_FIELDS` with leading axis n:
+            ``A`` (n, 3, 3), ``a``, ``Pi``, ``p``, ``s``, ``x``, ``n``, ``n_M`` (n, 3), ``gap``
+            and ``normal_force`` (n,).
+
+        Returns
+        -------
+        dict
+            ``R``, ``omega`` (body), ``position``, ``velocity``, ``contact_point``,
+            ``body_contact``, ``ground_normal``, ``energy``, ``normal_force``,
+            ``contact_residual``, ``slip_residual``, ``constraint_residual``.
+        """
+        A, a, Pi, p = saved["A"], saved["a"], saved["Pi"], saved["p"]
+        s, x, n, n_M = saved["s"], saved["x"], saved["n"], saved["n_M"]
+        gap, normal_force = saved["gap"], saved["normal_force"]
         omega = Pi @ self.inertia_inv
         An_M = np.einsum("nij,nj->ni", A, n_M)
         slip = p / self.mass + np.einsum("nij,nj->ni", A, np.cross(omega, s))
         contact = np.maximum(np.linalg.norm(An_M - n, axis=1), np.abs(gap))
         energy = (0.5 * np.einsum("ni,ni->n", omega, Pi)
                   + 0.5 * np.einsum("ni,ni->n", p, p) / self.mass
-                  + self.mass * self.gravity * (a @ self.up))
+                  + self.potential(a))
         return {
             "R": A, "omega": omega, "position": a, "velocity": p / self.mass,
             "contact_point": x, "body_contact": s, "ground_normal": n,
@@ -333,7 +368,7 @@ class RollingBody:
         return np.concatenate([A_dot.ravel(), z_dot, omega_dot])
 
     def reference_unpack(self, states):
-        """Packed reference states (n, 14) -> saved frames (n, FRAME_SIZE).
+        """Packed reference states (n, 14) -> the saved states of :meth:`observables`.
 
         The normal force is ``n . (m d2a/dt2 + m g k)`` with
         ``d2a/dt2 = -A (Omega x (Omega x s) + dOmega/dt x s + Omega x ds/dt)``.
@@ -350,88 +385,4 @@ class RollingBody:
             normal_force = self.mass * n @ (acc + self.gravity * self.up)
             frames.append(np.concatenate([A.ravel(), a, self.inertia @ omega, p, s, x, n, n_M,
                                           [0.0, normal_force]]))
-        return (np.array(frames).reshape(-1, spec.FRAME_SIZE),)
-
-
-class RollingRun:
-    """Stepping state of a rolling body (see :mod:`nhphys.twins.rolling`)."""
-
-    def __init__(self, system, state, dt, map_code, backend, newton_tol, max_newton,
-                 substeps=(1.0,)):
-        self.system = system
-        self.kernel = _backend.implementation("rolling", backend)
-        py = self.kernel.__name__.startswith("nhphys.twins")
-        ground = system.ground.with_backend("python" if py else "cython").kernel
-        self.shape = rolling_shape(system.body, self.kernel, "python" if py else "cython")
-        self.ground = ground
-        self.dt = dt
-        self.map_code = map_code
-        self.substeps = np.array(substeps, dtype=float)
-        self.newton_tol = newton_tol
-        self.max_newton = max_newton
-        self.A = np.array(state["A"], order="C")
-        self.a = state["a"].copy()
-        self.Pi = state["Pi"].copy()
-        self.p = state["p"].copy()
-        self.s = state["s"].copy()
-        self.F = system.mass * system.gravity * system.up
-        self.xi = dt * (system.inertia_inv @ self.Pi)
-        self.chart = np.array([state["chart"]], dtype=np.intp)
-        self.z = np.array(state["z"], dtype=float)
-        self._first = spec.frame({"A": self.A, "a": self.a, "Pi": self.Pi, "p": self.p},
-                                 state["contact"])
-        self.steps_done = 0
-        self.warned_lift_off = False
-
-    def initial(self):
-        return self.system.observables(self._first[None])
-
-    def _failure_reason(self, code):
-        """The failure's reason, naming the ground's chart domain when the contact left it."""
-        reason = REASONS.get(code, "")
-        domain = self.system.ground.chart_domain(int(self.chart[0]))
-        outside = [
-            f"{name} = {value:.6g} outside [{lo:.6g}, {hi:.6g}]"
-            for name, value, (lo, hi), periodic in zip(("u", "v"), self.z, domain[:2], domain[2])
-            if not periodic and not lo <= value <= hi
-        ]
-        if outside:
-            reason += ("; the contact point had left the ground's data (chart coordinates "
-                       + ", ".join(outside) + ")")
-        return reason
-
-    def advance(self, n_steps, save_every):
-        out = np.empty((n_steps // save_every, spec.FRAME_SIZE))
-        info = np.zeros(1, dtype=np.intp)
-        status = self.kernel.rolling_run(
-            self.shape, self.ground, self.system.mass, self.system.inertia,
-            self.system.inertia_inv, self.system.gravity, self.system.up, self.dt, self.substeps,
-            n_steps, save_every, self.map_code, self.newton_tol, self.max_newton, self.A, self.a, self.Pi,
-            self.p, self.s, self.F, self.xi, self.chart, self.z, out, info,
-        )
-        if status:
-            failed = self.steps_done + status - 1
-            code = int(info[0])
-            if code in EVENTS:
-                # the frames saved before the event travel with the error (see ContactEvent)
-                kept = (status - 1) // save_every
-                partial = self.system.observables(out[:kept])
-                partial["t"] = self.dt * (self.steps_done
-                                          + save_every * np.arange(1, kept + 1))
-                self.steps_done = failed
-                name, what = event_message(code, self.system.body.shape)
-                raise ContactEvent(failed, failed * self.dt, name, what, partial)
-            self.steps_done = failed
-            raise NewtonError(failed, failed * self.dt, self._failure_reason(code))
-        self.steps_done += n_steps
-        frames = self.system.observables(out)
-        pulled = np.flatnonzero(frames["normal_force"] < 0)
-        if pulled.size and not self.warned_lift_off:
-            self.warned_lift_off = True
-            t = (self.steps_done - n_steps + save_every * (pulled[0] + 1)) * self.dt
-            warnings.warn(
-                f"The normal contact force is negative at t = {t:.6g}: a real body would lift "
-                "off the ground there, but the rolling model keeps it in contact.",
-                RuntimeWarning, stacklevel=4,
-            )
-        return frames
+        return spec.unpack_frames(np.array(frames).reshape(-1, spec.FRAME_SIZE))

@@ -8,6 +8,17 @@ Continuous equations (the reference the integrators are checked against)::
 Differentiating the constraint gives the multiplier
 ``lambda = -a . I^-1 ((I Omega) x Omega) / (a . I^-1 a)``. The constraint force does no work,
 so the energy ``E = 1/2 Omega . I Omega`` is conserved; the momentum is not.
+
+The model, as the integrators read it:
+
+* configuration group ``group = "SO(3)"``: the orientation ``R`` (body to space), body angular
+  velocity ``Omega`` with ``dR/dt = R hat(Omega)``;
+* reduced Lagrangian ``l(Omega) = 1/2 Omega . I Omega``: ``inertia`` ``I`` (3, 3) about the
+  fixed point, no potential (``potential = None``);
+* constraint: ``Omega`` in the subspace ``d = axis^perp``, given by ``constraint_basis`` (3, 2),
+  an orthonormal basis of ``d`` (left-invariant: the same in every orientation);
+* ``observables(saved)``: the trajectory fields from the saved states ``{"R": (n, 3, 3),
+  "omega": (n, 3)}``.
 """
 
 import numpy as np
@@ -50,6 +61,10 @@ class Suslov:
     True
     """
 
+    group = "SO(3)"  # the configuration group (see the module docstring)
+    potential = None  # no potential energy: the reduced Lagrangian is the kinetic energy
+    initial_conditions = ("R0", "omega0", "momentum0")
+
     def __init__(self, inertia, axis):
         self.inertia = as_inertia(inertia, "inertia")
         a = as_vector3(axis, "axis")
@@ -57,8 +72,13 @@ class Suslov:
         if norm == 0 or norm < 1e-300:
             raise ValueError(f"Expected `axis` to be a nonzero vector, got {a}.")
         self.axis = a / norm
-        self.basis = orthonormal_complement(self.axis)
+        self.constraint_basis = orthonormal_complement(self.axis)
         self.inertia_inv = np.linalg.inv(self.inertia)
+
+    @property
+    def basis(self):
+        """The orthonormal basis (3, 2) of the allowed velocities (``constraint_basis``)."""
+        return self.constraint_basis
 
     def __repr__(self):
         return f"Suslov(inertia={self.inertia.tolist()}, axis={self.axis.tolist()})"
@@ -111,8 +131,21 @@ class Suslov:
             )
         return omega - (omega @ self.axis) * self.axis
 
-    def observables(self, R, omega):
-        """Trajectory fields from saved orientations (n, 3, 3) and velocities (n, 3)."""
+    def observables(self, saved):
+        """Trajectory fields from the saved states.
+
+        Parameters
+        ----------
+        saved : dict
+            ``"R"`` (n, 3, 3) orientations and ``"omega"`` (n, 3) body angular velocities.
+
+        Returns
+        -------
+        dict
+            ``R``, ``omega``, ``momentum`` ``I Omega`` (n, 3), ``energy`` (n,) and
+            ``constraint_residual`` ``|a . Omega|`` (n,).
+        """
+        R, omega = saved["R"], saved["omega"]
         return {
             "R": R,
             "omega": omega,
@@ -136,5 +169,5 @@ class Suslov:
         return np.concatenate([Rdot.ravel(), self.omega_dot(omega)])
 
     def reference_unpack(self, states):
-        """Saved packed states (n, 12) -> ``R`` (n, 3, 3), ``Omega`` (n, 3)."""
-        return states[:, :9].reshape(-1, 3, 3), states[:, 9:]
+        """Packed states (n, 12) -> the saved states ``{"R": (n, 3, 3), "omega": (n, 3)}``."""
+        return {"R": states[:, :9].reshape(-1, 3, 3), "omega": states[:, 9:]}

@@ -81,9 +81,37 @@ Newton on step 3 has the analytic Jacobian (``delta_1 = J_r(xi) dxi``,
   orthonormal tangent basis at the mid contact (its own variation multiplies the residual,
   which vanishes at the root, so it is left out).
 
+The Newton solves
+-----------------
+Both go through the shared solver (:mod:`nhphys.twins.newton`), with their own rules:
+
+* **contact** (unknowns ``z``, 2): ``x_floor = (1, 1)`` and ``NewtonRule(tol, 0, max_iter)``
+  with ``tol`` the integrator's ``newton_tol``: converged when ``|dz_i| <= tol (|z_i| + 1)``,
+  the componentwise form of the rule ``|dz| <= tol (1 + |z|)`` it had before (chart
+  coordinates are of order one, or angles). No residual test (``F_scale``, the size
+  ``|J_H|^T (|P| + |x|)`` of the terms of ``R``, is returned but not used): the correction test
+  costs nothing extra here, since every iteration needs the Jacobian's determinant anyway to
+  report an irregular contact. The residual re-charts ``z`` first (the solver's iterate may have
+  left the chart's preferred domain), and a solved ``z`` is re-charted once more. A non-finite
+  ground evaluation is ``CONTACT_FAILED`` (the body left the ground's chart or data), a
+  singular ``dR/dz`` ``SINGULAR_CONTACT``. (In the kernel, a Python ground whose callback
+  raised stops the solve with ``CALLBACK_RAISED``, and the run re-raises the exception; in
+  the twin it simply propagates.)
+* **step** (unknowns ``(xi, F)``, 6): ``NewtonRule(newton_tol, ROUNDOFF, max_newton)`` with
+  ``ROUNDOFF = 8 eps``. Residual scales: the momentum rows ``|Pi^-|_max + |Pi|_max +
+  |kick|_max``, the gap row ``|x_1|_max + |s_1|_max``, the no-slip rows ``|a_k|_max +
+  |s_mid|_max`` (the sizes of the terms each equation subtracts): once every equation holds to
+  its own rounding the solve ends without one more Jacobian, as before. Floors: ``|xi_0| +
+  1e-15 |h| / newton_tol`` for ``xi`` (``xi_0`` the warm start: the turn of this step; a turn
+  of ``1e-15 |h|`` rad counts as converged, as before) and ``|F_0| + m g`` for ``F`` (the warm
+  start's force and the weight: the force's size), so the correction test is the componentwise
+  form of the former ``|dxi| <= tol |xi| + 1e-15 |h|``, ``|dF| <= tol (|F| + m g)``, never
+  stricter on a typical step.
+
 Fourth order: the step is symmetric, so the triple jump ``Phi_{g1 h} Phi_{g0 h} Phi_{g1 h}``
 with ``g1 = 1/(2 - 2^(1/3))``, ``g0 = 1 - 2 g1`` is symmetric and of order four
 (``substeps``); every sub-step keeps the constraints, so the composition does too.
+:func:`rolling_run` commits a step only when all its sub-steps succeeded.
 
 Replacing ``h`` by ``-h`` maps the end state back to the start (steps 1-4 read backwards), so
 the scheme is symmetric and of even order. The contact and no-slip conditions hold at every
@@ -100,19 +128,44 @@ model keeps the contact.
 import numpy as np
 
 from nhphys.twins import so3
+from nhphys.twins.newton import (  # the shared status table (statuses of shapes and contacts)
+    CONTACT_FAILED,
+    FAR_BRANCH,
+    FLAT,
+    INNER_CONTACT,
+    NOT_CONVERGED,
+    NOT_FINITE,
+    OK,
+    RIM_TO_SIDE,
+    SINGULAR_CONTACT,
+    SINGULAR_JACOBIAN,
+    SUPPORT_FAILED,
+    NewtonRule,
+    newton_solve,
+)
 from nhphys.twins.suslov import (
     EXP,
+    cross,
     momentum_minus_jacobian,
     momentum_pair,
     reorthonormalize,
 )
 
 FRAME_SIZE = 32
+# the saved frame (FRAME_SIZE numbers) as named arrays: name, first column, shape of one frame
+FRAME_FIELDS = (("A", 0, (3, 3)), ("a", 9, (3,)), ("Pi", 12, (3,)), ("p", 15, (3,)),
+                ("s", 18, (3,)), ("x", 21, (3,)), ("n", 24, (3,)), ("n_M", 27, (3,)),
+                ("gap", 30, ()), ("normal_force", 31, ()))
 ROUNDOFF = 8 * np.finfo(float).eps  # residuals this small (relative) are converged
-CONTACT_FAILED, STEP_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED = 1, 2, 3, 4
-# contact events: the shape's description of the contact as one point breaks down
-FLAT, RIM_TO_SIDE, INNER_CONTACT = 5, 6, 7
-EVENTS = (FLAT, RIM_TO_SIDE, INNER_CONTACT)
+
+
+def unpack_frames(frames):
+    """Saved frames (n, FRAME_SIZE) -> the saved state arrays, ``{name: (n, *shape)}``."""
+    out = {}
+    for name, first, shape in FRAME_FIELDS:
+        size = int(np.prod(shape))
+        out[name] = frames[:, first:first + size].reshape((-1,) + shape)
+    return out
 
 
 def hat(v):
@@ -163,9 +216,9 @@ def tangent_basis(n):
     """Orthonormal (3, 2) basis of the plane perpendicular to the unit vector ``n``."""
     e = np.zeros(3)
     e[int(np.argmin(np.abs(n)))] = 1.0
-    t1 = np.cross(n, e)
+    t1 = cross(n, e)
     t1 /= np.linalg.norm(t1)
-    return np.column_stack([t1, np.cross(n, t1)])
+    return np.column_stack([t1, cross(n, t1)])
 
 
 class ChartShape:
@@ -198,10 +251,10 @@ class ChartShape:
         n_in = -unit
         II = np.einsum("i,iab->ab", n_in, H)
         Sp = J @ np.linalg.solve(II, J.T) / norm
-        cross = np.cross(J[:, 0], J[:, 1])
-        n_chart = cross / np.linalg.norm(cross)
+        normal = cross(J[:, 0], J[:, 1])
+        n_chart = normal / np.linalg.norm(normal)
         n_M = n_chart if n_chart @ n_in > 0 else -n_chart
-        return 0, r - self.com, Sp, n_M
+        return OK, r - self.com, Sp, n_M
 
 
 def _rim(d, sin_flat):
@@ -311,8 +364,8 @@ class Wheel:
 def ground_geometry(ground, chart, z):
     """``(x, J, H, n, W)`` of the ground at chart coordinates ``z`` (2,)."""
     x, J, H = ground.evaluate(chart, z[0], z[1])
-    cross = np.cross(J[:, 0], J[:, 1])
-    n = ground.normal_sign(chart) * cross / np.linalg.norm(cross)
+    normal = cross(J[:, 0], J[:, 1])
+    n = ground.normal_sign(chart) * normal / np.linalg.norm(normal)
     g = J.T @ J
     II = np.einsum("i,iab->ab", n, H)
     return x, J, H, n, np.linalg.solve(g, II)
@@ -324,119 +377,177 @@ class Contact:
     __slots__ = ("chart", "z", "s", "Sp", "n_M", "x", "n", "gap", "ds_ddelta", "ds_da")
 
 
+def contact_jacobian(A, Sp, J, H, W, Px):
+    """``dR/dz`` (2, 2) of the contact residual ``R = J_H^T (P - x)`` (module docstring)."""
+    return np.einsum("iab,i->ab", H, Px) + J.T @ (A @ Sp @ A.T @ J @ W - J)
+
+
 def contact(shape, ground, A, a, chart, z, tol, max_iter):
     """Solve for the contact pair of pose ``(A, a)`` from ground chart guess ``(chart, z)``.
 
-    Returns ``(status, Contact)``; status 0 on success, else ``CONTACT_FAILED``,
-    ``SINGULAR_CONTACT``, or the support map's status (``SUPPORT_FAILED`` or an event).
+    Parameters
+    ----------
+    shape : ChartShape, Disk, Cylinder or Wheel
+    ground : twin surface object
+    A : ndarray, shape (3, 3)
+    a : ndarray, shape (3,)
+    chart : int
+    z : array_like, shape (2,)
+        The first guess (not changed).
+    tol : float
+        The Newton rule's ``correction_tol`` (module docstring: "The Newton solves").
+    max_iter : int
+
+    Returns
+    -------
+    status : int
+        ``OK``, ``CONTACT_FAILED``, ``SINGULAR_CONTACT``, or the support map's status
+        (``SUPPORT_FAILED`` or a contact event).
+    contact : Contact
+        The contact pair with its sensitivities (filled only for ``OK``).
     """
     z = np.array(z, dtype=float)
-    c = Contact()
-    for _ in range(max_iter):
-        x, J, H, n, W = ground_geometry(ground, chart, z)
+    at = {"chart": int(chart)}  # the chart of the iterate, and what the Jacobian needs
+
+    def residual(z):
+        _, at["chart"], z[0], z[1] = ground.rechart_point(at["chart"], z[0], z[1])
+        x, J, H, n, W = ground_geometry(ground, at["chart"], z)
         status, s, Sp, n_M = shape.support(-A.T @ n)
-        if status != 0:
-            return status, c
-        P = a + A @ s
-        R = J.T @ (P - x)
-        dRdz = np.einsum("iab,i->ab", H, P - x) + J.T @ (A @ Sp @ A.T @ J @ W - J)
-        det = np.linalg.det(dRdz)
-        if not np.isfinite(det) or abs(det) <= 1e-14 * np.abs(dRdz).max() ** 2:
-            return SINGULAR_CONTACT, c
-        dz = np.linalg.solve(dRdz, R)
-        z = z - dz
-        _, chart, z[0], z[1] = ground.rechart_point(chart, z[0], z[1])
-        if not np.all(np.isfinite(z)):
-            return CONTACT_FAILED, c
-        if np.linalg.norm(dz) <= tol * (1.0 + np.linalg.norm(z)):
-            break
-    else:
-        return CONTACT_FAILED, c
-    # final evaluation at the converged coordinates, with the sensitivities
+        if status != OK:
+            return status, None, None
+        Px = a + A @ s - x
+        R = J.T @ Px
+        if not np.all(np.isfinite(R)):  # the ground is not defined there
+            return CONTACT_FAILED, None, None
+        at.update(J=J, H=H, W=W, Sp=Sp, Px=Px)
+        return OK, R, np.abs(J).T @ (np.abs(a + A @ s) + np.abs(x))
+
+    def jacobian(z):
+        dRdz = contact_jacobian(A, at["Sp"], at["J"], at["H"], at["W"], at["Px"])
+        det = dRdz[0, 0] * dRdz[1, 1] - dRdz[0, 1] * dRdz[1, 0]
+        if not np.isfinite(det):
+            return CONTACT_FAILED, None
+        if abs(det) <= 1e-14 * np.abs(dRdz).max() ** 2:
+            return SINGULAR_CONTACT, None
+        return OK, dRdz
+
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):  # NaN is a status
+        status = newton_solve(residual, jacobian, z, (1.0, 1.0), NewtonRule(tol, 0.0, max_iter))
+    if status in (NOT_CONVERGED, NOT_FINITE):
+        return CONTACT_FAILED, Contact()
+    if status == SINGULAR_JACOBIAN:
+        return SINGULAR_CONTACT, Contact()
+    if status != OK:
+        return status, Contact()
+    _, chart, z[0], z[1] = ground.rechart_point(at["chart"], z[0], z[1])
+    return contact_final(shape, ground, A, a, chart, z)
+
+
+def contact_final(shape, ground, A, a, chart, z):
+    """The contact pair at solved ground coordinates ``(chart, z)``, with the sensitivities of
+    the module docstring: ``(status, Contact)``."""
+    c = Contact()
     x, J, H, n, W = ground_geometry(ground, chart, z)
     status, s, Sp, n_M = shape.support(-A.T @ n)
-    if status != 0:
+    if status != OK:
         return status, c
     P = a + A @ s
-    dRdz = np.einsum("iab,i->ab", H, P - x) + J.T @ (A @ Sp @ A.T @ J @ W - J)
+    dRdz = contact_jacobian(A, Sp, J, H, W, P - x)
     An = A.T @ n
     Q = -hat(s) - Sp @ hat(An)
     dz_ddelta = -np.linalg.solve(dRdz, J.T @ A @ Q)
     dz_da = -np.linalg.solve(dRdz, J.T)
-    c.chart, c.z, c.s, c.Sp, c.n_M, c.x, c.n = chart, z, s, Sp, n_M, x, n
+    c.chart, c.z, c.s, c.Sp, c.n_M, c.x, c.n = chart, z.copy(), s, Sp, n_M, x, n
     c.gap = n @ (P - x)
     c.ds_ddelta = Sp @ (-hat(An) + A.T @ J @ W @ dz_ddelta)
     c.ds_da = Sp @ (A.T @ J @ W @ dz_da)
-    return 0, c
+    return OK, c
 
 
 def rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h, map_code,
                  newton_tol, max_newton, state):
-    """One step. ``state`` is a dict with ``A, a, Pi, p, s, F, xi, chart, z`` (see
-    :func:`rolling_run`); returns ``(status, new_state, contact_at_end)``."""
+    """One step from ``state``, a dict with ``A, a, Pi, p, s, F, xi, chart, z`` (see
+    :func:`rolling_run`; ``F`` and ``xi`` are the warm starts, ``chart, z`` the contact's).
+
+    Returns
+    -------
+    status : int
+        ``OK``, a status of either Newton solve, ``FAR_BRANCH``, or one of the contact's.
+    new_state : dict or None
+        The state at the end of the step (with its ``normal_force``), for ``OK``.
+    contact : Contact or None
+        The contact at the end of the step.
+    """
     A, a, Pi, p, s_k = state["A"], state["a"], state["Pi"], state["p"], state["s"]
-    xi, F = state["xi"].copy(), state["F"].copy()
-    chart, z = state["chart"], state["z"].copy()
-    chart_mid, z_mid = chart, z.copy()
+    x = np.concatenate([state["xi"], state["F"]])  # the unknowns (xi, F), from the warm start
+    warm = {"chart": state["chart"], "z": state["z"].copy(),  # the contacts' last solutions
+            "chart_mid": state["chart"], "z_mid": state["z"].copy()}
     weight = mass * gravity * up
     c2 = h * h / (2 * mass)
     kick_row = 0.5 * h * hat(s_k) @ A.T  # Pi_half = Pi + kick_row @ F
-    converged = False
-    for _ in range(max_newton):
+    at = {}  # what the residual leaves for the Jacobian
+
+    def residual(x):
+        xi, F = x[:3], x[3:]
         A1 = A @ retract(xi, map_code)
         a1 = a + (h / mass) * (p + 0.5 * h * (F - weight))
-        st, c1 = contact(shape, ground, A1, a1, chart, z, newton_tol, max_newton)
+        st, c1 = contact(shape, ground, A1, a1, warm["chart"], warm["z"], newton_tol, max_newton)
         if st:
             return st, None, None
         phi, dphi = rotation_vector(xi, map_code)
         Am = A @ so3.exp(0.5 * phi[None])[0]  # the geodesic midpoint of A_k and A_{k+1}
         am = 0.5 * (a + a1)
-        st, cm = contact(shape, ground, Am, am, chart_mid, z_mid, newton_tol, max_newton)
+        st, cm = contact(shape, ground, Am, am, warm["chart_mid"], warm["z_mid"], newton_tol,
+                         max_newton)
         if st:
             return st, None, None
-        chart, z, chart_mid, z_mid = c1.chart, c1.z, cm.chart, cm.z
+        warm.update(chart=c1.chart, z=c1.z, chart_mid=cm.chart, z_mid=cm.z)
         pi_minus, _ = momentum_pair(xi, inertia, h, map_code)
         T = tangent_basis(cm.n)
         kick = kick_row @ F
-        N = (a1 - a) + Am @ np.cross(phi, cm.s)
+        N = (a1 - a) + Am @ cross(phi, cm.s)
         E = np.concatenate([pi_minus - Pi - kick, [c1.gap], T.T @ N])
-        # residuals at the level of rounding in their own terms: nothing left to gain
-        if (np.abs(E[:3]).max() <= ROUNDOFF * (np.abs(pi_minus).max() + np.abs(Pi).max()
-                                               + np.abs(kick).max())
-                and abs(E[3]) <= ROUNDOFF * (np.abs(c1.x).max() + np.abs(c1.s).max())
-                and np.abs(E[4:]).max() <= ROUNDOFF * (np.abs(a).max() + np.abs(cm.s).max())):
-            converged = True
-            break
+        momentum = np.abs(pi_minus).max() + np.abs(Pi).max() + np.abs(kick).max()
+        gap = np.abs(c1.x).max() + np.abs(c1.s).max()
+        slip = np.abs(a).max() + np.abs(cm.s).max()
+        at.update(A1=A1, c1=c1, cm=cm, phi=phi, dphi=dphi, Am=Am, T=T)
+        return OK, E, np.array([momentum] * 3 + [gap] + [slip] * 2)
 
+    def jacobian(x):
+        xi = x[:3]
+        A1, c1, cm, phi, dphi, Am, T = (at[k] for k in ("A1", "c1", "cm", "phi", "dphi", "Am",
+                                                          "T"))
         Jm = 0.5 * jac_right(0.5 * phi, EXP) @ dphi
         jac = np.zeros((6, 6))
         jac[:3, :3] = momentum_minus_jacobian(xi, inertia, h, map_code)
         jac[:3, 3:] = -kick_row
-        jac[3, :3] = np.cross(c1.s, A1.T @ c1.n) @ jac_right(xi, map_code)
+        jac[3, :3] = cross(c1.s, A1.T @ c1.n) @ jac_right(xi, map_code)
         jac[3, 3:] = c2 * c1.n
-        dN_dxi = Am @ (-hat(np.cross(phi, cm.s)) @ Jm - hat(cm.s) @ dphi
+        dN_dxi = Am @ (-hat(cross(phi, cm.s)) @ Jm - hat(cm.s) @ dphi
                        + hat(phi) @ cm.ds_ddelta @ Jm)
         dN_dF = c2 * np.eye(3) + 0.5 * c2 * Am @ hat(phi) @ cm.ds_da
         jac[4:, :3] = T.T @ dN_dxi
         jac[4:, 3:] = T.T @ dN_dF
-        delta = np.linalg.solve(jac, E)
-        xi -= delta[:3]
-        F -= delta[3:]
-        if not (np.all(np.isfinite(xi)) and np.all(np.isfinite(F))):
-            return STEP_FAILED, None, None
-        # the floors: a turn of 1e-15 |h| rad per step, a force of newton_tol m g
-        if (np.linalg.norm(delta[:3]) <= newton_tol * np.linalg.norm(xi) + 1e-15 * abs(h)
-                and np.linalg.norm(delta[3:]) <= newton_tol * (np.linalg.norm(F) + mass * gravity)):
-            converged = True
-            break
-    if not converged or (map_code == EXP and np.linalg.norm(xi) >= np.pi):
-        return STEP_FAILED, None, None
+        return OK, jac
+
+    floor = np.concatenate([
+        np.full(3, np.linalg.norm(state["xi"]) + 1e-15 * abs(h) / newton_tol),
+        np.full(3, np.linalg.norm(state["F"]) + mass * gravity),
+    ])
+    with np.errstate(invalid="ignore", over="ignore"):  # a non-finite iterate is a status
+        status = newton_solve(residual, jacobian, x, floor,
+                              NewtonRule(newton_tol, ROUNDOFF, max_newton))
+    if status != OK:
+        return status, None, None
+    xi, F = x[:3], x[3:]
+    if map_code == EXP and np.linalg.norm(xi) >= np.pi:
+        return FAR_BRANCH, None, None
 
     # the converged pose and its contact
     A1 = reorthonormalize(A @ retract(xi, map_code))
     p_half = p + 0.5 * h * (F - weight)
     a1 = a + (h / mass) * p_half
-    st, c1 = contact(shape, ground, A1, a1, chart, z, newton_tol, max_newton)
+    st, c1 = contact(shape, ground, A1, a1, warm["chart"], warm["z"], newton_tol, max_newton)
     if st:
         return st, None, None
     _, pi_end = momentum_pair(xi, inertia, h, map_code)
@@ -444,16 +555,16 @@ def rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h, map_
     S = hat(s1)
     K = 0.5 * h * (np.eye(3) / mass - S @ inertia_inv @ S)
     rhs = -(A1.T @ p_half / mass - 0.5 * h * gravity * (A1.T @ up)
-            + np.cross(inertia_inv @ pi_end, s1))
+            + cross(inertia_inv @ pi_end, s1))
     u = np.linalg.solve(K, rhs)
     new = {
         "A": A1, "a": a1,
-        "Pi": pi_end + 0.5 * h * np.cross(s1, u),
+        "Pi": pi_end + 0.5 * h * cross(s1, u),
         "p": p_half + 0.5 * h * (A1 @ u - weight),
-        "s": s1, "F": F, "xi": xi, "chart": c1.chart, "z": c1.z,
+        "s": s1, "F": F.copy(), "xi": xi.copy(), "chart": c1.chart, "z": c1.z,
         "normal_force": 0.5 * (c1.n @ F + c1.n @ (A1 @ u)),
     }
-    return 0, new, c1
+    return OK, new, c1
 
 
 def frame(state, c):
@@ -485,34 +596,38 @@ def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, subst
     F (3,), xi (3,) : ndarray                # IN/OUT warm starts of the step's Newton solve
     chart (1,) intp, z (2,) : ndarray        # IN/OUT ground chart of the contact
     out : ndarray (n_steps // save_every, FRAME_SIZE)      # OUT
-    info : ndarray (1,) intp                 # OUT failure kind (0 on success)
+    info : ndarray (1,) intp                 # OUT the status of a failure (0 on success)
 
     Returns
     -------
     int
-        0 on success, ``k + 1`` if step ``k`` failed (state left at its start; ``info[0]``
-        tells why: CONTACT_FAILED, STEP_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED, or one of
-        the contact EVENTS FLAT, RIM_TO_SIDE, INNER_CONTACT).
+        0 on success, ``k + 1`` if step ``k`` failed, ``info[0]`` telling why (a status of
+        :mod:`nhphys.twins.newton`: a Newton failure, ``FAR_BRANCH``, ``CONTACT_FAILED``,
+        ``SINGULAR_CONTACT``, ``SUPPORT_FAILED``, or one of the contact events ``FLAT``,
+        ``RIM_TO_SIDE``, ``INNER_CONTACT``). A step is committed to the IN/OUT arrays only when
+        all its sub-steps succeeded: after a failure they hold the state at its start.
     """
-    state = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
-             "F": F.copy(), "xi": xi.copy(), "chart": int(chart[0]), "z": z.copy()}
-    info[0] = 0
+    committed = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
+                 "F": F.copy(), "xi": xi.copy(), "chart": int(chart[0]), "z": z.copy()}
+    info[0] = OK
     h_last = h * substeps[-1]  # the warm start xi belongs to the last sub-step taken
     for k in range(n_steps):
+        state = committed
         for frac in substeps:
-            state["xi"] = state["xi"] * (h * frac / h_last)
+            state = dict(state, xi=state["xi"] * (h * frac / h_last))
             h_last = h * frac
-            status, new, c = rolling_step(shape, ground, mass, inertia, inertia_inv, gravity,
-                                          up, h * frac, map_code, newton_tol, max_newton, state)
+            status, state, c = rolling_step(shape, ground, mass, inertia, inertia_inv, gravity,
+                                            up, h * frac, map_code, newton_tol, max_newton,
+                                            state)
             if status:
                 info[0] = status
                 return k + 1
-            state = new
-        A[:], a[:], Pi[:], p[:], s[:] = new["A"], new["a"], new["Pi"], new["p"], new["s"]
-        F[:], xi[:], z[:] = new["F"], new["xi"], new["z"]
-        chart[0] = new["chart"]
+        committed = state
+        A[:], a[:], Pi[:], p[:], s[:] = state["A"], state["a"], state["Pi"], state["p"], state["s"]
+        F[:], xi[:], z[:] = state["F"], state["xi"], state["z"]
+        chart[0] = state["chart"]
         if (k + 1) % save_every == 0:
-            out[(k + 1) // save_every - 1] = frame(new, c)
+            out[(k + 1) // save_every - 1] = frame(state, c)
     return 0
 
 

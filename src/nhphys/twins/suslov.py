@@ -53,10 +53,27 @@ The node velocity is the constrained velocity with momentum ``p``:
 * exp:    ``E = c (hat(xi)^2 I/h - hat(xi x M) - hat(xi) hat(M)) + (c'(t)/t) (xi x (xi x M)) xi^T``;
 * cayley: ``E = ((xi . M) I + xi M^T + xi xi^T I / h) / 4``;
 
-and ``dF/dy = B^T dG B``. Newton stops when ``|dy| <= newton_tol |y|``; quadratic convergence
-then leaves an error far below round-off. For exp, a root with ``|xi| >= pi`` (a turn of half a
+and ``dF/dy = B^T dG B``.
+
+*The Newton solve* goes through the shared solver (:mod:`nhphys.twins.newton`), with
+
+* ``x_floor_a = |y_0|`` for every unknown: the size of the warm start ``y_0`` (the last step's
+  ``y``, scaled to this sub-step), i.e. the turn of this step. A component of ``y`` passing
+  through zero is then judged against the step's size, as the old rule
+  ``|dy| <= newton_tol |y|`` (2-norms) did; the componentwise rule is implied by that one, so it
+  never takes more iterations;
+* ``F_scale_a = sum_i |B_ia| |Pi^-_i| + |p_a|``: the size of the terms of ``F_a``, whose rounding
+  is a few units of ``eps`` of it;
+* the rule ``NewtonRule(newton_tol, RESIDUAL_TOL, max_newton)`` with ``RESIDUAL_TOL = 8 eps``:
+  a residual at the level of its own rounding ends the solve before one more Jacobian. From the
+  warm start a typical step takes two Jacobians (the correction test alone took three: the third
+  only confirmed that the second had reached round-off). Either way the iterate is exact to
+  round-off: Newton converges quadratically, so when the correction test stops on a correction
+  of ``newton_tol`` relative, the iterate it returns is accurate far below that.
+
+For exp, a root with ``|xi| >= pi`` (a turn of half a
 revolution or more in one step) lies on a far branch of the Legendre transform and is reported as
-a failure: the step is too large for the motion.
+a failure (``FAR_BRANCH``): the step is too large for the motion.
 
 *Rounding.* In exact arithmetic ``R tau(xi)`` is a rotation. In floating point, the rounding of
 ``tau(xi)`` is the same at every step when ``xi`` is (steady rotations), so the orthogonality
@@ -66,7 +83,8 @@ which squares the (round-off sized) error; the correction is O(eps) and changes 
 
 *Fourth order.* The triple jump ``Phi_{g1 h} Phi_{g0 h} Phi_{g1 h}``, ``g1 = 1/(2 - 2^(1/3))``,
 ``g0 = 1 - 2 g1``, composes the symmetric step into a symmetric fourth-order one that keeps the
-constraint exactly (``substeps``).
+constraint exactly (``substeps``). A step is committed only when all its sub-steps succeeded:
+after a failure the state is the one at the start of the failed step.
 
 *Properties.* Replacing ``h`` by ``-h`` and starting from ``-xi_k`` inverts a step exactly (the
 scheme is symmetric, hence of even order: second). In the principal-axis Suslov case
@@ -79,8 +97,16 @@ Why not the formulas printed in the seed paper: see ``docs/suslov.md``.
 import numpy as np
 
 from nhphys.twins import so3
+from nhphys.twins.newton import FAR_BRANCH, OK, NewtonRule, newton_solve
 
-EXP, CAYLEY = 0, 1
+EXP, CAYLEY = 0, 1  # the retraction tau (nhphys.lie.retraction: ExponentialRetraction.code, ...)
+RESIDUAL_TOL = 8 * np.finfo(float).eps  # residuals this small (relative to their terms) are solved
+
+
+def cross(u, v):
+    """``u x v`` of two 3-vectors (3,) (``numpy.cross`` costs twenty times more per call)."""
+    return np.array([u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
+                     u[0] * v[1] - u[1] * v[0]])
 
 
 def momentum_pair(xi, inertia, h, map_code):
@@ -101,9 +127,9 @@ def momentum_pair(xi, inertia, h, map_code):
         Momentum at the start and at the end of the step.
     """
     M = inertia @ xi / h
-    half = 0.5 * np.cross(xi, M)
+    half = 0.5 * cross(xi, M)
     if map_code == EXP:
-        extra = so3.exp_coeff_c(np.linalg.norm(xi)) * np.cross(xi, np.cross(xi, M))
+        extra = so3.exp_coeff_c(np.linalg.norm(xi)) * cross(xi, cross(xi, M))
     else:
         extra = 0.25 * xi * (xi @ M)
     return M + half + extra, M - half + extra
@@ -117,9 +143,9 @@ def momentum_minus_jacobian(xi, inertia, h, map_code):
     d = dM + 0.5 * (K @ dM - so3.hat(M[None])[0])
     if map_code == EXP:
         t = np.linalg.norm(xi)
-        xxM = np.cross(xi, np.cross(xi, M))
+        xxM = cross(xi, cross(xi, M))
         d += so3.exp_coeff_c(t) * (
-            K @ K @ dM - so3.hat(np.cross(xi, M)[None])[0] - K @ so3.hat(M[None])[0]
+            K @ K @ dM - so3.hat(cross(xi, M)[None])[0] - K @ so3.hat(M[None])[0]
         )
         d += so3.exp_coeff_dc(t) * np.outer(xxM, xi)
     else:
@@ -133,33 +159,55 @@ def reorthonormalize(R):
 
 
 def retraction_step(inertia, basis, p, y, h, map_code, newton_tol, max_newton):
-    """One step: solve for ``y`` (Newton), return ``(xi, p_new, y, converged)``.
+    """One step: solve ``F(y) = B^T Pi^-(B y) - p = 0`` for ``y`` and advance the momentum.
 
-    Shapes: ``inertia`` (3, 3), ``basis`` (3, m), ``p`` (m,), ``y`` (m,) initial guess.
+    Parameters
+    ----------
+    inertia : ndarray, shape (3, 3)
+    basis : ndarray, shape (3, m)
+    p : ndarray, shape (m,)
+        The ``d*`` momentum at the start of the step.
+    y : ndarray, shape (m,)
+        Newton's first guess (not changed).
+    h : float
+    map_code : int
+    newton_tol : float
+    max_newton : int
+
+    Returns
+    -------
+    status : int
+        ``OK``, a status of the Newton solve, or ``FAR_BRANCH``.
+    xi : ndarray, shape (3,)
+        The step ``B y`` in the Lie algebra.
+    p_new : ndarray, shape (m,)
+        The momentum at the end of the step.
+    y : ndarray, shape (m,)
+        The solution.
     """
-    y = y.copy()
-    converged = False
-    for _ in range(max_newton):
-        xi = basis @ y
-        pi_minus, _ = momentum_pair(xi, inertia, h, map_code)
-        F = basis.T @ pi_minus - p
-        J = basis.T @ momentum_minus_jacobian(xi, inertia, h, map_code) @ basis
-        dy = np.linalg.solve(J, F)
-        y -= dy
-        if not np.all(np.isfinite(y)):
-            break
-        if np.linalg.norm(dy) <= newton_tol * np.linalg.norm(y):
-            converged = True
-            break
+    y = np.array(y, dtype=float)
+
+    def residual(y):
+        pi_minus, _ = momentum_pair(basis @ y, inertia, h, map_code)
+        return OK, basis.T @ pi_minus - p, np.abs(basis.T) @ np.abs(pi_minus) + np.abs(p)
+
+    def jacobian(y):
+        return OK, basis.T @ momentum_minus_jacobian(basis @ y, inertia, h, map_code) @ basis
+
+    floor = np.full(y.shape, np.linalg.norm(y))
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is a NOT_FINITE status
+        status = newton_solve(residual, jacobian, y, floor,
+                              NewtonRule(newton_tol, RESIDUAL_TOL, max_newton))
     xi = basis @ y
-    if map_code == EXP and np.linalg.norm(xi) >= np.pi:
-        converged = False  # a turn of pi or more per step: a spurious root of a far branch
-    p_new = p - basis.T @ np.cross(xi, inertia @ xi) / h
-    return xi, p_new, y, converged
+    if status == OK and map_code == EXP and np.linalg.norm(xi) >= np.pi:
+        status = FAR_BRANCH  # a turn of pi or more per step: a spurious root of a far branch
+    if status != OK:
+        return status, xi, p, y
+    return OK, xi, p - basis.T @ cross(xi, inertia @ xi) / h, y
 
 
 def retraction_run(inertia, basis, R, p, y, h, substeps, n_steps, save_every, map_code,
-                   newton_tol, max_newton, out_R, out_p):
+                   newton_tol, max_newton, out_R, out_p, info):
     """Advance ``n_steps`` steps, saving every ``save_every``-th state.
 
     Parameters
@@ -178,28 +226,32 @@ def retraction_run(inertia, basis, R, p, y, h, substeps, n_steps, save_every, ma
     max_newton : int
     out_R : ndarray, shape (n_steps // save_every, 3, 3)   # OUT
     out_p : ndarray, shape (n_steps // save_every, m)      # OUT
+    info : ndarray, shape (1,), intp                # OUT the status of a failure (0 on success)
 
     Returns
     -------
     int
-        0 on success; ``k + 1`` if a Newton solve of step ``k`` (0-based, counted from the
-        start of this call) did not converge, with the state left at the start of the failing
-        sub-step.
+        0 on success; ``k + 1`` if step ``k`` (0-based, counted from the start of this call)
+        failed, ``info[0]`` saying why (a status of :mod:`nhphys.twins.newton`). A step is
+        committed to ``R, p, y`` only when all its sub-steps succeeded, so after a failure they
+        hold the state at the start of the failed step.
     """
     retract = so3.exp if map_code == EXP else so3.cay
+    info[0] = OK
     h_last = h * substeps[-1]  # the warm start y belongs to the last sub-step taken
     for k in range(n_steps):
+        R_k, p_k, y_k = R.copy(), p.copy(), y.copy()
         for frac in substeps:
-            y[:] = y * (h * frac / h_last)
+            y_k = y_k * (h * frac / h_last)
             h_last = h * frac
-            xi, p_new, y_new, ok = retraction_step(
-                inertia, basis, p, y, h * frac, map_code, newton_tol, max_newton
+            status, xi, p_k, y_k = retraction_step(
+                inertia, basis, p_k, y_k, h * frac, map_code, newton_tol, max_newton
             )
-            if not ok:
+            if status != OK:
+                info[0] = status
                 return k + 1
-            R[:] = reorthonormalize(R @ retract(xi[None])[0])
-            p[:] = p_new
-            y[:] = y_new
+            R_k = reorthonormalize(R_k @ retract(xi[None])[0])
+        R[:], p[:], y[:] = R_k, p_k, y_k
         if (k + 1) % save_every == 0:
             j = (k + 1) // save_every - 1
             out_R[j] = R

@@ -31,7 +31,7 @@ from nhphys.trajectory import META_KEY, STATIC_PREFIX
 
 EXAMPLES = int(os.environ.get("NHPHYS_FUZZ_EXAMPLES", "100"))
 HANG_SECONDS = 20.0  # no example may take longer: a hang fails the test instead of the suite
-FUZZ = settings(max_examples=EXAMPLES, deadline=5000,
+FUZZ = settings(max_examples=EXAMPLES, deadline=10_000,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])
 TINY_SCENE = ("import nhphys\nfrom nhphys import Scene, SuslovContact\n"

@@ -192,11 +192,11 @@ def test_ctrl_c_during_run_keeps_everything_computed(tmp_path):
             proc.kill()
             proc.wait()
     assert proc.returncode == 130, (out, err)
-    assert "interrupted at t =" in out and str(tmp_path / "long.npz") in out
-    traj = Trajectory.load(tmp_path / "long.npz")
+    assert "interrupted at t =" in out and str(tmp_path / "long.interrupted.npz") in out
+    traj = Trajectory.load(tmp_path / "long.interrupted.npz")
     assert traj.meta["interrupted"] and 1 < len(traj) < 10**5 + 1
     assert np.all(np.diff(traj.t) > 0) and traj.constraint_residual.max() < 1e-14
-    assert sorted(os.listdir(tmp_path)) == ["long.npz"]
+    assert sorted(os.listdir(tmp_path)) == ["long.interrupted.npz"]
 
 
 def test_a_failing_simulation_exits_1_and_keeps_the_frames_before(tmp_path):

@@ -78,7 +78,7 @@ def test_a_raising_callback_is_reraised_with_its_traceback(backend):
     assert np.all(np.isfinite(run.A)) and np.all(np.isfinite(run.a))
 
 
-@pytest.mark.skipif(not _backend.extensions_built(), reason="the compiled kernels are not built")
+@pytest.mark.parity
 def test_kernel_stops_within_the_step_and_leaves_the_twins_state():
     """The kernel stops at the step whose evaluation raised and leaves the state at its start:
     the twin, which raises there naturally, leaves the same one."""
@@ -114,7 +114,7 @@ def test_ctrl_c_inside_a_callback_interrupts_the_run(backend, monkeypatch):
     assert traj.contact_point[-1, 0] > TRAP_X - 0.5 * 20e-3  # at most a chunk before it
 
 
-@pytest.mark.skipif(not _backend.extensions_built(), reason="the compiled kernels are not built")
+@pytest.mark.parity
 def test_compiled_array_methods_reraise_a_callbacks_exception():
     ground, trap = trapped_bowl(Boom)
     bridged = ground.with_backend("cython")

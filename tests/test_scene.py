@@ -155,11 +155,11 @@ def test_scene_streams_to_out_and_ctrl_c_returns_what_was_computed(tmp_path, mon
     with pytest.warns(RuntimeWarning, match="Interrupted at t = 0.4"):
         traj = scene.simulate(10.0, 0.01, out=tmp_path / "run.npz")
     assert traj.meta["interrupted"] and len(traj) == 41
-    saved = Trajectory.load(tmp_path / "run.npz")
+    saved = Trajectory.load(tmp_path / "run.interrupted.npz")
     for name in traj.fields:
         assert np.array_equal(saved[name], traj[name])
     assert saved.meta["scene"]["name"] == "tops"
-    assert sorted(os.listdir(tmp_path)) == ["run.npz"]  # no chunk folder, no temporaries
+    assert sorted(os.listdir(tmp_path)) == ["run.interrupted.npz"]  # no chunk folder, no temporaries
 
 
 def test_scene_file_loading(tmp_path):

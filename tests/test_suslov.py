@@ -335,7 +335,7 @@ def test_unknown_initial_condition_is_named():
         Retraction().start(body, 0.01, "python", omega=[1, 0.5, 0])
 
 
-@pytest.mark.skipif(not _backend.extensions_built(), reason="the compiled kernels are not built")
+@pytest.mark.parity
 def test_failed_fourth_order_step_leaves_both_backends_at_its_start():
     """A step whose second sub-step fails (the triple jump's middle step, 1.26 times longer
     than the first, turns the body by more than pi) leaves the state at the step's start, the

@@ -163,7 +163,7 @@ def test_simulate_streams_to_out_and_ctrl_c_keeps_everything(tmp_path, monkeypat
     with pytest.warns(RuntimeWarning, match="Interrupted"):
         traj = nhphys.simulate(body, 1.0, 0.01, omega=[1, 1, 0], out=tmp_path / "run.npz")
     assert traj.meta["interrupted"] and len(traj) == 31
-    on_disk = Trajectory.load(tmp_path / "run.npz")
+    on_disk = Trajectory.load(tmp_path / "run.interrupted.npz")
     assert np.array_equal(on_disk.R, traj.R) and on_disk.meta["interrupted"]
     assert not (tmp_path / "run.npz.part").exists()
     assert no_temporaries(tmp_path) == []

@@ -328,8 +328,9 @@ class Scene:
             A progress bar (tqdm); ``None`` shows one for long runs on a terminal.
         out : str or path, optional
             An ``.npz`` file written as the run goes: frames are streamed chunk by chunk to
-            ``out + ".part"`` (which :meth:`Trajectory.load` reads if the process is killed) and
-            the finished file replaces ``out`` atomically at the end, or on Ctrl-C.
+            ``out + ".part"`` (which :meth:`Trajectory.load` reads if the process is killed). A
+            complete run replaces ``out`` atomically; a failed or interrupted one goes beside it
+            (``NAME.failed.npz``, ``NAME.interrupted.npz``) and never replaces an existing file.
 
         Returns
         -------

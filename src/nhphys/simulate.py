@@ -29,15 +29,6 @@ def _progress_bar(total, enabled, desc="nhphys", work=None):
     return tqdm(total=total, unit="step", unit_scale=True, desc=desc)
 
 
-def _backend_of(run, requested):
-    """The implementation a run really steps with: a user-defined system's Python callables
-    keep it on the twins whatever was asked."""
-    kernel = getattr(run, "kernel", None)
-    if kernel is None:
-        return requested
-    return "python" if kernel.__name__.startswith("nhphys.twins") else "cython"
-
-
 def number_of_steps(t_final: float, dt: float) -> int:
     """``t_final / dt`` as a whole number >= 1 (to 1e-9 relative), else ``ValueError``."""
     n_steps = round(t_final / dt)
@@ -120,13 +111,16 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
     backend : {"auto", "cython", "python"}
         Compiled kernels or their Python twins.
     save_every : int
-        Keep every ``save_every``-th step (the initial state is always kept).
+        Keep every ``save_every``-th step; the initial and the final state are always kept
+        (when ``save_every`` does not divide the number of steps, the last frame is the final
+        state, less than ``save_every`` steps after the one before it).
     progress : bool or None
         Show a progress bar; ``None`` shows one for long runs on a terminal.
     out : str or path, optional
         An ``.npz`` file written as the run goes: each chunk of frames is streamed to the folder
-        ``out + ".part"`` (``Trajectory.load`` reads it if the process is killed), and the whole
-        trajectory replaces ``out`` atomically when the run ends, is interrupted or fails.
+        ``out + ".part"`` (``Trajectory.load`` reads it if the process is killed). A complete
+        run replaces ``out`` atomically; a failed or interrupted one never replaces an existing
+        file: it goes beside it, to ``NAME.failed.npz`` or ``NAME.interrupted.npz``.
     **initial_conditions
         In the vocabulary of :mod:`nhphys.conditions`, shared with :meth:`nhphys.Scene.add_body`:
         ``orientation``, ``omega``, ``momentum`` (Suslov); ``orientation``, ``omega``,
@@ -171,7 +165,7 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
         "system": repr(system),
         "integrator": repr(integrator),
         "dt": args.dt,
-        "backend": _backend_of(run, args.backend),
+        "backend": getattr(run, "backend", "python"),  # what really steps (the run chose it)
         "save_every": args.save_every,
     }
     return drive(run, args.n_steps, args.dt, args.save_every, meta, progress=progress,
@@ -226,17 +220,25 @@ def drive(run, n_steps, dt, save_every, meta, *, progress=None, writer=None, sta
     def assemble():
         return Trajectory.concatenate(frames, dict(meta, steps=done), static=static)
 
+    def take(todo, every):
+        nonlocal done
+        saved = run.advance(todo, every)
+        t = dt * np.arange(done + every, done + todo + 1, every)
+        frames.append({"t": t, **saved})
+        if writer is not None:
+            writer.append(frames[-1])
+        done += todo
+        if bar is not None:
+            bar.update(todo)
+
     try:
         while done < n_steps:
             todo = min(chunk, n_steps - done)
-            saved = run.advance(todo, save_every)
-            t = dt * np.arange(done + save_every, done + todo + 1, save_every)
-            frames.append({"t": t, **saved})
-            if writer is not None:
-                writer.append(frames[-1])
-            done += todo
-            if bar is not None:
-                bar.update(todo)
+            rest = todo % save_every  # only in the last chunk: the final state is kept too
+            if todo - rest:
+                take(todo - rest, save_every)
+            if rest:
+                take(rest, rest)
     except KeyboardInterrupt:
         meta["interrupted"] = True
         warnings.warn(
@@ -247,12 +249,12 @@ def drive(run, n_steps, dt, save_every, meta, *, progress=None, writer=None, sta
     except NewtonError as err:
         err.trajectory = assemble()
         if writer is not None:
-            writer.finish(err.trajectory)
+            writer.finish(err.trajectory, complete=False)  # kept beside `out`, never over it
         raise
     finally:
         if bar is not None:
             bar.close()
     traj = assemble()
     if writer is not None:
-        writer.finish(traj)
+        writer.finish(traj, complete=not meta["interrupted"])
     return traj

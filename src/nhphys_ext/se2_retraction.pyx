@@ -41,18 +41,23 @@ cdef inline void coefficients(double w, int map_code, double* co) noexcept nogil
         co[5] = 0.0
 
 
-cdef inline void momentum(const double* xi, const double* I, int d, double h, int map_code,
-                          double sign, double* out) noexcept nogil:
-    # Pi^- (sign = +1) or Pi^+ (sign = -1); I row-major d x d
-    cdef double M[DMAX]
-    cdef double co[6]
+cdef inline void body_momentum(const double* xi, const double* I, int d, double h,
+                               double* M) noexcept nogil:
+    # M = I xi / h
     cdef int i, j
-    cdef double w = xi[2]
     for i in range(d):
         M[i] = 0.0
         for j in range(d):
             M[i] += I[d * i + j] * xi[j]
         M[i] /= h
+
+
+cdef inline void momentum_of(const double* xi, const double* M, int d, int map_code,
+                             double sign, double* out) noexcept nogil:
+    # Pi^- (sign = +1) or Pi^+ (sign = -1) of the step xi with M = I xi / h
+    cdef double co[6]
+    cdef int i
+    cdef double w = xi[2]
     coefficients(w, map_code, co)
     for i in range(3, d):
         out[i] = M[i]
@@ -63,20 +68,25 @@ cdef inline void momentum(const double* xi, const double* I, int d, double h, in
               + co[0] * (xi[0] * M[0] + xi[1] * M[1]) + co[2] * M[2])
 
 
-cdef inline void momentum_minus_jacobian(const double* xi, const double* I, int d, double h,
-                                         int map_code, double* D) noexcept nogil:
-    # D = dPi^-/dxi, row-major d x d (see the twin)
+cdef inline void momentum(const double* xi, const double* I, int d, double h, int map_code,
+                          double sign, double* out) noexcept nogil:
+    # Pi^- (sign = +1) or Pi^+ (sign = -1); I row-major d x d
     cdef double M[DMAX]
+    body_momentum(xi, I, d, h, M)
+    momentum_of(xi, M, d, map_code, sign, out)
+
+
+cdef inline void momentum_minus_jacobian(const double* xi, const double* M, const double* I,
+                                         int d, double h, int map_code,
+                                         double* D) noexcept nogil:
+    # D = dPi^-/dxi, row-major d x d (see the twin), given M = I xi / h. (It only steers
+    # Newton, so 1/h is taken once: the solution does not depend on its last bits.)
     cdef double co[6]
     cdef double A00, A01, A10, A11, r0, r1
     cdef int i, j
     cdef double w = xi[2]
+    cdef double ih = 1.0 / h
     cdef double vM
-    for i in range(d):
-        M[i] = 0.0
-        for j in range(d):
-            M[i] += I[d * i + j] * xi[j]
-        M[i] /= h
     coefficients(w, map_code, co)
     # A = J/2 - ev I = [[-ev, -1/2], [1/2, -ev]]
     A00 = -co[4]
@@ -84,26 +94,22 @@ cdef inline void momentum_minus_jacobian(const double* xi, const double* I, int 
     A10 = 0.5
     A11 = -co[4]
     for j in range(d):
-        D[j] = I[j] / h + w * (A00 * I[j] + A01 * I[d + j]) / h
-        D[d + j] = I[d + j] / h + w * (A10 * I[j] + A11 * I[d + j]) / h
+        D[j] = (I[j] + w * (A00 * I[j] + A01 * I[d + j])) * ih
+        D[d + j] = (I[d + j] + w * (A10 * I[j] + A11 * I[d + j])) * ih
     r0 = A00 * M[0] + A01 * M[1] - w * co[5] * M[0]
     r1 = A10 * M[0] + A11 * M[1] - w * co[5] * M[1]
     D[2] += r0
     D[d + 2] += r1
     vM = xi[0] * M[0] + xi[1] * M[1]
     for j in range(d):
-        D[2 * d + j] = (I[2 * d + j] / h
-                        + 0.5 * (xi[0] * I[d + j] - xi[1] * I[j]) / h
-                        + co[0] * (xi[0] * I[j] + xi[1] * I[d + j]) / h
-                        + co[2] * I[2 * d + j] / h)
+        D[2 * d + j] = (I[2 * d + j] + 0.5 * (xi[0] * I[d + j] - xi[1] * I[j])
+                        + co[0] * (xi[0] * I[j] + xi[1] * I[d + j]) + co[2] * I[2 * d + j]) * ih
     D[2 * d + 0] += 0.5 * M[1] + co[0] * M[0]
     D[2 * d + 1] += -0.5 * M[0] + co[0] * M[1]
     D[2 * d + 2] += co[1] * vM + co[3] * M[2]
     for i in range(3, d):
         for j in range(d):
-            D[d * i + j] = I[d * i + j] / h
-
-
+            D[d * i + j] = I[d * i + j] * ih
 
 
 cdef struct RetractionProblem:
@@ -114,6 +120,7 @@ cdef struct RetractionProblem:
     int d, m, map_code
     double h
     double xi[DMAX]        # B y of the last residual, for the Jacobian
+    double M[DMAX]         # and its I xi / h
     Py_ssize_t evaluations
 
 
@@ -122,25 +129,20 @@ cdef int retraction_residual(void* problem, double* y, double* F,
     cdef RetractionProblem* pr = <RetractionProblem*>problem
     cdef int d = pr.d, m = pr.m
     cdef double G[DMAX]
-    cdef double size[DMAX]
-    cdef int i, j, a
+    cdef int i, a
     pr.evaluations += 1
     for i in range(d):
         pr.xi[i] = 0.0
         for a in range(m):
             pr.xi[i] += pr.B[m * i + a] * y[a]
-    momentum(pr.xi, pr.I, d, pr.h, pr.map_code, 1.0, G)
-    for i in range(d):
-        size[i] = 0.0
-        for j in range(d):
-            size[i] += fabs(pr.I[d * i + j]) * fabs(pr.xi[j])
-        size[i] /= fabs(pr.h)
+    body_momentum(pr.xi, pr.I, d, pr.h, pr.M)
+    momentum_of(pr.xi, pr.M, d, pr.map_code, 1.0, G)
     for a in range(m):
         F[a] = -pr.p[a]
         F_scale[a] = fabs(pr.p[a])
         for i in range(d):
             F[a] += pr.B[m * i + a] * G[i]
-            F_scale[a] += fabs(pr.B[m * i + a]) * size[i]
+            F_scale[a] += fabs(pr.B[m * i + a] * G[i])
     return OK
 
 
@@ -151,7 +153,7 @@ cdef int retraction_jacobian(void* problem, const double* y, double* Jm) noexcep
     cdef double D[DMAX * DMAX]
     cdef double DB[DMAX * DMAX]
     cdef int i, j, a, b
-    momentum_minus_jacobian(pr.xi, pr.I, d, pr.h, pr.map_code, D)
+    momentum_minus_jacobian(pr.xi, pr.M, pr.I, d, pr.h, pr.map_code, D)
     for i in range(d):
         for b in range(m):
             DB[m * i + b] = 0.0

@@ -65,8 +65,9 @@ and ``dF/dy = B^T dPi B``.
 last step's ``y``; ``x_floor`` is the largest ``|y_a|`` of that guess for every component (the
 size of the step: a component passing through zero, such as the sleigh's turning step as it
 straightens out, is judged against the whole step, as the former rule ``|dy| <= newton_tol
-|y|`` did); ``F_scale_a = |p_a| + sum_i |B_ia| sum_j |I_ij xi_j| / |h|``, the size of the
-momenta that make up ``F_a``. ``correction_tol = newton_tol`` and ``residual_tol =
+|y|`` did); ``F_scale_a = |p_a| + sum_i |B_ia Pi^-_i|``, the size of the momenta that make
+up ``F_a`` (where ``Pi^-`` is a difference of larger terms this underestimates its round-off,
+which can only delay the residual test: the correction test still ends the solve). ``correction_tol = newton_tol`` and ``residual_tol =
 RESIDUAL_TOL`` (4 units of round-off): a step whose warm start already solves the equations to
 round-off (the vertical disk's, whose ``y`` never changes) ends after one residual, without a
 Jacobian.
@@ -150,8 +151,9 @@ class RetractionProblem:
         self.evaluations += 1
         B, h = self.basis, self.h
         self.xi = B @ y
-        F = B.T @ momentum(self.xi, self.inertia, h, self.map_code, 1.0) - self.p
-        F_scale = np.abs(self.p) + np.abs(B).T @ (np.abs(self.inertia) @ np.abs(self.xi)) / abs(h)
+        G = momentum(self.xi, self.inertia, h, self.map_code, 1.0)
+        F = B.T @ G - self.p
+        F_scale = np.abs(self.p) + np.abs(B * G[:, None]).sum(axis=0)
         return OK, F, F_scale
 
     def jacobian(self, y):

@@ -212,7 +212,7 @@ SE2_SYSTEMS = {
     "sleigh": (SLEIGH, SLEIGH_IC),
     "vertical disk": (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"pose0": [0.3, -0.2, 0.4],
                                                              "omega0": 1.3, "spin0": 2.0}),
-}
+}  # the rotor sleigh's are in tests/test_rotor_sleigh.py
 
 
 @pytest.mark.parametrize("map_", ["exp", "cayley"])

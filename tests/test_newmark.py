@@ -14,6 +14,7 @@ from nhphys.systems import (
     ContactOscillator,
     KnifeEdge,
     NonReversibleContactOscillator,
+    RotorSleigh,
     VerticalDisk,
 )
 from nhphys.twins import models
@@ -163,9 +164,11 @@ def test_newmark_coincides_with_dla_step_by_step(alpha, disc, backend):
     Newmark(0.5, 0.2, 0.3, "average"), DLA("midpoint"), DLA("trapezoidal", 0.7, "average"),
 ], ids=repr)
 def test_constraints_hold_at_every_step(integrator, backend):
-    # velocities of order 1 in all three systems
+    # velocities of order 1 in all four systems
     for system, ic in [(OSC, OSC_IC), (KnifeEdge(1.0, 0.5, 0.5), {"velocity0": 0.1, "omega0": 1.0}),
-                       (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"omega0": 1.3, "spin0": 2.0})]:
+                       (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"omega0": 1.3, "spin0": 2.0}),
+                       (RotorSleigh(1.0, 0.4, 0.1, 0.5, locked=True),
+                        {"velocity0": 0.1, "omega0": 1.0})]:
         traj = nhphys.simulate(system, 2.0, 1e-3, integrator=integrator, backend=backend, **ic)
         assert traj.constraint_residual.max() < 1e-13
     # the discrete position constraint of the chosen discretisation, at every step
@@ -243,7 +246,7 @@ SYSTEMS = {
                       0.01),
     "contact oscillator": (ContactOscillator(0.3), OSC_IC, 0.01),
     "non-reversible oscillator": (NonReversibleContactOscillator(0.3), OSC_IC, 0.01),
-}
+}  # the rotor sleigh's are in tests/test_rotor_sleigh.py
 METHODS = {
     "explicit": Newmark(0.0, 0.0, 0.0),
     "implicit": Newmark(0.25, 0.1, 0.6, "average"),

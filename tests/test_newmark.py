@@ -554,3 +554,30 @@ def test_model_derivatives_are_the_derivatives(which):
                                model.constraint_matrix_derivative(q), atol=1e-8)
     np.testing.assert_allclose(diff(model.gauge_hessian) @ d, model.gauge_third(q, d),
                                atol=1e-8)
+
+
+def test_an_exception_in_a_user_function_is_raised_as_itself_and_stops_the_run():
+    class Boom(Exception):
+        pass
+
+    calls = [0]
+
+    def grad_potential(q):
+        calls[0] += 1
+        if calls[0] > 60:
+            raise Boom("raised by the user's gradient")
+        return q.copy()
+
+    ic = {"q0": [1.0, 0.5, 0.0], "v0": [0.2, 1.0, 0.1]}
+    run = Newmark(0.25, 0.25, 0.5).start(_particle(grad_potential=grad_potential), 0.01,
+                                         "auto", **ic)
+    assert run.backend == "python"
+    with pytest.raises(Boom, match="user's gradient") as info:
+        run.advance(100, 1)
+    assert any(entry.name == "grad_potential" for entry in info.traceback)
+    # the state is at the start of the step that raised: one of the undisturbed run's states
+    clean = Newmark(0.25, 0.25, 0.5).start(_particle(), 0.01, "auto", **ic)
+    states = [clean.q.copy()] + list(clean.advance(100, 1)["q"])
+    assert any(np.array_equal(run.q, q) for q in states[1:])
+    with pytest.raises(RuntimeError, match="start a new one"):
+        run.advance(1, 1)

@@ -125,14 +125,16 @@ cdef class KnifeEdgeModel(CoordinateModel):
         out[2] = 0.0
 
     cdef void constraint_matrix(self, const double* q, double* out) noexcept nogil:
-        out[0] = -sin(q[2])
-        out[1] = cos(q[2])
+        cdef double th = q[2]  # read before writing: out may alias q, and sin, cos of one
+        out[0] = -sin(th)      # local become one sincos
+        out[1] = cos(th)
         out[2] = -self.offset
 
     cdef void constraint_matrix_derivative(self, const double* q, double* out) noexcept nogil:
+        cdef double th = q[2]
         zero(out, 9)
-        out[0 * 3 + 2] = -cos(q[2])
-        out[1 * 3 + 2] = -sin(q[2])
+        out[0 * 3 + 2] = -cos(th)
+        out[1 * 3 + 2] = -sin(th)
 
 
 cdef class VerticalDiskModel(CoordinateModel):
@@ -151,19 +153,21 @@ cdef class VerticalDiskModel(CoordinateModel):
         return (self.mass, self.radius, self.inertia_axial, self.inertia_diametral)
 
     cdef void constraint_matrix(self, const double* q, double* out) noexcept nogil:
+        cdef double th = q[2]
         out[0] = 1.0
         out[1] = 0.0
         out[2] = 0.0
-        out[3] = -self.radius * cos(q[2])
+        out[3] = -self.radius * cos(th)
         out[4] = 0.0
         out[5] = 1.0
         out[6] = 0.0
-        out[7] = -self.radius * sin(q[2])
+        out[7] = -self.radius * sin(th)
 
     cdef void constraint_matrix_derivative(self, const double* q, double* out) noexcept nogil:
+        cdef double th = q[2]
         zero(out, 32)
-        out[3 * 4 + 2] = self.radius * sin(q[2])
-        out[16 + 3 * 4 + 2] = -self.radius * cos(q[2])
+        out[3 * 4 + 2] = self.radius * sin(th)
+        out[16 + 3 * 4 + 2] = -self.radius * cos(th)
 
 
 cdef class ContactOscillatorModel(CoordinateModel):
@@ -179,22 +183,25 @@ cdef class ContactOscillatorModel(CoordinateModel):
         return (self.epsilon, self.strength)
 
     cdef void grad_potential(self, const double* q, double* out) noexcept nogil:
-        out[0] = q[0] + self.epsilon * q[0] * q[2] * q[2]
-        out[1] = q[1]
-        out[2] = q[2] + self.epsilon * q[0] * q[0] * q[2]
+        cdef double x = q[0], y = q[1], z = q[2]
+        out[0] = x + self.epsilon * x * z * z
+        out[1] = y
+        out[2] = z + self.epsilon * x * x * z
 
     cdef void hessian_potential(self, const double* q, double* out) noexcept nogil:
+        cdef double x = q[0], z = q[2]
         zero(out, 9)
-        out[0] = 1.0 + self.epsilon * q[2] * q[2]
-        out[2] = 2.0 * self.epsilon * q[0] * q[2]
+        out[0] = 1.0 + self.epsilon * z * z
+        out[2] = 2.0 * self.epsilon * x * z
         out[4] = 1.0
         out[6] = out[2]
-        out[8] = 1.0 + self.epsilon * q[0] * q[0]
+        out[8] = 1.0 + self.epsilon * x * x
 
     cdef void constraint_matrix(self, const double* q, double* out) noexcept nogil:
+        cdef double y = q[1]
         out[0] = 1.0
         out[1] = 0.0
-        out[2] = q[1]
+        out[2] = y
 
     cdef void constraint_matrix_derivative(self, const double* q, double* out) noexcept nogil:
         zero(out, 9)
@@ -231,8 +238,9 @@ cdef class RotorSleighModel(CoordinateModel):
         return (self.mass, self.inertia, self.rotor_inertia, self.offset, self.locked)
 
     cdef void constraint_matrix(self, const double* q, double* out) noexcept nogil:
-        out[0] = -sin(q[2])
-        out[1] = cos(q[2])
+        cdef double th = q[2]
+        out[0] = -sin(th)
+        out[1] = cos(th)
         out[2] = -self.offset
         out[3] = 0.0
         if self.locked:
@@ -242,6 +250,7 @@ cdef class RotorSleighModel(CoordinateModel):
             out[7] = 1.0
 
     cdef void constraint_matrix_derivative(self, const double* q, double* out) noexcept nogil:
+        cdef double th = q[2]
         zero(out, self.r * 16)
-        out[0 * 4 + 2] = -cos(q[2])
-        out[1 * 4 + 2] = -sin(q[2])
+        out[0 * 4 + 2] = -cos(th)
+        out[1 * 4 + 2] = -sin(th)

@@ -56,6 +56,17 @@ cdef inline void mu_times(const double* mu, const double* N, int n, int r,
                 C[r * a + b] += mu[n * a + i] * N[r * i + b]
 
 
+cdef inline bint solve_r(int r, double* C, double* rhs) noexcept nogil:
+    # solve_small on the r x r systems of the constraints, with the one-constraint case (most
+    # systems) inline: the same division solve_small does, without the call
+    if r == 1:
+        if C[0] == 0.0:
+            return False
+        rhs[0] /= C[0]
+        return True
+    return solve_small(r, C, rhs)
+
+
 cdef inline bint all_finite(const double* x, int k) noexcept nogil:
     cdef int i
     for i in range(k):
@@ -71,6 +82,58 @@ cdef inline double max_abs(const double* x, int k) noexcept nogil:
         if fabs(x[i]) > out:
             out = fabs(x[i])
     return out
+
+
+# -- the model at the last points --------------------------------------------------------------
+cdef struct PointCache:
+    # mu and grad V at the last point each was evaluated at. A step starts where the last one
+    # ended, so its first evaluations are the last step's final ones: the same values, without
+    # calling the model again.
+    bint mu_ok
+    bint g_ok
+    double q_mu[NMAX]
+    double q_g[NMAX]
+    double mu[RMAX * NMAX]
+    double g[NMAX]
+
+
+cdef inline bint same_point(const double* a, const double* b, int n) noexcept nogil:
+    cdef int i
+    for i in range(n):
+        if a[i] != b[i]:
+            return False
+    return True
+
+
+cdef inline void mu_at(CoordinateModel model, PointCache* c, const double* q,
+                       double* out) noexcept nogil:
+    # out = mu(q), (r, n)
+    cdef int i, n = model.n, k = model.r * model.n
+    if c.mu_ok and same_point(c.q_mu, q, n):
+        for i in range(k):
+            out[i] = c.mu[i]
+        return
+    model.constraint_matrix(q, out)
+    for i in range(k):
+        c.mu[i] = out[i]
+    for i in range(n):
+        c.q_mu[i] = q[i]
+    c.mu_ok = True
+
+
+cdef inline void grad_at(CoordinateModel model, PointCache* c, const double* q,
+                         double* out) noexcept nogil:
+    # out = grad V(q), (n,)
+    cdef int i, n = model.n
+    if c.g_ok and same_point(c.q_g, q, n):
+        for i in range(n):
+            out[i] = c.g[i]
+        return
+    model.grad_potential(q, out)
+    for i in range(n):
+        c.g[i] = out[i]
+        c.q_g[i] = q[i]
+    c.g_ok = True
 
 
 # -- discrete constraints -------------------------------------------------------------------
@@ -138,8 +201,9 @@ cdef inline void constraint_jacobian(CoordinateModel model, const double* q0,
 
 
 # -- Newmark --------------------------------------------------------------------------------
-cdef int newmark_explicit_step(CoordinateModel model, const double* q0, const double* v0,
-                               double h, double* q1, double* v1, double* lam) noexcept nogil:
+cdef int newmark_explicit_step(CoordinateModel model, const double* Minv, const double* q0,
+                               const double* v0, double h, double* q1, double* v1,
+                               double* lam) noexcept nogil:
     # F_h^{0,0,0} in closed form (see the twin)
     cdef int n = model.n, r = model.r
     cdef double mu[RMAX * NMAX]
@@ -152,16 +216,17 @@ cdef int newmark_explicit_step(CoordinateModel model, const double* q0, const do
     cdef double rhs[RMAX]
     cdef double tmp[RMAX]
     cdef int i, a
+    # (no PointCache here: for the cheapest step its bookkeeping costs what it saves)
     model.constraint_matrix(q0, mu)
     model.grad_potential(q0, g)
-    n_matrix(model.Minv, mu, n, r, N)
+    n_matrix(Minv, mu, n, r, N)
     mu_times(mu, N, n, r, C)
-    matvec(model.Minv, g, n, n, Mg)
+    matvec(Minv, g, n, n, Mg)
     matvec(mu, Mg, r, n, rhs)
     matvec(mu, v0, r, n, tmp)
     for a in range(r):
         rhs[a] -= (2.0 / h) * tmp[a]
-    if not solve_small(r, C, rhs):
+    if not solve_r(r, C, rhs):
         return SINGULAR_JACOBIAN
     for a in range(r):
         lam[a] = rhs[a]
@@ -173,14 +238,14 @@ cdef int newmark_explicit_step(CoordinateModel model, const double* q0, const do
         w[i] = v0[i] + 0.5 * h * a0[i]
     model.constraint_matrix(q1, mu)
     model.grad_potential(q1, g)
-    n_matrix(model.Minv, mu, n, r, N)
+    n_matrix(Minv, mu, n, r, N)
     mu_times(mu, N, n, r, C)
-    matvec(model.Minv, g, n, n, Mg)
+    matvec(Minv, g, n, n, Mg)
     matvec(mu, Mg, r, n, rhs)
     matvec(mu, w, r, n, tmp)
     for a in range(r):
         rhs[a] -= (2.0 / h) * tmp[a]
-    if not solve_small(r, C, rhs):
+    if not solve_r(r, C, rhs):
         return SINGULAR_JACOBIAN
     for i in range(n):
         v1[i] = w[i] - 0.5 * h * Mg[i]
@@ -194,6 +259,8 @@ cdef int newmark_explicit_step(CoordinateModel model, const double* q0, const do
 cdef struct NewmarkProblem:
     # the Newton problem of an implicit Newmark step, x = (q1, lambda) (see the twin)
     void* model            # CoordinateModel, borrowed
+    const double* Minv     # its inverse mass matrix (the loop's copy)
+    PointCache* cache
     const double* q0
     const double* v0
     double h, beta, alpha
@@ -216,10 +283,10 @@ cdef inline void newmark_evaluate_at(NewmarkProblem* pr, CoordinateModel model,
     # mu1, N1, b1, P at q1
     cdef int i, n = model.n, r = model.r
     cdef double g[NMAX]
-    model.constraint_matrix(q1, pr.mu1)
-    n_matrix(model.Minv, pr.mu1, n, r, pr.N1)
-    model.grad_potential(q1, g)
-    matvec(model.Minv, g, n, n, pr.b1)
+    mu_at(model, pr.cache, q1, pr.mu1)
+    n_matrix(pr.Minv, pr.mu1, n, r, pr.N1)
+    grad_at(model, pr.cache, q1, g)
+    matvec(pr.Minv, g, n, n, pr.b1)
     for i in range(n):
         pr.b1[i] = -pr.b1[i]
         pr.q_eval[i] = q1[i]
@@ -286,7 +353,7 @@ cdef inline int newmark_jacobian_of(NewmarkProblem* pr, CoordinateModel model, c
             for j in range(n):
                 s = 0.0
                 for k in range(n):
-                    s += model.Minv[n * i + k] * T[n * k + j]
+                    s += pr.Minv[n * i + k] * T[n * k + j]
                 J[z * i + j] -= h * h * pr.beta * s
     constraint_jacobian(model, pr.q0, x, pr.alpha, pr.disc, pr.mu_alpha, J, z)
     for a in range(r):
@@ -295,7 +362,8 @@ cdef inline int newmark_jacobian_of(NewmarkProblem* pr, CoordinateModel model, c
     return OK
 
 
-cdef int newmark_step(CoordinateModel model, const double* q0, const double* v0, double* lam,
+cdef int newmark_step(CoordinateModel model, const double* Minv, PointCache* cache,
+                      const double* q0, const double* v0, double* lam,
                       double h, double beta, double beta_p, double alpha, int disc,
                       NewtonRule rule, double* q1, double* v1,
                       Py_ssize_t* evaluations) noexcept nogil:
@@ -314,6 +382,8 @@ cdef int newmark_step(CoordinateModel model, const double* q0, const double* v0,
     cdef int i, a, st
     cdef bint fresh
     pr.model = <void*>model
+    pr.Minv = Minv
+    pr.cache = cache
     pr.q0 = q0
     pr.v0 = v0
     pr.h = h
@@ -321,10 +391,10 @@ cdef int newmark_step(CoordinateModel model, const double* q0, const double* v0,
     pr.alpha = alpha
     pr.disc = disc
     pr.evaluations = 0
-    model.constraint_matrix(q0, pr.mu0)
-    n_matrix(model.Minv, pr.mu0, n, r, pr.N0)
-    model.grad_potential(q0, g)
-    matvec(model.Minv, g, n, n, pr.b0)
+    mu_at(model, cache, q0, pr.mu0)
+    n_matrix(Minv, pr.mu0, n, r, pr.N0)
+    grad_at(model, cache, q0, g)
+    matvec(Minv, g, n, n, pr.b0)
     for i in range(n):
         pr.b0[i] = -pr.b0[i]
         x[i] = q0[i] + h * v0[i]
@@ -360,7 +430,7 @@ cdef int newmark_step(CoordinateModel model, const double* q0, const double* v0,
                                   + (1.0 - 2.0 * beta_p) * pr.b1[i] + 2.0 * beta_p * pr.b0[i])
     mu_times(pr.mu1, Q, n, r, C)
     matvec(pr.mu1, u, r, n, rhs)
-    if not solve_small(r, C, rhs):
+    if not solve_r(r, C, rhs):
         return SINGULAR_JACOBIAN
     for i in range(n):
         v1[i] = u[i]
@@ -375,6 +445,8 @@ cdef int newmark_step(CoordinateModel model, const double* q0, const double* v0,
 cdef struct DLAProblem:
     # the Newton problem of a DLA step, x = (q1, nu) (see the twin)
     void* model            # CoordinateModel, borrowed
+    const double* M        # its mass matrix (the loop's copy)
+    PointCache* cache
     const double* q0
     double h, alpha
     int kind, disc
@@ -413,7 +485,7 @@ cdef inline int dla_residual_of(DLAProblem* pr, CoordinateModel model, double* x
             model.gauge_gradient(mid, gs)
             model.gauge_hessian(mid, Hs)
     else:
-        model.grad_potential(pr.q0, g)
+        grad_at(model, pr.cache, pr.q0, g)
         if model.has_gauge:
             model.gauge_gradient(x, gs1)
             for i in range(n):
@@ -430,8 +502,8 @@ cdef inline int dla_residual_of(DLAProblem* pr, CoordinateModel model, double* x
         sc = 0.0
         hd = 0.0
         for j in range(n):
-            d1 += -model.M[n * i + j] * delta[j] / h - 0.5 * Hs[n * i + j] * delta[j]
-            sc += fabs(model.M[n * i + j]) * (fabs(x[j]) + fabs(pr.q0[j]))
+            d1 += -pr.M[n * i + j] * delta[j] / h - 0.5 * Hs[n * i + j] * delta[j]
+            sc += fabs(pr.M[n * i + j]) * (fabs(x[j]) + fabs(pr.q0[j]))
             hd += Hs[n * i + j] * delta[j]
         mn = 0.0
         for a in range(r):
@@ -452,7 +524,7 @@ cdef inline void dla_mu_alpha(DLAProblem* pr, CoordinateModel model,
                               const double* q1) noexcept nogil:
     # mu_alpha when it needs mu(q1): "average", or "point" with alpha = 1
     cdef double mu1[RMAX * NMAX]
-    model.constraint_matrix(q1, mu1)
+    mu_at(model, pr.cache, q1, mu1)
     constraint_matrix_alpha(model, pr.q0, q1, pr.alpha, pr.disc, pr.mu0, mu1, pr.mu_alpha)
 
 
@@ -480,14 +552,14 @@ cdef inline int dla_jacobian_of(DLAProblem* pr, CoordinateModel model, const dou
             mid[i] = 0.5 * (pr.q0[i] + x[i])
         model.hessian_potential(mid, H)
         for i in range(n * n):
-            J[z * (i // n) + i % n] = model.M[i] / h + 0.25 * h * H[i]
+            J[z * (i // n) + i % n] = pr.M[i] / h + 0.25 * h * H[i]
         if model.has_gauge:
             model.gauge_third(mid, delta, T)
             for i in range(n * n):
                 J[z * (i // n) + i % n] += 0.25 * T[i]
     else:
         for i in range(n * n):
-            J[z * (i // n) + i % n] = model.M[i] / h
+            J[z * (i // n) + i % n] = pr.M[i] / h
         if model.has_gauge:
             model.gauge_hessian(x, H)
             model.gauge_hessian(pr.q0, Hs0)
@@ -503,8 +575,9 @@ cdef inline int dla_jacobian_of(DLAProblem* pr, CoordinateModel model, const dou
     return OK
 
 
-cdef inline void dla_d2(CoordinateModel model, const double* q0, const double* q1, double h,
-                        int kind, double* d2) noexcept nogil:
+cdef inline void dla_d2(CoordinateModel model, const double* M, PointCache* cache,
+                        const double* q0, const double* q1, double h, int kind,
+                        double* d2) noexcept nogil:
     # D_2 L_d(q0, q1), (n,)
     cdef int n = model.n
     cdef double delta[NMAX]
@@ -526,7 +599,7 @@ cdef inline void dla_d2(CoordinateModel model, const double* q0, const double* q
             model.gauge_gradient(m, gs)
             model.gauge_hessian(m, Hs)
     else:
-        model.grad_potential(q1, g)
+        grad_at(model, cache, q1, g)
         for i in range(n):
             d2[i] = -0.5 * h * g[i]
         if model.has_gauge:
@@ -537,7 +610,7 @@ cdef inline void dla_d2(CoordinateModel model, const double* q0, const double* q
             model.gauge_hessian(q1, Hs)
     for i in range(n):
         for j in range(n):
-            d2[i] += model.M[n * i + j] * delta[j] / h
+            d2[i] += M[n * i + j] * delta[j] / h
     if model.has_gauge:
         for i in range(n):
             d2[i] -= gs[i]
@@ -545,7 +618,8 @@ cdef inline void dla_d2(CoordinateModel model, const double* q0, const double* q
                 d2[i] -= 0.5 * Hs[n * i + j] * delta[j]
 
 
-cdef int dla_step(CoordinateModel model, const double* q0, const double* v0, double* lam,
+cdef int dla_step(CoordinateModel model, const double* M, const double* Minv,
+                  PointCache* cache, const double* q0, const double* v0, double* lam,
                   double h, int kind, double alpha, int disc, NewtonRule rule, double* q1,
                   double* v1, Py_ssize_t* evaluations) noexcept nogil:
     # One DLA step in its one-step form (see the twin); lam IN/OUT as 2 nu / h
@@ -564,20 +638,22 @@ cdef int dla_step(CoordinateModel model, const double* q0, const double* v0, dou
     cdef double s, col
     cdef int i, a, st
     pr.model = <void*>model
+    pr.M = M
+    pr.cache = cache
     pr.q0 = q0
     pr.h = h
     pr.alpha = alpha
     pr.kind = kind
     pr.disc = disc
     pr.evaluations = 0
-    model.constraint_matrix(q0, pr.mu0)
-    n_matrix(model.Minv, pr.mu0, n, r, N0)
+    mu_at(model, cache, q0, pr.mu0)
+    n_matrix(Minv, pr.mu0, n, r, N0)
     if model.has_gauge:
         model.gauge_gradient(q0, pr.gs0)
     else:
         for i in range(n):
             pr.gs0[i] = 0.0
-    matvec(model.M, v0, n, n, pr.p0)
+    matvec(M, v0, n, n, pr.p0)
     for i in range(n):
         pr.p0[i] -= pr.gs0[i]
         x[i] = q0[i] + h * v0[i]
@@ -600,17 +676,17 @@ cdef int dla_step(CoordinateModel model, const double* q0, const double* v0, dou
         q1[i] = x[i]
     for a in range(r):
         lam[a] = 2.0 * x[n + a] / h
-    dla_d2(model, q0, q1, h, kind, p1)  # M v1 before projection, with the gauge term:
+    dla_d2(model, M, cache, q0, q1, h, kind, p1)  # M v1 before projection, with the gauge term:
     if model.has_gauge:
         model.gauge_gradient(q1, gs)
         for i in range(n):
             p1[i] += gs[i]
-    model.constraint_matrix(q1, mu1)
-    n_matrix(model.Minv, mu1, n, r, N1)
+    mu_at(model, cache, q1, mu1)
+    n_matrix(Minv, mu1, n, r, N1)
     mu_times(mu1, N1, n, r, C)
-    matvec(model.Minv, p1, n, n, w)
+    matvec(Minv, p1, n, n, w)
     matvec(mu1, w, r, n, rhs)
-    if not solve_small(r, C, rhs):
+    if not solve_r(r, C, rhs):
         return SINGULAR_JACOBIAN
     for i in range(n):
         v1[i] = w[i]
@@ -651,6 +727,9 @@ def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[
     cdef double qb[NMAX]
     cdef double vb[NMAX]
     cdef double la[RMAX]
+    cdef double M[NMAX * NMAX]     # local copies: the steps read them without aliasing worries
+    cdef double Minv[NMAX * NMAX]
+    cdef PointCache cache
     cdef double hs, beta, beta_p, alpha
     cdef int kind, disc, st, i, a
     cdef Py_ssize_t k, jj
@@ -664,6 +743,11 @@ def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[
     rule.correction_tol = newton_tol
     rule.residual_tol = RESIDUAL_TOL
     rule.max_iter = max_newton
+    for i in range(n * n):
+        M[i] = model.M[i]
+        Minv[i] = model.Minv[i]
+    cache.mu_ok = False
+    cache.g_ok = False
     with nogil:
         for k in range(n_steps):
             for i in range(n):
@@ -680,13 +764,13 @@ def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[
                 hs = stages[st, 5] * h
                 if kind == NEWMARK:
                     if beta == 0.0 and beta_p == 0.0 and alpha == 0.0:
-                        status = newmark_explicit_step(model, qa, va, hs, qb, vb, la)
+                        status = newmark_explicit_step(model, Minv, qa, va, hs, qb, vb, la)
                     else:
-                        status = newmark_step(model, qa, va, la, hs, beta, beta_p, alpha, disc,
-                                              rule, qb, vb, &evaluations)
+                        status = newmark_step(model, Minv, &cache, qa, va, la, hs, beta, beta_p,
+                                              alpha, disc, rule, qb, vb, &evaluations)
                 else:
-                    status = dla_step(model, qa, va, la, hs, kind, alpha, disc, rule, qb, vb,
-                                      &evaluations)
+                    status = dla_step(model, M, Minv, &cache, qa, va, la, hs, kind, alpha, disc,
+                                      rule, qb, vb, &evaluations)
                 if status != OK:
                     break
                 for i in range(n):

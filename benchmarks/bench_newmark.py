@@ -41,7 +41,7 @@ OSC_IC = {"q0": [1.0, 1.0, 0.5], "v0": [-0.5, 0.0, 0.5]}
 EDGE_IC = {"velocity0": 0.3, "omega0": 1.5}
 DISK_IC = {"omega0": 1.3, "spin0": 2.0}
 SLEIGH_IC = {"velocity0": 0.1, "omega0": 1.0}
-ROTOR_IC = {"velocity0": 0.1, "omega0": 1.0, "spin0": 2.0}
+ROTOR_IC = {"velocity": 0.1, "turning_rate": 1.0, "spin": 2.0}
 H = 0.01
 
 

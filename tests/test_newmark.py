@@ -168,7 +168,7 @@ def test_constraints_hold_at_every_step(integrator, backend):
     for system, ic in [(OSC, OSC_IC), (KnifeEdge(1.0, 0.5, 0.5), {"velocity0": 0.1, "omega0": 1.0}),
                        (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"omega0": 1.3, "spin0": 2.0}),
                        (RotorSleigh(1.0, 0.4, 0.1, 0.5, locked=True),
-                        {"velocity0": 0.1, "omega0": 1.0})]:
+                        {"velocity": 0.1, "turning_rate": 1.0})]:
         traj = nhphys.simulate(system, 2.0, 1e-3, integrator=integrator, backend=backend, **ic)
         assert traj.constraint_residual.max() < 1e-13
     # the discrete position constraint of the chosen discretisation, at every step

@@ -14,9 +14,10 @@ from nhphys.systems import KnifeEdge, RotorSleigh
 MASS, INERTIA, ROTOR, OFFSET = 1.0, 0.4, 0.1, 0.5
 FREE = RotorSleigh(MASS, INERTIA, ROTOR, OFFSET)
 LOCKED = RotorSleigh(MASS, INERTIA, ROTOR, OFFSET, locked=True)
-FREE_IC = {"pose0": [0.2, -0.1, 0.3], "phi0": 0.4, "velocity0": 0.1, "omega0": 1.0,
-           "spin0": 2.0}
-LOCKED_IC = {"pose0": [0.2, -0.1, 0.3], "phi0": 0.4, "velocity0": 0.1, "omega0": 1.0}
+FREE_IC = {"position": [0.2, -0.1], "heading": 0.3, "phi": 0.4, "velocity": 0.1,
+           "turning_rate": 1.0, "spin": 2.0}
+LOCKED_IC = {"position": [0.2, -0.1], "heading": 0.3, "phi": 0.4, "velocity": 0.1,
+             "turning_rate": 1.0}
 CASES = {"free": (FREE, FREE_IC), "locked": (LOCKED, LOCKED_IC)}
 
 INTEGRATORS = [
@@ -61,15 +62,15 @@ def test_closed_form_solves_the_continuous_equations(case):
     traj = nhphys.simulate(system, 20.0, 0.1, integrator=Reference(), **ic)
     exact = system.closed_form(traj.t, **ic)
     np.testing.assert_allclose(traj.velocity, exact["velocity"], atol=1e-9)
-    np.testing.assert_allclose(traj.omega, exact["omega"], atol=1e-9)
-    np.testing.assert_allclose(traj.pose[:, 2], exact["theta"], atol=1e-9)
+    np.testing.assert_allclose(traj.turning_rate, exact["turning_rate"], atol=1e-9)
+    np.testing.assert_allclose(traj.pose[:, 2], exact["heading"], atol=1e-9)
     np.testing.assert_allclose(traj.phi, exact["phi"], atol=1e-9)
     # with the rotor free the sleigh turns as the plain sleigh of inertia I_s, locked as the
     # one of inertia I_s + I_r: the closed form KnifeEdge documents
     plain = KnifeEdge(MASS, INERTIA + (ROTOR if case == "locked" else 0.0), OFFSET)
-    v, w = plain.sleigh_closed_form(traj.t, 0.1, 1.0)
+    v, w = plain.sleigh_closed_form(traj.t, 0.1, 1.0)  # (velocity, turning rate)
     np.testing.assert_allclose(traj.velocity, v, atol=1e-9)
-    np.testing.assert_allclose(traj.omega, w, atol=1e-9)
+    np.testing.assert_allclose(traj.turning_rate, w, atol=1e-9)
     # and the rotor does change the motion: locked it turns more slowly than free
     other = KnifeEdge(MASS, INERTIA + (0.0 if case == "locked" else ROTOR), OFFSET)
     assert np.abs(other.sleigh_closed_form(traj.t, 0.1, 1.0)[1] - w).max() > 1e-2
@@ -84,10 +85,12 @@ def test_matches_the_plain_sleigh_closed_form(case, integrator, backend):
                            backend=backend, **ic)
     exact = system.closed_form(traj.t, **ic)
     assert np.abs(traj.velocity - exact["velocity"]).max() < 1e-6
-    assert np.abs(traj.omega - exact["omega"]).max() < 1e-6
-    assert np.abs(traj.pose[:, 2] - exact["theta"]).max() < 1e-6
+    assert np.abs(traj.turning_rate - exact["turning_rate"]).max() < 1e-6
+    assert np.abs(traj.pose[:, 2] - exact["heading"]).max() < 1e-6
     assert np.abs(traj.phi - exact["phi"]).max() < 1e-6
     assert traj.constraint_residual.max() < 1e-13
+    np.testing.assert_array_equal(traj.omega[:, 2], traj.turning_rate)  # body axes: z normal
+    assert not traj.omega[:, :2].any()
     # energy: bounded second-order error (measured max 1.1e-7, Retraction('cayley'))
     assert np.abs(traj.energy - traj.energy[0]).max() < 2e-7
     if case == "locked":  # the rotor turns with the sleigh (phi_dot at round-off of omega)
@@ -97,7 +100,7 @@ def test_matches_the_plain_sleigh_closed_form(case, integrator, backend):
     # omega and phi_dot each change by order 1. The Newmark family and the retraction carry it
     # exactly (measured drift <= 8e-15 over 2 10^4 steps); DLA reads the velocity off position
     # differences over h, so its sigma carries |phi| eps / h of round-off (|phi| reaches 60)
-    assert np.ptp(traj.omega) > 0.5 and np.ptp(traj.spin) > 0.5
+    assert np.ptp(traj.turning_rate) > 0.5 and np.ptp(traj.spin) > 0.5
     drift = np.abs(traj.rotor_momentum - ROTOR * (1.0 + 2.0)).max()
     if isinstance(integrator, DLA):
         assert drift < 64 * np.finfo(float).eps * ROTOR * np.abs(traj.phi).max() / 1e-3
@@ -119,8 +122,8 @@ def test_measured_order(case, integrator, order, backend):
         traj = nhphys.simulate(system, 4.0, h, integrator=integrator, backend=backend, **ic)
         exact = system.closed_form(traj.t[-1:], **ic)
         errors.append(abs(traj.velocity[-1] - exact["velocity"][0])
-                      + abs(traj.omega[-1] - exact["omega"][0])
-                      + abs(traj.pose[-1, 2] - exact["theta"][0])
+                      + abs(traj.turning_rate[-1] - exact["turning_rate"][0])
+                      + abs(traj.pose[-1, 2] - exact["heading"][0])
                       + abs(traj.phi[-1] - exact["phi"][0]))
     assert abs(slope(hs, errors) - order) < 0.15
 
@@ -166,9 +169,9 @@ def test_bad_parameters(kwargs, error, match):
 
 
 def test_bad_initial_conditions():
-    with pytest.raises(ValueError, match="`spin0` = 0 with the rotor locked"):
-        nhphys.simulate(LOCKED, 1.0, 0.1, velocity0=1.0, spin0=1.0)
-    with pytest.raises(ValueError, match="`pose0`"):
-        nhphys.simulate(FREE, 1.0, 0.1, pose0=[0.0, 1.0])
-    with pytest.raises(TypeError, match="`spin0`"):
-        nhphys.simulate(FREE, 1.0, 0.1, spin0="fast")
+    with pytest.raises(ValueError, match="`spin` = 0 with the rotor locked"):
+        nhphys.simulate(LOCKED, 1.0, 0.1, velocity=1.0, spin=1.0)
+    with pytest.raises(ValueError, match="`position`"):
+        nhphys.simulate(FREE, 1.0, 0.1, position=[0.0, 1.0, 0.0])
+    with pytest.raises(TypeError, match="`spin`"):
+        nhphys.simulate(FREE, 1.0, 0.1, spin="fast")

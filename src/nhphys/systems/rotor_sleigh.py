@@ -88,15 +88,17 @@ class RotorSleigh(CoordinateSystem):
     locked : bool
         Lock the rotor to the sleigh (the constraint ``phi_dot = 0``).
 
-    Initial conditions (for :func:`nhphys.simulate`): ``pose0 = (x, y, theta)`` of the blade's
-    contact point (default zeros), ``phi0`` (rotor angle, default 0), ``velocity0`` (speed of
-    the contact point along the blade), ``omega0`` (turning rate) and ``spin0`` (the rotor's
-    rate relative to the sleigh, ``phi_dot``; 0 when locked), all default 0.
+    Initial conditions (for :func:`nhphys.simulate`): ``position`` ``(x, y)`` of the blade's
+    contact point and ``heading`` ``theta`` (default zeros), ``phi`` (the rotor's angle
+    relative to the sleigh, default 0), ``velocity`` (speed of the contact point along the
+    blade), ``turning_rate`` (``omega = d theta/dt``) and ``spin`` (the rotor's rate relative to
+    the sleigh, ``phi_dot``; 0 when locked), all default 0.
 
-    Trajectory fields: ``pose`` (n, 3), ``phi`` (n,), ``velocity`` (n,), ``omega`` (n,),
-    ``spin`` (n,), ``rotor_momentum`` (n,) (``sigma = I_r (omega + phi_dot)``), ``energy``
-    (n,), ``constraint_residual`` (n,) (the sideways speed of the contact point, and the
-    rotor's relative rate when locked).
+    Trajectory fields: ``pose`` (n, 3) ``(x, y, theta)``, ``phi`` (n,), ``velocity`` (n,),
+    ``turning_rate`` (n,), ``omega`` (n, 3) the sleigh's body angular velocity
+    ``(0, 0, turning_rate)``, ``spin`` (n,), ``rotor_momentum`` (n,)
+    (``sigma = I_r (omega + phi_dot)``), ``energy`` (n,), ``constraint_residual`` (n,) (the
+    sideways speed of the contact point, and the rotor's relative rate when locked).
 
     Attributes
     ----------
@@ -108,7 +110,7 @@ class RotorSleigh(CoordinateSystem):
     >>> import nhphys
     >>> sleigh = nhphys.systems.RotorSleigh(mass=1.0, inertia=0.4, rotor_inertia=0.1,
     ...                                     offset=0.5)
-    >>> traj = nhphys.simulate(sleigh, 10.0, 0.01, velocity0=0.1, omega0=1.0, spin0=2.0)
+    >>> traj = nhphys.simulate(sleigh, 10.0, 0.01, velocity=0.1, turning_rate=1.0, spin=2.0)
     >>> v, w = sleigh.equivalent_sleigh().sleigh_closed_form(traj.t, 0.1, 1.0)
     >>> bool(abs(traj.velocity - v).max() < 1e-4)
     True
@@ -133,22 +135,24 @@ class RotorSleigh(CoordinateSystem):
                 f"locked={self.locked})")
 
     # -- initial conditions ------------------------------------------------------------------
-    def initial_state(self, pose0=None, phi0=0.0, velocity0=0.0, omega0=0.0, spin0=0.0):
-        """Validated ``(pose0 (3,), phi0, velocity0, omega0, spin0)``."""
-        pose0 = np.zeros(3) if pose0 is None else as_float_array(pose0, "pose0")
-        if pose0.shape != (3,):
-            raise ValueError(f"Expected `pose0` to have shape (3,), got {pose0.shape}.")
-        phi0, v0 = _real(phi0, "phi0"), _real(velocity0, "velocity0")
-        w0, s0 = _real(omega0, "omega0"), _real(spin0, "spin0")
+    def initial_state(self, position=None, heading=0.0, phi=0.0, velocity=0.0,
+                      turning_rate=0.0, spin=0.0):
+        """Validated ``(pose (3,), phi, velocity, turning_rate, spin)``."""
+        position = np.zeros(2) if position is None else as_float_array(position, "position")
+        if position.shape != (2,):
+            raise ValueError(f"Expected `position` to have shape (2,), got {position.shape}.")
+        pose = np.append(position, _real(heading, "heading"))
+        phi, v0 = _real(phi, "phi"), _real(velocity, "velocity")
+        w0, s0 = _real(turning_rate, "turning_rate"), _real(spin, "spin")
         if self.locked and s0 != 0.0:
-            raise ValueError(f"Expected `spin0` = 0 with the rotor locked, got {s0}.")
-        return pose0, phi0, v0, w0, s0
+            raise ValueError(f"Expected `spin` = 0 with the rotor locked, got {s0}.")
+        return pose, phi, v0, w0, s0
 
-    def coordinates_from_conditions(self, pose0=None, phi0=0.0, velocity0=0.0, omega0=0.0,
-                                    spin0=0.0):
-        """``(q0, v0)`` in coordinates ``q = (C_x, C_y, theta, phi)``."""
-        pose0, phi0, v0, w0, s0 = self.initial_state(pose0, phi0, velocity0, omega0, spin0)
-        q, v = self.coordinates.from_group(np.append(pose0, phi0)[None],
+    def coordinates_from_conditions(self, **initial_conditions):
+        """``(q0, v0)`` in coordinates ``q = (C_x, C_y, theta, phi)`` from the initial
+        conditions (the keywords of :meth:`initial_state`)."""
+        pose, phi, v0, w0, s0 = self.initial_state(**initial_conditions)
+        q, v = self.coordinates.from_group(np.append(pose, phi)[None],
                                            np.array([[v0, 0.0, w0, s0]]))
         return initial_coordinates(self.coordinates, q[0], v[0])
 
@@ -161,11 +165,14 @@ class RotorSleigh(CoordinateSystem):
         residual = np.abs(xi[:, 1])
         if self.locked:
             residual = np.hypot(residual, xi[:, 3])
+        omega = np.zeros((len(q), 3))
+        omega[:, 2] = xi[:, 2]  # the sleigh turns about the plane's normal only
         return {
             "pose": g[:, :3],
             "phi": g[:, 3].copy(),
             "velocity": xi[:, 0],
-            "omega": xi[:, 2].copy(),
+            "turning_rate": xi[:, 2].copy(),
+            "omega": omega,
             "spin": xi[:, 3].copy(),
             "rotor_momentum": self.rotor_inertia * (xi[:, 2] + xi[:, 3]),
             "energy": self.coordinates.energy(q, v),
@@ -179,14 +186,15 @@ class RotorSleigh(CoordinateSystem):
         inertia = self.inertia + (self.rotor_inertia if self.locked else 0.0)
         return KnifeEdge(self.mass, inertia, self.offset)
 
-    def closed_form(self, t, pose0=None, phi0=0.0, velocity0=0.0, omega0=0.0, spin0=0.0):
-        """Exact ``velocity``, ``omega``, heading ``theta`` and rotor angle ``phi`` at times
-        ``t`` (k,), each (k,), as a dict (see the module docstring).
+    def closed_form(self, t, **initial_conditions):
+        """Exact ``velocity``, ``turning_rate``, ``heading`` and rotor angle ``phi`` at times
+        ``t`` (k,), each (k,), as a dict, from the initial conditions of
+        :meth:`initial_state` (see the module docstring).
 
-        Requires ``omega0 != 0`` and ``offset != 0`` (otherwise the sleigh does not turn or
-        turns at a constant rate, which is also returned).
+        With ``turning_rate`` or ``offset`` zero the sleigh runs straight, or turns at a
+        constant rate; that is returned too.
         """
-        pose0, phi0, v0, w0, s0 = self.initial_state(pose0, phi0, velocity0, omega0, spin0)
+        pose0, phi0, v0, w0, s0 = self.initial_state(**initial_conditions)
         t = np.asarray(t, dtype=float)
         sleigh = self.equivalent_sleigh()
         v, w = sleigh.sleigh_closed_form(t, v0, w0)
@@ -207,4 +215,4 @@ class RotorSleigh(CoordinateSystem):
         else:
             sigma = self.rotor_inertia * (w0 + s0)
             phi = phi0 + sigma * t / self.rotor_inertia - (theta - pose0[2])
-        return {"velocity": v, "omega": w, "theta": theta, "phi": phi}
+        return {"velocity": v, "turning_rate": w, "heading": theta, "phi": phi}

@@ -1,154 +1,30 @@
-# Nonholonomic Newmark family, DLA, and their compositions on R^n, for the built-in systems
-# (knife edge, vertical disk, contact oscillators): the whole time loop.
+# Nonholonomic Newmark family, DLA, and their compositions on R^n, for the built-in models of
+# nhphys_ext/models.pxd: the whole time loop.
 #
-# Design: the systems' functions (grad V, Hess V, mu, Dmu, the gauge term) are `cdef inline
-# noexcept nogil` functions selected by a model number; the steps (explicit Newmark, Newton
-# for the implicit members, DLA) are `cdef inline` functions on raw row-major arrays; and
-# nonholonomic_run() is the loop. The derivation and the specification are in
-# nhphys/twins/newmark.py (same names, same results). Sizes: n <= 8, r <= 4.
+# Design: the system is a CoordinateModel (its functions are virtual `noexcept nogil` methods,
+# so this file knows no system); the steps (explicit Newmark in closed form, the implicit
+# members and DLA as Newton problems for the shared newton_solve of newton.pxd, with their
+# residual and Jacobian callbacks over a problem struct) are `cdef` functions on raw row-major
+# arrays; and nonholonomic_run() is the loop. The derivation, the Newton problems (sizes and
+# rule) and the specification are in nhphys/twins/newmark.py (same names, same results).
+# Sizes: n <= NMAX (8), r <= RMAX (4).
 
 cimport cython
-from libc.math cimport sin, cos, fabs, isfinite
+from libc.math cimport fabs, isfinite
 
 from nhphys_ext.dense cimport solve_small
+from nhphys_ext.models cimport CoordinateModel, NMAX, RMAX
+from nhphys_ext.newton cimport (newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN,
+                                NOT_FINITE)
 
-DEF NMAX = 8
-DEF RMAX = 4
 DEF ZMAX = 12  # n + r
-
-DEF KNIFE_EDGE = 0
-DEF VERTICAL_DISK = 1
-DEF CONTACT_OSCILLATOR = 2
 DEF NEWMARK = 0
 DEF DLA_MIDPOINT = 1
 DEF POINT = 0
-
-_SIZES = {KNIFE_EDGE: (3, 1), VERTICAL_DISK: (4, 2), CONTACT_OSCILLATOR: (3, 1)}
-
-
-cdef class Model:
-    """A built-in system by number and parameters (see the twin's ``Model``)."""
-
-    cdef public int code
-    cdef public int n
-    cdef public int r
-    cdef double par[4]
-
-    def __init__(self, code, params):
-        code = int(code)
-        if code not in _SIZES:
-            raise ValueError(f"Expected `code` to be one of {tuple(_SIZES)}, got {code}.")
-        self.code = code
-        self.n, self.r = _SIZES[code]
-        for i in range(4):
-            self.par[i] = 0.0
-        for i, value in enumerate(params):
-            self.par[i] = float(value)
-
-    @property
-    def params(self):
-        return [self.par[i] for i in range(4)]
-
-
-# -- the systems ----------------------------------------------------------------------------
-cdef inline void model_grad(int code, const double* par, const double* q,
-                            double* out) noexcept nogil:
-    if code == KNIFE_EDGE:
-        out[0] = -par[1]
-        out[1] = 0.0
-        out[2] = 0.0
-    elif code == VERTICAL_DISK:
-        out[0] = 0.0
-        out[1] = 0.0
-        out[2] = 0.0
-        out[3] = 0.0
-    else:
-        out[0] = q[0] + par[0] * q[0] * q[2] * q[2]
-        out[1] = q[1]
-        out[2] = q[2] + par[0] * q[0] * q[0] * q[2]
-
-
-cdef inline void model_hess(int code, const double* par, int n, const double* q,
-                            double* out) noexcept nogil:
-    cdef int i
-    for i in range(n * n):
-        out[i] = 0.0
-    if code == CONTACT_OSCILLATOR:
-        out[0] = 1.0 + par[0] * q[2] * q[2]
-        out[2] = 2.0 * par[0] * q[0] * q[2]
-        out[4] = 1.0
-        out[6] = out[2]
-        out[8] = 1.0 + par[0] * q[0] * q[0]
-
-
-cdef inline void model_mu(int code, const double* par, const double* q,
-                          double* out) noexcept nogil:
-    # row-major (r, n)
-    if code == KNIFE_EDGE:
-        out[0] = -sin(q[2])
-        out[1] = cos(q[2])
-        out[2] = -par[0]
-    elif code == VERTICAL_DISK:
-        out[0] = 1.0
-        out[1] = 0.0
-        out[2] = 0.0
-        out[3] = -par[0] * cos(q[2])
-        out[4] = 0.0
-        out[5] = 1.0
-        out[6] = 0.0
-        out[7] = -par[0] * sin(q[2])
-    else:
-        out[0] = 1.0
-        out[1] = 0.0
-        out[2] = q[1]
-
-
-cdef inline void model_dmu(int code, const double* par, int n, int r, const double* q,
-                           double* out) noexcept nogil:
-    # out[a n n + i n + j] = d mu_{ai} / d q_j
-    cdef int i
-    for i in range(r * n * n):
-        out[i] = 0.0
-    if code == KNIFE_EDGE:
-        out[0 * 3 + 2] = -cos(q[2])
-        out[1 * 3 + 2] = -sin(q[2])
-    elif code == VERTICAL_DISK:
-        out[3 * 4 + 2] = par[0] * sin(q[2])
-        out[16 + 3 * 4 + 2] = -par[0] * cos(q[2])
-    else:
-        out[2 * 3 + 1] = 1.0
-
-
-cdef inline void gauge_grad(int code, const double* par, int n, const double* q,
-                            double* out) noexcept nogil:
-    cdef int i
-    for i in range(n):
-        out[i] = 0.0
-    if code == CONTACT_OSCILLATOR:
-        out[2] = -par[1] * sin(q[2])
-
-
-cdef inline void gauge_hess(int code, const double* par, int n, const double* q,
-                            double* out) noexcept nogil:
-    cdef int i
-    for i in range(n * n):
-        out[i] = 0.0
-    if code == CONTACT_OSCILLATOR:
-        out[8] = -par[1] * cos(q[2])
-
-
-cdef inline void gauge_third(int code, const double* par, int n, const double* q,
-                             const double* d, double* out) noexcept nogil:
-    cdef int i
-    for i in range(n * n):
-        out[i] = 0.0
-    if code == CONTACT_OSCILLATOR:
-        out[8] = par[1] * sin(q[2]) * d[2]
+DEF RESIDUAL_TOL = 8.881784197001252e-16  # 4 units of round-off, as nhphys/twins/newmark.py
 
 
 # -- small dense linear algebra ---------------------------------------------------------------
-
-
 cdef inline void matvec(const double* A, const double* x, int rows, int cols,
                         double* out) noexcept nogil:
     cdef int i, j
@@ -180,15 +56,15 @@ cdef inline void mu_times(const double* mu, const double* N, int n, int r,
                 C[r * a + b] += mu[n * a + i] * N[r * i + b]
 
 
-cdef inline void dmu_contract(const double* dmu, const double* w, int n, int r,
-                              double* out) noexcept nogil:
-    # out[a, j] = sum_i dmu[a, i, j] w_i, (r, n)
-    cdef int a, i, j
-    for a in range(r):
-        for j in range(n):
-            out[n * a + j] = 0.0
-            for i in range(n):
-                out[n * a + j] += dmu[a * n * n + i * n + j] * w[i]
+cdef inline bint solve_r(int r, double* C, double* rhs) noexcept nogil:
+    # solve_small on the r x r systems of the constraints, with the one-constraint case (most
+    # systems) inline: the same division solve_small does, without the call
+    if r == 1:
+        if C[0] == 0.0:
+            return False
+        rhs[0] /= C[0]
+        return True
+    return solve_small(r, C, rhs)
 
 
 cdef inline bint all_finite(const double* x, int k) noexcept nogil:
@@ -208,43 +84,128 @@ cdef inline double max_abs(const double* x, int k) noexcept nogil:
     return out
 
 
-# -- discrete constraints -------------------------------------------------------------------
-cdef inline void discrete_constraint(int code, const double* par, int n, int r,
-                                     const double* q0, const double* q1, double alpha, int disc,
-                                     double* out, double* jac) noexcept nogil:
-    # Phi(q0, q1) (r,) in displacement units and dPhi/dq1 (r, n)
-    cdef double qa[NMAX]
-    cdef double delta[NMAX]
-    cdef double mu[RMAX * NMAX]
-    cdef double mu1[RMAX * NMAX]
-    cdef double dmu[RMAX * NMAX * NMAX]
-    cdef double contr[RMAX * NMAX]
-    cdef int i, a
+# -- the model at the last points --------------------------------------------------------------
+cdef struct PointCache:
+    # mu and grad V at the last point each was evaluated at. A step starts where the last one
+    # ended, so its first evaluations are the last step's final ones: the same values, without
+    # calling the model again.
+    bint mu_ok
+    bint g_ok
+    double q_mu[NMAX]
+    double q_g[NMAX]
+    double mu[RMAX * NMAX]
+    double g[NMAX]
+
+
+cdef inline bint same_point(const double* a, const double* b, int n) noexcept nogil:
+    cdef int i
     for i in range(n):
-        delta[i] = q1[i] - q0[i]
+        if a[i] != b[i]:
+            return False
+    return True
+
+
+cdef inline void mu_at(CoordinateModel model, PointCache* c, const double* q,
+                       double* out) noexcept nogil:
+    # out = mu(q), (r, n)
+    cdef int i, n = model.n, k = model.r * model.n
+    if c.mu_ok and same_point(c.q_mu, q, n):
+        for i in range(k):
+            out[i] = c.mu[i]
+        return
+    model.constraint_matrix(q, out)
+    for i in range(k):
+        c.mu[i] = out[i]
+    for i in range(n):
+        c.q_mu[i] = q[i]
+    c.mu_ok = True
+
+
+cdef inline void grad_at(CoordinateModel model, PointCache* c, const double* q,
+                         double* out) noexcept nogil:
+    # out = grad V(q), (n,)
+    cdef int i, n = model.n
+    if c.g_ok and same_point(c.q_g, q, n):
+        for i in range(n):
+            out[i] = c.g[i]
+        return
+    model.grad_potential(q, out)
+    for i in range(n):
+        c.g[i] = out[i]
+        c.q_g[i] = q[i]
+    c.g_ok = True
+
+
+# -- discrete constraints -------------------------------------------------------------------
+cdef inline void constraint_matrix_alpha(CoordinateModel model, const double* q0,
+                                         const double* q1, double alpha, int disc,
+                                         const double* mu0, const double* mu1,
+                                         double* out) noexcept nogil:
+    # mu(q_alpha) ("point") or (1 - alpha) mu0 + alpha mu1 ("average"), (r, n); mu0 and mu1
+    # at q0 and q1 (the ends of "point" reuse them: q_0 = q0 and q_1 = q1 exactly)
+    cdef double qa[NMAX]
+    cdef int i, n = model.n, r = model.r
+    if disc == POINT:
+        if alpha == 0.0:
+            for i in range(r * n):
+                out[i] = mu0[i]
+        elif alpha == 1.0:
+            for i in range(r * n):
+                out[i] = mu1[i]
+        else:
+            for i in range(n):
+                qa[i] = (1.0 - alpha) * q0[i] + alpha * q1[i]
+            model.constraint_matrix(qa, out)
+    else:
+        for i in range(r * n):
+            out[i] = (1.0 - alpha) * mu0[i] + alpha * mu1[i]
+
+
+cdef inline void constraint_value(const double* mu_alpha, const double* q0, const double* q1,
+                                  int n, int r, double* F, double* F_scale) noexcept nogil:
+    # Phi = mu_alpha (q1 - q0) and its F_scale sum_i |mu_ai| (|q1_i| + |q0_i|)
+    cdef int a, i
+    for a in range(r):
+        F[a] = 0.0
+        F_scale[a] = 0.0
+        for i in range(n):
+            F[a] += mu_alpha[n * a + i] * (q1[i] - q0[i])
+            F_scale[a] += fabs(mu_alpha[n * a + i]) * (fabs(q1[i]) + fabs(q0[i]))
+
+
+cdef inline void constraint_jacobian(CoordinateModel model, const double* q0,
+                                     const double* q1, double alpha, int disc,
+                                     const double* mu_alpha, double* J, int z) noexcept nogil:
+    # dPhi/dq1 = alpha Dmu(q_d)[q1 - q0] + mu_alpha into rows n.. of J (row stride z)
+    cdef double qd[NMAX]
+    cdef double dmu[RMAX * NMAX * NMAX]
+    cdef double s
+    cdef int a, i, j, n = model.n, r = model.r
+    if alpha == 0.0:
+        for a in range(r):
+            for j in range(n):
+                J[z * (n + a) + j] = mu_alpha[n * a + j]
+        return
     if disc == POINT:
         for i in range(n):
-            qa[i] = (1.0 - alpha) * q0[i] + alpha * q1[i]
-        model_mu(code, par, qa, mu)
-        model_dmu(code, par, n, r, qa, dmu)
+            qd[i] = (1.0 - alpha) * q0[i] + alpha * q1[i]
+        model.constraint_matrix_derivative(qd, dmu)
     else:
-        model_mu(code, par, q0, mu)
-        model_mu(code, par, q1, mu1)
-        for i in range(r * n):
-            mu[i] = (1.0 - alpha) * mu[i] + alpha * mu1[i]
-        model_dmu(code, par, n, r, q1, dmu)
-    matvec(mu, delta, r, n, out)
-    dmu_contract(dmu, delta, n, r, contr)
-    for i in range(r * n):
-        jac[i] = alpha * contr[i] + mu[i]
+        model.constraint_matrix_derivative(q1, dmu)
+    for a in range(r):
+        for j in range(n):
+            s = 0.0
+            for i in range(n):
+                s += dmu[a * n * n + i * n + j] * (q1[i] - q0[i])
+            J[z * (n + a) + j] = alpha * s + mu_alpha[n * a + j]
 
 
 # -- Newmark --------------------------------------------------------------------------------
-cdef inline bint newmark_explicit_step(int code, const double* par, int n, int r,
-                                       const double* Minv, const double* q0, const double* v0,
-                                       double h, double* q1, double* v1,
-                                       double* lam) noexcept nogil:
+cdef int newmark_explicit_step(CoordinateModel model, const double* Minv, const double* q0,
+                               const double* v0, double h, double* q1, double* v1,
+                               double* lam) noexcept nogil:
     # F_h^{0,0,0} in closed form (see the twin)
+    cdef int n = model.n, r = model.r
     cdef double mu[RMAX * NMAX]
     cdef double N[NMAX * RMAX]
     cdef double C[RMAX * RMAX]
@@ -253,11 +214,11 @@ cdef inline bint newmark_explicit_step(int code, const double* par, int n, int r
     cdef double a0[NMAX]
     cdef double w[NMAX]
     cdef double rhs[RMAX]
-    cdef double lam1[RMAX]
     cdef double tmp[RMAX]
     cdef int i, a
-    model_mu(code, par, q0, mu)
-    model_grad(code, par, q0, g)
+    # (no PointCache here: for the cheapest step its bookkeeping costs what it saves)
+    model.constraint_matrix(q0, mu)
+    model.grad_potential(q0, g)
     n_matrix(Minv, mu, n, r, N)
     mu_times(mu, N, n, r, C)
     matvec(Minv, g, n, n, Mg)
@@ -265,8 +226,8 @@ cdef inline bint newmark_explicit_step(int code, const double* par, int n, int r
     matvec(mu, v0, r, n, tmp)
     for a in range(r):
         rhs[a] -= (2.0 / h) * tmp[a]
-    if not solve_small(r, C, rhs):
-        return False
+    if not solve_r(r, C, rhs):
+        return SINGULAR_JACOBIAN
     for a in range(r):
         lam[a] = rhs[a]
     for i in range(n):
@@ -275,8 +236,8 @@ cdef inline bint newmark_explicit_step(int code, const double* par, int n, int r
             a0[i] += N[r * i + a] * lam[a]
         q1[i] = q0[i] + h * v0[i] + 0.5 * h * h * a0[i]
         w[i] = v0[i] + 0.5 * h * a0[i]
-    model_mu(code, par, q1, mu)
-    model_grad(code, par, q1, g)
+    model.constraint_matrix(q1, mu)
+    model.grad_potential(q1, g)
     n_matrix(Minv, mu, n, r, N)
     mu_times(mu, N, n, r, C)
     matvec(Minv, g, n, n, Mg)
@@ -284,183 +245,341 @@ cdef inline bint newmark_explicit_step(int code, const double* par, int n, int r
     matvec(mu, w, r, n, tmp)
     for a in range(r):
         rhs[a] -= (2.0 / h) * tmp[a]
-    if not solve_small(r, C, rhs):
-        return False
-    for a in range(r):
-        lam1[a] = rhs[a]
+    if not solve_r(r, C, rhs):
+        return SINGULAR_JACOBIAN
     for i in range(n):
         v1[i] = w[i] - 0.5 * h * Mg[i]
         for a in range(r):
-            v1[i] += 0.5 * h * N[r * i + a] * lam1[a]
-    return all_finite(q1, n) and all_finite(v1, n)
+            v1[i] += 0.5 * h * N[r * i + a] * rhs[a]
+    if not (all_finite(q1, n) and all_finite(v1, n)):
+        return NOT_FINITE
+    return OK
 
 
-cdef inline bint newmark_step(int code, const double* par, int n, int r, const double* Minv,
-                              const double* q0, const double* v0, double* lam, double h,
-                              double beta, double beta_p, double alpha, int disc,
-                              double newton_tol, int max_newton, double* q1,
-                              double* v1) noexcept nogil:
-    # One step of F_h^{beta, beta', alpha}; lam is IN (guess) / OUT (forward multiplier)
-    cdef double mu0[RMAX * NMAX]
-    cdef double mu1[RMAX * NMAX]
-    cdef double dmu1[RMAX * NMAX * NMAX]
-    cdef double N0[NMAX * RMAX]
-    cdef double N1[NMAX * RMAX]
-    cdef double P[NMAX * RMAX]
-    cdef double Q[NMAX * RMAX]
-    cdef double b0[NMAX]
-    cdef double b1[NMAX]
+cdef struct NewmarkProblem:
+    # the Newton problem of an implicit Newmark step, x = (q1, lambda) (see the twin)
+    void* model            # CoordinateModel, borrowed
+    const double* Minv     # its inverse mass matrix (the loop's copy)
+    PointCache* cache
+    const double* q0
+    const double* v0
+    double h, beta, alpha
+    int disc
+    double mu0[RMAX * NMAX]
+    double N0[NMAX * RMAX]
+    double b0[NMAX]        # -M^-1 grad V(q0)
+    # stored by the residual at the q1 it evaluated (q_eval), for the Jacobian and the update
+    double q_eval[NMAX]
+    double mu1[RMAX * NMAX]
+    double N1[NMAX * RMAX]
+    double b1[NMAX]
+    double P[NMAX * RMAX]  # (1 - 2 beta) N0 + 2 beta N1
+    double mu_alpha[RMAX * NMAX]
+    Py_ssize_t evaluations
+
+
+cdef inline void newmark_evaluate_at(NewmarkProblem* pr, CoordinateModel model,
+                                     const double* q1) noexcept nogil:
+    # mu1, N1, b1, P at q1
+    cdef int i, n = model.n, r = model.r
     cdef double g[NMAX]
+    mu_at(model, pr.cache, q1, pr.mu1)
+    n_matrix(pr.Minv, pr.mu1, n, r, pr.N1)
+    grad_at(model, pr.cache, q1, g)
+    matvec(pr.Minv, g, n, n, pr.b1)
+    for i in range(n):
+        pr.b1[i] = -pr.b1[i]
+        pr.q_eval[i] = q1[i]
+    for i in range(n * r):
+        pr.P[i] = (1.0 - 2.0 * pr.beta) * pr.N0[i] + 2.0 * pr.beta * pr.N1[i]
+
+
+cdef int newmark_residual(void* problem, double* x, double* F,
+                          double* F_scale) noexcept nogil:
+    cdef NewmarkProblem* pr = <NewmarkProblem*>problem
+    return newmark_residual_of(pr, <CoordinateModel>pr.model, x, F, F_scale)
+
+
+cdef inline int newmark_residual_of(NewmarkProblem* pr, CoordinateModel model, double* x,
+                                    double* F, double* F_scale) noexcept nogil:
+    cdef int n = model.n, r = model.r
+    cdef double h = pr.h, beta = pr.beta
+    cdef double Pl[NMAX]
+    cdef int i
+    pr.evaluations += 1
+    newmark_evaluate_at(pr, model, x)
+    matvec(pr.P, &x[n], n, r, Pl)
+    for i in range(n):
+        F[i] = (x[i] - pr.q0[i] - h * pr.v0[i]
+                - 0.5 * h * h * ((1.0 - 2.0 * beta) * pr.b0[i] + 2.0 * beta * pr.b1[i] + Pl[i]))
+        F_scale[i] = (fabs(x[i]) + fabs(pr.q0[i]) + fabs(h * pr.v0[i])
+                      + 0.5 * h * h * (fabs((1.0 - 2.0 * beta) * pr.b0[i])
+                                       + fabs(2.0 * beta * pr.b1[i]) + fabs(Pl[i])))
+    constraint_matrix_alpha(model, pr.q0, x, pr.alpha, pr.disc, pr.mu0, pr.mu1, pr.mu_alpha)
+    constraint_value(pr.mu_alpha, pr.q0, x, n, r, &F[n], &F_scale[n])
+    return OK
+
+
+cdef int newmark_jacobian(void* problem, const double* x, double* J) noexcept nogil:
+    cdef NewmarkProblem* pr = <NewmarkProblem*>problem
+    return newmark_jacobian_of(pr, <CoordinateModel>pr.model, x, J)
+
+
+cdef inline int newmark_jacobian_of(NewmarkProblem* pr, CoordinateModel model, const double* x,
+                                    double* J) noexcept nogil:
+    cdef int n = model.n, r = model.r
+    cdef int z = n + r
+    cdef double h = pr.h
     cdef double H[NMAX * NMAX]
     cdef double T[NMAX * NMAX]
-    cdef double G1[NMAX * NMAX]
-    cdef double Jc[RMAX * NMAX]
-    cdef double J[ZMAX * ZMAX]
-    cdef double R[ZMAX]
-    cdef double Pl[NMAX]
-    cdef double u[NMAX]
-    cdef double C[RMAX * RMAX]
-    cdef double rhs[RMAX]
-    cdef double scale, moved, s
-    cdef int it, i, j, k, a
-    cdef int z = n + r
-    cdef bint converged = False
-    model_mu(code, par, q0, mu0)
-    model_grad(code, par, q0, g)
-    matvec(Minv, g, n, n, b0)
+    cdef double dmu[RMAX * NMAX * NMAX]
+    cdef double s
+    cdef int i, j, k, a
     for i in range(n):
-        b0[i] = -b0[i]
-    n_matrix(Minv, mu0, n, r, N0)
-    for i in range(n):
-        q1[i] = q0[i] + h * v0[i]
-    scale = max_abs(q1, n) + fabs(h) * max_abs(v0, n) + h * h * max_abs(b0, n) + 1e-300
-    for it in range(max_newton):
-        model_mu(code, par, q1, mu1)
-        model_dmu(code, par, n, r, q1, dmu1)
-        n_matrix(Minv, mu1, n, r, N1)
-        model_grad(code, par, q1, g)
-        matvec(Minv, g, n, n, b1)
-        for i in range(n):
-            b1[i] = -b1[i]
-        for i in range(n * r):
-            P[i] = (1.0 - 2.0 * beta) * N0[i] + 2.0 * beta * N1[i]
-        # G1 = M^-1 (-Hess V + sum_a lam_a Dmu^a)
-        model_hess(code, par, n, q1, H)
+        for j in range(n):
+            J[z * i + j] = 1.0 if i == j else 0.0
+        for a in range(r):
+            J[z * i + n + a] = -0.5 * h * h * pr.P[r * i + a]
+    if pr.beta != 0.0:
+        # - h^2 beta G1, G1 = M^-1 (-Hess V + sum_a lambda_a Dmu^a) at q1
+        model.hessian_potential(x, H)
+        model.constraint_matrix_derivative(x, dmu)
         for i in range(n):
             for j in range(n):
                 T[n * i + j] = -H[n * i + j]
                 for a in range(r):
-                    T[n * i + j] += lam[a] * dmu1[a * n * n + i * n + j]
+                    T[n * i + j] += x[n + a] * dmu[a * n * n + i * n + j]
         for i in range(n):
             for j in range(n):
-                G1[n * i + j] = 0.0
+                s = 0.0
                 for k in range(n):
-                    G1[n * i + j] += Minv[n * i + k] * T[n * k + j]
-        matvec(P, lam, n, r, Pl)
-        for i in range(n):
-            R[i] = (q1[i] - q0[i] - h * v0[i]
-                    - 0.5 * h * h * ((1.0 - 2.0 * beta) * b0[i] + 2.0 * beta * b1[i] + Pl[i]))
-        discrete_constraint(code, par, n, r, q0, q1, alpha, disc, &R[n], Jc)
-        for i in range(n):
-            for j in range(n):
-                J[z * i + j] = -h * h * beta * G1[n * i + j]
-            J[z * i + i] += 1.0
-            for a in range(r):
-                J[z * i + n + a] = -0.5 * h * h * P[r * i + a]
-        for a in range(r):
-            for j in range(n):
-                J[z * (n + a) + j] = Jc[n * a + j]
-            for k in range(r):
-                J[z * (n + a) + n + k] = 0.0
-        if not solve_small(z, J, R):
-            break
-        for i in range(n):
-            q1[i] -= R[i]
-        for a in range(r):
-            lam[a] -= R[n + a]
-        if not (all_finite(q1, n) and all_finite(lam, r)):
-            break
-        moved = max_abs(R, n)
-        for i in range(n):
-            s = 0.0
-            for a in range(r):
-                s += P[r * i + a] * R[n + a]
-            s = 0.5 * h * h * fabs(s)
-            if s > moved:
-                moved = s
-        if moved <= newton_tol * scale:
-            converged = True
-            break
-    model_mu(code, par, q1, mu1)
-    n_matrix(Minv, mu1, n, r, N1)
-    model_grad(code, par, q1, g)
-    matvec(Minv, g, n, n, b1)
+                    s += pr.Minv[n * i + k] * T[n * k + j]
+                J[z * i + j] -= h * h * pr.beta * s
+    constraint_jacobian(model, pr.q0, x, pr.alpha, pr.disc, pr.mu_alpha, J, z)
+    for a in range(r):
+        for k in range(r):
+            J[z * (n + a) + n + k] = 0.0
+    return OK
+
+
+cdef int newmark_step(CoordinateModel model, const double* Minv, PointCache* cache,
+                      const double* q0, const double* v0, double* lam,
+                      double h, double beta, double beta_p, double alpha, int disc,
+                      NewtonRule rule, double* q1, double* v1,
+                      Py_ssize_t* evaluations) noexcept nogil:
+    # One step of F_h^{beta, beta', alpha}; lam is IN (guess) / OUT (forward multiplier)
+    cdef int n = model.n, r = model.r
+    cdef NewmarkProblem pr
+    cdef double x[ZMAX]
+    cdef double floor[ZMAX]
+    cdef double g[NMAX]
+    cdef double Q[NMAX * RMAX]
+    cdef double Pl[NMAX]
+    cdef double u[NMAX]
+    cdef double C[RMAX * RMAX]
+    cdef double rhs[RMAX]
+    cdef double s, col
+    cdef int i, a, st
+    cdef bint fresh
+    pr.model = <void*>model
+    pr.Minv = Minv
+    pr.cache = cache
+    pr.q0 = q0
+    pr.v0 = v0
+    pr.h = h
+    pr.beta = beta
+    pr.alpha = alpha
+    pr.disc = disc
+    pr.evaluations = 0
+    mu_at(model, cache, q0, pr.mu0)
+    n_matrix(Minv, pr.mu0, n, r, pr.N0)
+    grad_at(model, cache, q0, g)
+    matvec(Minv, g, n, n, pr.b0)
     for i in range(n):
-        b1[i] = -b1[i]
+        pr.b0[i] = -pr.b0[i]
+        x[i] = q0[i] + h * v0[i]
+    for a in range(r):
+        x[n + a] = lam[a]
+    s = max_abs(x, n) + fabs(h) * max_abs(v0, n) + h * h * max_abs(pr.b0, n) + 1e-300
+    for i in range(n):
+        floor[i] = s
+    for a in range(r):
+        col = 0.0
+        for i in range(n):
+            if fabs(pr.N0[r * i + a]) > col:
+                col = fabs(pr.N0[r * i + a])
+        floor[n + a] = s / (0.5 * h * h * col + 1e-300)
+    st = newton_solve(newmark_residual, newmark_jacobian, &pr, n + r, x, floor, rule)
+    evaluations[0] += pr.evaluations
+    if st != OK:
+        return st
+    fresh = True
+    for i in range(n):
+        q1[i] = x[i]
+        if pr.q_eval[i] != x[i]:
+            fresh = False
+    for a in range(r):
+        lam[a] = x[n + a]
+    if not fresh:  # the last residual was evaluated before a correction
+        newmark_evaluate_at(&pr, model, q1)
     for i in range(n * r):
-        P[i] = (1.0 - 2.0 * beta) * N0[i] + 2.0 * beta * N1[i]
-        Q[i] = (1.0 - 2.0 * beta_p) * N1[i] + 2.0 * beta_p * N0[i]
-    matvec(P, lam, n, r, Pl)
+        Q[i] = (1.0 - 2.0 * beta_p) * pr.N1[i] + 2.0 * beta_p * pr.N0[i]
+    matvec(pr.P, lam, n, r, Pl)
     for i in range(n):
-        u[i] = v0[i] + 0.5 * h * ((1.0 - 2.0 * beta) * b0[i] + 2.0 * beta * b1[i] + Pl[i]
-                                  + (1.0 - 2.0 * beta_p) * b1[i] + 2.0 * beta_p * b0[i])
-    mu_times(mu1, Q, n, r, C)
-    matvec(mu1, u, r, n, rhs)
-    if not solve_small(r, C, rhs):
-        return False
+        u[i] = v0[i] + 0.5 * h * ((1.0 - 2.0 * beta) * pr.b0[i] + 2.0 * beta * pr.b1[i] + Pl[i]
+                                  + (1.0 - 2.0 * beta_p) * pr.b1[i] + 2.0 * beta_p * pr.b0[i])
+    mu_times(pr.mu1, Q, n, r, C)
+    matvec(pr.mu1, u, r, n, rhs)
+    if not solve_r(r, C, rhs):
+        return SINGULAR_JACOBIAN
     for i in range(n):
         v1[i] = u[i]
         for a in range(r):
             v1[i] -= Q[r * i + a] * rhs[a]
-    return converged and all_finite(v1, n)
+    if not all_finite(v1, n):
+        return NOT_FINITE
+    return OK
 
 
 # -- DLA ------------------------------------------------------------------------------------
-cdef inline void dla_d1(int code, const double* par, int n, const double* M,
-                        const double* q0, const double* q1, double h, int kind, double* d1,
-                        double* dd1) noexcept nogil:
-    # D_1 L_d(q0, q1) (n,) and d/dq1 of it (n, n)
+cdef struct DLAProblem:
+    # the Newton problem of a DLA step, x = (q1, nu) (see the twin)
+    void* model            # CoordinateModel, borrowed
+    const double* M        # its mass matrix (the loop's copy)
+    PointCache* cache
+    const double* q0
+    double h, alpha
+    int kind, disc
+    double mu0[RMAX * NMAX]
+    double gs0[NMAX]       # grad S(q0)
+    double p0[NMAX]        # M v0 - grad S(q0)
+    double mu_alpha[RMAX * NMAX]
+    Py_ssize_t evaluations
+
+
+cdef int dla_residual(void* problem, double* x, double* F, double* F_scale) noexcept nogil:
+    cdef DLAProblem* pr = <DLAProblem*>problem
+    return dla_residual_of(pr, <CoordinateModel>pr.model, x, F, F_scale)
+
+
+cdef inline int dla_residual_of(DLAProblem* pr, CoordinateModel model, double* x, double* F,
+                                double* F_scale) noexcept nogil:
+    cdef int n = model.n, r = model.r
+    cdef double h = pr.h
     cdef double delta[NMAX]
-    cdef double m[NMAX]
+    cdef double mid[NMAX]
     cdef double g[NMAX]
     cdef double gs[NMAX]
     cdef double gs1[NMAX]
     cdef double Hs[NMAX * NMAX]
-    cdef double Hs1[NMAX * NMAX]
+    cdef double d1, sc, hd, mn
+    cdef int i, j, a
+    pr.evaluations += 1
+    for i in range(n):
+        delta[i] = x[i] - pr.q0[i]
+    if pr.kind == DLA_MIDPOINT:
+        for i in range(n):
+            mid[i] = 0.5 * (pr.q0[i] + x[i])
+        model.grad_potential(mid, g)
+        if model.has_gauge:
+            model.gauge_gradient(mid, gs)
+            model.gauge_hessian(mid, Hs)
+    else:
+        grad_at(model, pr.cache, pr.q0, g)
+        if model.has_gauge:
+            model.gauge_gradient(x, gs1)
+            for i in range(n):
+                gs[i] = 0.5 * (pr.gs0[i] + gs1[i])
+            model.gauge_hessian(pr.q0, Hs)
+    if not model.has_gauge:
+        for i in range(n):
+            gs[i] = 0.0
+        for i in range(n * n):
+            Hs[i] = 0.0
+    for i in range(n):
+        # F = -D_1 L_d - p0 - mu0^T nu, D_1 L_d = -M delta/h - h/2 g + gs - 1/2 Hs delta
+        d1 = -0.5 * h * g[i] + gs[i]
+        sc = 0.0
+        hd = 0.0
+        for j in range(n):
+            d1 += -pr.M[n * i + j] * delta[j] / h - 0.5 * Hs[n * i + j] * delta[j]
+            sc += fabs(pr.M[n * i + j]) * (fabs(x[j]) + fabs(pr.q0[j]))
+            hd += Hs[n * i + j] * delta[j]
+        mn = 0.0
+        for a in range(r):
+            mn += pr.mu0[n * a + i] * x[n + a]
+        F[i] = -d1 - pr.p0[i] - mn
+        F_scale[i] = (sc / fabs(h) + fabs(pr.p0[i]) + 0.5 * fabs(h) * fabs(g[i]) + fabs(gs[i])
+                      + 0.5 * fabs(hd) + fabs(mn))
+    if pr.disc == POINT and pr.alpha != 1.0:  # mu(q_alpha) without mu(q1)
+        constraint_matrix_alpha(model, pr.q0, x, pr.alpha, pr.disc, pr.mu0, pr.mu0,
+                                pr.mu_alpha)
+    else:
+        dla_mu_alpha(pr, model, x)
+    constraint_value(pr.mu_alpha, pr.q0, x, n, r, &F[n], &F_scale[n])
+    return OK
+
+
+cdef inline void dla_mu_alpha(DLAProblem* pr, CoordinateModel model,
+                              const double* q1) noexcept nogil:
+    # mu_alpha when it needs mu(q1): "average", or "point" with alpha = 1
+    cdef double mu1[RMAX * NMAX]
+    mu_at(model, pr.cache, q1, mu1)
+    constraint_matrix_alpha(model, pr.q0, q1, pr.alpha, pr.disc, pr.mu0, mu1, pr.mu_alpha)
+
+
+cdef int dla_jacobian(void* problem, const double* x, double* J) noexcept nogil:
+    cdef DLAProblem* pr = <DLAProblem*>problem
+    return dla_jacobian_of(pr, <CoordinateModel>pr.model, x, J)
+
+
+cdef inline int dla_jacobian_of(DLAProblem* pr, CoordinateModel model, const double* x,
+                                double* J) noexcept nogil:
+    cdef int n = model.n, r = model.r
+    cdef int z = n + r
+    cdef double h = pr.h
+    cdef double delta[NMAX]
+    cdef double mid[NMAX]
     cdef double H[NMAX * NMAX]
     cdef double T[NMAX * NMAX]
-    cdef int i, j
+    cdef double Hs0[NMAX * NMAX]
+    cdef int i, j, a
     for i in range(n):
-        delta[i] = q1[i] - q0[i]
-    if kind == DLA_MIDPOINT:
+        delta[i] = x[i] - pr.q0[i]
+    # -dd1, dd1 = d D_1 L_d / dq1
+    if pr.kind == DLA_MIDPOINT:
         for i in range(n):
-            m[i] = 0.5 * (q0[i] + q1[i])
-        model_grad(code, par, m, g)
-        gauge_grad(code, par, n, m, gs)
-        gauge_hess(code, par, n, m, Hs)
-        model_hess(code, par, n, m, H)
-        gauge_third(code, par, n, m, delta, T)
-        for i in range(n):
-            d1[i] = -0.5 * h * g[i] + gs[i]
-            for j in range(n):
-                d1[i] += -M[n * i + j] * delta[j] / h - 0.5 * Hs[n * i + j] * delta[j]
-                dd1[n * i + j] = -M[n * i + j] / h - 0.25 * h * H[n * i + j] - 0.25 * T[n * i + j]
+            mid[i] = 0.5 * (pr.q0[i] + x[i])
+        model.hessian_potential(mid, H)
+        for i in range(n * n):
+            J[z * (i // n) + i % n] = pr.M[i] / h + 0.25 * h * H[i]
+        if model.has_gauge:
+            model.gauge_third(mid, delta, T)
+            for i in range(n * n):
+                J[z * (i // n) + i % n] += 0.25 * T[i]
     else:
-        model_grad(code, par, q0, g)
-        gauge_grad(code, par, n, q0, gs)
-        gauge_grad(code, par, n, q1, gs1)
-        gauge_hess(code, par, n, q0, Hs)
-        gauge_hess(code, par, n, q1, Hs1)
-        for i in range(n):
-            d1[i] = -0.5 * h * g[i] + 0.5 * (gs[i] + gs1[i])
-            for j in range(n):
-                d1[i] += -M[n * i + j] * delta[j] / h - 0.5 * Hs[n * i + j] * delta[j]
-                dd1[n * i + j] = -M[n * i + j] / h + 0.5 * (Hs1[n * i + j] - Hs[n * i + j])
+        for i in range(n * n):
+            J[z * (i // n) + i % n] = pr.M[i] / h
+        if model.has_gauge:
+            model.gauge_hessian(x, H)
+            model.gauge_hessian(pr.q0, Hs0)
+            for i in range(n * n):
+                J[z * (i // n) + i % n] -= 0.5 * (H[i] - Hs0[i])
+    for i in range(n):
+        for a in range(r):
+            J[z * i + n + a] = -pr.mu0[n * a + i]
+    constraint_jacobian(model, pr.q0, x, pr.alpha, pr.disc, pr.mu_alpha, J, z)
+    for a in range(r):
+        for j in range(r):
+            J[z * (n + a) + n + j] = 0.0
+    return OK
 
 
-cdef inline void dla_d2(int code, const double* par, int n, const double* M,
+cdef inline void dla_d2(CoordinateModel model, const double* M, PointCache* cache,
                         const double* q0, const double* q1, double h, int kind,
                         double* d2) noexcept nogil:
+    # D_2 L_d(q0, q1), (n,)
+    cdef int n = model.n
     cdef double delta[NMAX]
     cdef double m[NMAX]
     cdef double g[NMAX]
@@ -473,166 +592,162 @@ cdef inline void dla_d2(int code, const double* par, int n, const double* M,
     if kind == DLA_MIDPOINT:
         for i in range(n):
             m[i] = 0.5 * (q0[i] + q1[i])
-        model_grad(code, par, m, g)
-        gauge_grad(code, par, n, m, gs)
-        gauge_hess(code, par, n, m, Hs)
+        model.grad_potential(m, g)
         for i in range(n):
-            d2[i] = -0.5 * h * g[i] - gs[i]
+            d2[i] = -0.5 * h * g[i]
+        if model.has_gauge:
+            model.gauge_gradient(m, gs)
+            model.gauge_hessian(m, Hs)
     else:
-        model_grad(code, par, q1, g)
-        gauge_grad(code, par, n, q0, gs0)
-        gauge_grad(code, par, n, q1, gs)
-        gauge_hess(code, par, n, q1, Hs)
+        grad_at(model, cache, q1, g)
         for i in range(n):
-            d2[i] = -0.5 * h * g[i] - 0.5 * (gs0[i] + gs[i])
+            d2[i] = -0.5 * h * g[i]
+        if model.has_gauge:
+            model.gauge_gradient(q0, gs0)
+            model.gauge_gradient(q1, gs)
+            for i in range(n):
+                gs[i] = 0.5 * (gs0[i] + gs[i])
+            model.gauge_hessian(q1, Hs)
     for i in range(n):
         for j in range(n):
-            d2[i] += M[n * i + j] * delta[j] / h - 0.5 * Hs[n * i + j] * delta[j]
+            d2[i] += M[n * i + j] * delta[j] / h
+    if model.has_gauge:
+        for i in range(n):
+            d2[i] -= gs[i]
+            for j in range(n):
+                d2[i] -= 0.5 * Hs[n * i + j] * delta[j]
 
 
-cdef inline bint dla_step(int code, const double* par, int n, int r, const double* M,
-                          const double* Minv, const double* q0, const double* v0, double* lam,
-                          double h, int kind, double alpha, int disc, double newton_tol,
-                          int max_newton, double* q1, double* v1) noexcept nogil:
+cdef int dla_step(CoordinateModel model, const double* M, const double* Minv,
+                  PointCache* cache, const double* q0, const double* v0, double* lam,
+                  double h, int kind, double alpha, int disc, NewtonRule rule, double* q1,
+                  double* v1, Py_ssize_t* evaluations) noexcept nogil:
     # One DLA step in its one-step form (see the twin); lam IN/OUT as 2 nu / h
-    cdef double mu0[RMAX * NMAX]
-    cdef double mu1[RMAX * NMAX]
-    cdef double N0[NMAX * RMAX]
-    cdef double N1[NMAX * RMAX]
-    cdef double p0[NMAX]
+    cdef int n = model.n, r = model.r
+    cdef DLAProblem pr
+    cdef double x[ZMAX]
+    cdef double floor[ZMAX]
     cdef double p1[NMAX]
     cdef double gs[NMAX]
-    cdef double d1[NMAX]
-    cdef double dd1[NMAX * NMAX]
-    cdef double Jc[RMAX * NMAX]
-    cdef double J[ZMAX * ZMAX]
-    cdef double R[ZMAX]
-    cdef double nu[RMAX]
+    cdef double mu1[RMAX * NMAX]
+    cdef double N1[NMAX * RMAX]
+    cdef double N0[NMAX * RMAX]
     cdef double w[NMAX]
     cdef double C[RMAX * RMAX]
     cdef double rhs[RMAX]
-    cdef double scale, moved, s
-    cdef int it, i, j, a
-    cdef int z = n + r
-    cdef bint converged = False
-    model_mu(code, par, q0, mu0)
-    n_matrix(Minv, mu0, n, r, N0)
-    gauge_grad(code, par, n, q0, gs)
-    matvec(M, v0, n, n, p0)
+    cdef double s, col
+    cdef int i, a, st
+    pr.model = <void*>model
+    pr.M = M
+    pr.cache = cache
+    pr.q0 = q0
+    pr.h = h
+    pr.alpha = alpha
+    pr.kind = kind
+    pr.disc = disc
+    pr.evaluations = 0
+    mu_at(model, cache, q0, pr.mu0)
+    n_matrix(Minv, pr.mu0, n, r, N0)
+    if model.has_gauge:
+        model.gauge_gradient(q0, pr.gs0)
+    else:
+        for i in range(n):
+            pr.gs0[i] = 0.0
+    matvec(M, v0, n, n, pr.p0)
     for i in range(n):
-        p0[i] -= gs[i]
-        q1[i] = q0[i] + h * v0[i]
+        pr.p0[i] -= pr.gs0[i]
+        x[i] = q0[i] + h * v0[i]
     for a in range(r):
-        nu[a] = 0.5 * h * lam[a]
-    scale = max_abs(q1, n) + fabs(h) * max_abs(v0, n) + 1e-300
-    for it in range(max_newton):
-        dla_d1(code, par, n, M, q0, q1, h, kind, d1, dd1)
-        for i in range(n):
-            R[i] = -d1[i] - p0[i]
-            for a in range(r):
-                R[i] -= mu0[n * a + i] * nu[a]
-            for j in range(n):
-                J[z * i + j] = -dd1[n * i + j]
-            for a in range(r):
-                J[z * i + n + a] = -mu0[n * a + i]
-        discrete_constraint(code, par, n, r, q0, q1, alpha, disc, &R[n], Jc)
-        for a in range(r):
-            for j in range(n):
-                J[z * (n + a) + j] = Jc[n * a + j]
-            for j in range(r):
-                J[z * (n + a) + n + j] = 0.0
-        if not solve_small(z, J, R):
-            break
-        for i in range(n):
-            q1[i] -= R[i]
-        for a in range(r):
-            nu[a] -= R[n + a]
-        if not (all_finite(q1, n) and all_finite(nu, r)):
-            break
-        moved = max_abs(R, n)
-        for i in range(n):
-            s = 0.0
-            for a in range(r):
-                s += N0[r * i + a] * R[n + a]
-            s = fabs(h) * fabs(s)
-            if s > moved:
-                moved = s
-        if moved <= newton_tol * scale:
-            converged = True
-            break
-    for a in range(r):
-        lam[a] = 2.0 * nu[a] / h
-    dla_d2(code, par, n, M, q0, q1, h, kind, p1)
-    gauge_grad(code, par, n, q1, gs)
+        x[n + a] = 0.5 * h * lam[a]
+    s = max_abs(x, n) + fabs(h) * max_abs(v0, n) + 1e-300
     for i in range(n):
-        p1[i] += gs[i]
-    model_mu(code, par, q1, mu1)
+        floor[i] = s
+    for a in range(r):
+        col = 0.0
+        for i in range(n):
+            if fabs(N0[r * i + a]) > col:
+                col = fabs(N0[r * i + a])
+        floor[n + a] = s / (fabs(h) * col + 1e-300)
+    st = newton_solve(dla_residual, dla_jacobian, &pr, n + r, x, floor, rule)
+    evaluations[0] += pr.evaluations
+    if st != OK:
+        return st
+    for i in range(n):
+        q1[i] = x[i]
+    for a in range(r):
+        lam[a] = 2.0 * x[n + a] / h
+    dla_d2(model, M, cache, q0, q1, h, kind, p1)  # M v1 before projection, with the gauge term:
+    if model.has_gauge:
+        model.gauge_gradient(q1, gs)
+        for i in range(n):
+            p1[i] += gs[i]
+    mu_at(model, cache, q1, mu1)
     n_matrix(Minv, mu1, n, r, N1)
     mu_times(mu1, N1, n, r, C)
     matvec(Minv, p1, n, n, w)
     matvec(mu1, w, r, n, rhs)
-    if not solve_small(r, C, rhs):
-        return False
+    if not solve_r(r, C, rhs):
+        return SINGULAR_JACOBIAN
     for i in range(n):
         v1[i] = w[i]
         for a in range(r):
             v1[i] -= N1[r * i + a] * rhs[a]
-    return converged and all_finite(v1, n)
+    if not all_finite(v1, n):
+        return NOT_FINITE
+    return OK
 
 
 # -- the loop -------------------------------------------------------------------------------
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def nonholonomic_run(Model model, const double[:, ::1] mass, const double[:, ::1] stages,
-                     double[::1] q, double[::1] v, double[::1] lam, double h,
-                     Py_ssize_t n_steps, Py_ssize_t save_every, double newton_tol,
-                     int max_newton, double[:, ::1] out_q, double[:, ::1] out_v):
+def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[::1] q,
+                     double[::1] v, double[::1] lam, double h, Py_ssize_t n_steps,
+                     Py_ssize_t save_every, double newton_tol, int max_newton,
+                     double[:, ::1] out_q, double[:, ::1] out_v, Py_ssize_t[::1] info):
     """Advance ``n_steps`` steps of the composition ``stages`` (see the twin).
 
     Parameters
     ----------
-    model : Model IN; mass : (n, n) IN; stages : (s, 6) IN, rows (kind, disc, beta, beta',
-    alpha, weight); q, v : (n,) IN/OUT; lam : (r,) IN/OUT; h : float; n_steps, save_every :
-    int; newton_tol : float; max_newton : int; out_q, out_v : (n_steps // save_every, n) OUT.
+    model : CoordinateModel IN; stages : (s, 6) IN, rows (kind, disc, beta, beta', alpha,
+    weight); q, v : (n,) IN/OUT; lam : (r,) IN/OUT; h : float; n_steps, save_every : int;
+    newton_tol : float; max_newton : int; out_q, out_v : (n_steps // save_every, n) OUT;
+    info : (2,) OUT, [status of the failed step, residual evaluations].
 
     Returns
     -------
     int
-        0 on success, ``k + 1`` if a Newton solve of step ``k`` failed (state left at the
-        start of that step).
+        0 on success, ``k + 1`` if step ``k`` failed (its status in ``info[0]``; the state
+        left at the start of that step).
     """
     cdef int n = model.n
     cdef int r = model.r
-    cdef int code = model.code
     cdef int n_stages = stages.shape[0]
-    cdef double Minv[NMAX * NMAX]
-    cdef double Mc[NMAX * NMAX]
-    cdef double Mrow[NMAX * NMAX]
-    cdef double col[NMAX]
     cdef double qa[NMAX]
     cdef double va[NMAX]
     cdef double qb[NMAX]
     cdef double vb[NMAX]
     cdef double la[RMAX]
+    cdef double M[NMAX * NMAX]     # local copies: the steps read them without aliasing worries
+    cdef double Minv[NMAX * NMAX]
+    cdef PointCache cache
     cdef double hs, beta, beta_p, alpha
-    cdef int kind, disc, st, i, j, a
+    cdef int kind, disc, st, i, a
     cdef Py_ssize_t k, jj
-    cdef int status = 0
-    cdef bint ok = True
-    if mass.shape[0] != n or q.shape[0] != n or v.shape[0] != n or lam.shape[0] != r:
-        raise ValueError(f"Expected n = {n}, r = {r} for model {code}.")
-    for i in range(n):
-        for j in range(n):
-            Mc[n * i + j] = mass[i, j]
-    for j in range(n):  # Minv column by column
-        for i in range(n * n):
-            Mrow[i] = Mc[i]
-        for i in range(n):
-            col[i] = 1.0 if i == j else 0.0
-        if not solve_small(n, Mrow, col):
-            raise ValueError("Expected a nonsingular `mass`.")
-        for i in range(n):
-            Minv[n * i + j] = col[i]
+    cdef Py_ssize_t evaluations = 0
+    cdef int status = OK
+    cdef int failed = 0
+    cdef NewtonRule rule
+    if q.shape[0] != n or v.shape[0] != n or lam.shape[0] != r or info.shape[0] < 2:
+        raise ValueError(f"Expected q, v of shape ({n},), lam of shape ({r},) and info of "
+                         f"shape (2,) for {model!r}.")
+    rule.correction_tol = newton_tol
+    rule.residual_tol = RESIDUAL_TOL
+    rule.max_iter = max_newton
+    for i in range(n * n):
+        M[i] = model.M[i]
+        Minv[i] = model.Minv[i]
+    cache.mu_ok = False
+    cache.g_ok = False
     with nogil:
         for k in range(n_steps):
             for i in range(n):
@@ -649,21 +764,20 @@ def nonholonomic_run(Model model, const double[:, ::1] mass, const double[:, ::1
                 hs = stages[st, 5] * h
                 if kind == NEWMARK:
                     if beta == 0.0 and beta_p == 0.0 and alpha == 0.0:
-                        ok = newmark_explicit_step(code, model.par, n, r, Minv, qa, va, hs,
-                                                   qb, vb, la)
+                        status = newmark_explicit_step(model, Minv, qa, va, hs, qb, vb, la)
                     else:
-                        ok = newmark_step(code, model.par, n, r, Minv, qa, va, la, hs, beta,
-                                          beta_p, alpha, disc, newton_tol, max_newton, qb, vb)
+                        status = newmark_step(model, Minv, &cache, qa, va, la, hs, beta, beta_p,
+                                              alpha, disc, rule, qb, vb, &evaluations)
                 else:
-                    ok = dla_step(code, model.par, n, r, Mc, Minv, qa, va, la, hs, kind, alpha,
-                                  disc, newton_tol, max_newton, qb, vb)
-                if not ok:
+                    status = dla_step(model, M, Minv, &cache, qa, va, la, hs, kind, alpha, disc,
+                                      rule, qb, vb, &evaluations)
+                if status != OK:
                     break
                 for i in range(n):
                     qa[i] = qb[i]
                     va[i] = vb[i]
-            if not ok:
-                status = <int>(k + 1)
+            if status != OK:
+                failed = <int>(k + 1)
                 break
             for i in range(n):
                 q[i] = qa[i]
@@ -675,4 +789,6 @@ def nonholonomic_run(Model model, const double[:, ::1] mass, const double[:, ::1
                 for i in range(n):
                     out_q[jj, i] = q[i]
                     out_v[jj, i] = v[i]
-    return status
+    info[0] = status
+    info[1] = evaluations
+    return failed

@@ -2,26 +2,29 @@
 # left-invariant constraint xi in d (Chaplygin sleigh, k = 0; vertical rolling disk, k = 1):
 # the whole time loop.
 #
-# Design: the per-step arithmetic (closed-form discrete Legendre transforms, their Jacobian, a
-# small Newton solve) is in `cdef inline ... noexcept nogil` functions; retraction_run() is the
-# loop. The derivation and the specification are in nhphys/twins/se2_retraction.py (same
-# names, same results). Sizes: d = 3 + k <= 6, m <= 6.
+# Design: the per-step arithmetic (closed-form discrete Legendre transforms and their Jacobian)
+# is in `cdef inline ... noexcept nogil` functions; each step's Newton problem goes through the
+# shared newton_solve of newton.pxd (residual and Jacobian callbacks over a problem struct);
+# retraction_run() is the loop. The derivation, the Newton problem (sizes and rule) and the
+# specification are in nhphys/twins/se2_retraction.py (same names, same results).
+# Sizes: d = 3 + k <= 6, m <= 6.
 
 cimport cython
-from libc.math cimport sin, cos, atan, sqrt, fabs, isfinite
+from libc.math cimport sin, cos, atan, fabs
 
-from nhphys_ext.dense cimport solve_small
-
+from nhphys_ext.newton cimport newton_solve, NewtonRule, OK
 from nhphys_ext.so3 cimport coeff_c, coeff_dc, coeff_sinc, coeff_a
 
 DEF DMAX = 6
+DEF EXP = 0
+DEF RESIDUAL_TOL = 8.881784197001252e-16  # 4 units of round-off, as the twin
 
 
 cdef inline void coefficients(double w, int map_code, double* co) noexcept nogil:
     # co = (f, f', g, g', ev, ev') of the closed-form momenta
     cdef double t = fabs(w)
     cdef double e
-    if map_code == 0:
+    if map_code == EXP:
         e = w * coeff_c(t)
         co[0] = e
         co[1] = coeff_c(t) + w * w * coeff_dc(t)
@@ -38,18 +41,23 @@ cdef inline void coefficients(double w, int map_code, double* co) noexcept nogil
         co[5] = 0.0
 
 
-cdef inline void momentum(const double* xi, const double* I, int d, double h, int map_code,
-                          double sign, double* out) noexcept nogil:
-    # Pi^- (sign = +1) or Pi^+ (sign = -1); I row-major d x d
-    cdef double M[DMAX]
-    cdef double co[6]
+cdef inline void body_momentum(const double* xi, const double* I, int d, double h,
+                               double* M) noexcept nogil:
+    # M = I xi / h
     cdef int i, j
-    cdef double w = xi[2]
     for i in range(d):
         M[i] = 0.0
         for j in range(d):
             M[i] += I[d * i + j] * xi[j]
         M[i] /= h
+
+
+cdef inline void momentum_of(const double* xi, const double* M, int d, int map_code,
+                             double sign, double* out) noexcept nogil:
+    # Pi^- (sign = +1) or Pi^+ (sign = -1) of the step xi with M = I xi / h
+    cdef double co[6]
+    cdef int i
+    cdef double w = xi[2]
     coefficients(w, map_code, co)
     for i in range(3, d):
         out[i] = M[i]
@@ -60,20 +68,25 @@ cdef inline void momentum(const double* xi, const double* I, int d, double h, in
               + co[0] * (xi[0] * M[0] + xi[1] * M[1]) + co[2] * M[2])
 
 
-cdef inline void momentum_minus_jacobian(const double* xi, const double* I, int d, double h,
-                                         int map_code, double* D) noexcept nogil:
-    # D = dPi^-/dxi, row-major d x d (see the twin)
+cdef inline void momentum(const double* xi, const double* I, int d, double h, int map_code,
+                          double sign, double* out) noexcept nogil:
+    # Pi^- (sign = +1) or Pi^+ (sign = -1); I row-major d x d
     cdef double M[DMAX]
+    body_momentum(xi, I, d, h, M)
+    momentum_of(xi, M, d, map_code, sign, out)
+
+
+cdef inline void momentum_minus_jacobian(const double* xi, const double* M, const double* I,
+                                         int d, double h, int map_code,
+                                         double* D) noexcept nogil:
+    # D = dPi^-/dxi, row-major d x d (see the twin), given M = I xi / h. (It only steers
+    # Newton, so 1/h is taken once: the solution does not depend on its last bits.)
     cdef double co[6]
     cdef double A00, A01, A10, A11, r0, r1
     cdef int i, j
     cdef double w = xi[2]
+    cdef double ih = 1.0 / h
     cdef double vM
-    for i in range(d):
-        M[i] = 0.0
-        for j in range(d):
-            M[i] += I[d * i + j] * xi[j]
-        M[i] /= h
     coefficients(w, map_code, co)
     # A = J/2 - ev I = [[-ev, -1/2], [1/2, -ev]]
     A00 = -co[4]
@@ -81,93 +94,123 @@ cdef inline void momentum_minus_jacobian(const double* xi, const double* I, int 
     A10 = 0.5
     A11 = -co[4]
     for j in range(d):
-        D[j] = I[j] / h + w * (A00 * I[j] + A01 * I[d + j]) / h
-        D[d + j] = I[d + j] / h + w * (A10 * I[j] + A11 * I[d + j]) / h
+        D[j] = (I[j] + w * (A00 * I[j] + A01 * I[d + j])) * ih
+        D[d + j] = (I[d + j] + w * (A10 * I[j] + A11 * I[d + j])) * ih
     r0 = A00 * M[0] + A01 * M[1] - w * co[5] * M[0]
     r1 = A10 * M[0] + A11 * M[1] - w * co[5] * M[1]
     D[2] += r0
     D[d + 2] += r1
     vM = xi[0] * M[0] + xi[1] * M[1]
     for j in range(d):
-        D[2 * d + j] = (I[2 * d + j] / h
-                        + 0.5 * (xi[0] * I[d + j] - xi[1] * I[j]) / h
-                        + co[0] * (xi[0] * I[j] + xi[1] * I[d + j]) / h
-                        + co[2] * I[2 * d + j] / h)
+        D[2 * d + j] = (I[2 * d + j] + 0.5 * (xi[0] * I[d + j] - xi[1] * I[j])
+                        + co[0] * (xi[0] * I[j] + xi[1] * I[d + j]) + co[2] * I[2 * d + j]) * ih
     D[2 * d + 0] += 0.5 * M[1] + co[0] * M[0]
     D[2 * d + 1] += -0.5 * M[0] + co[0] * M[1]
     D[2 * d + 2] += co[1] * vM + co[3] * M[2]
     for i in range(3, d):
         for j in range(d):
-            D[d * i + j] = I[d * i + j] / h
+            D[d * i + j] = I[d * i + j] * ih
 
 
+cdef struct RetractionProblem:
+    # F(y) = B^T Pi^-(B y) - p (see the twin)
+    const double* I        # (d, d)
+    const double* B        # (d, m)
+    const double* p        # (m,)
+    int d, m, map_code
+    double h
+    double xi[DMAX]        # B y of the last residual, for the Jacobian
+    double M[DMAX]         # and its I xi / h
+    Py_ssize_t evaluations
 
 
-cdef inline bint retraction_step(const double* I, const double* B, int d, int m,
-                                 const double* p, double* y, double h, int map_code,
-                                 double newton_tol, int max_newton, double* xi,
-                                 double* p_new) noexcept nogil:
-    # Newton on F(y) = B^T Pi^-(B y) - p; then p_new = B^T Pi^+(xi)
+cdef int retraction_residual(void* problem, double* y, double* F,
+                             double* F_scale) noexcept nogil:
+    cdef RetractionProblem* pr = <RetractionProblem*>problem
+    cdef int d = pr.d, m = pr.m
     cdef double G[DMAX]
+    cdef int i, a
+    pr.evaluations += 1
+    for i in range(d):
+        pr.xi[i] = 0.0
+        for a in range(m):
+            pr.xi[i] += pr.B[m * i + a] * y[a]
+    body_momentum(pr.xi, pr.I, d, pr.h, pr.M)
+    momentum_of(pr.xi, pr.M, d, pr.map_code, 1.0, G)
+    for a in range(m):
+        F[a] = -pr.p[a]
+        F_scale[a] = fabs(pr.p[a])
+        for i in range(d):
+            F[a] += pr.B[m * i + a] * G[i]
+            F_scale[a] += fabs(pr.B[m * i + a] * G[i])
+    return OK
+
+
+cdef int retraction_jacobian(void* problem, const double* y, double* Jm) noexcept nogil:
+    # dF/dy = B^T (dPi^-/dxi) B at the xi of the last residual
+    cdef RetractionProblem* pr = <RetractionProblem*>problem
+    cdef int d = pr.d, m = pr.m
     cdef double D[DMAX * DMAX]
     cdef double DB[DMAX * DMAX]
-    cdef double Jm[DMAX * DMAX]
-    cdef double F[DMAX]
-    cdef double ny, ndy
-    cdef int it, a, b, i, j
-    cdef bint converged = False
-    for it in range(max_newton):
-        for i in range(d):
-            xi[i] = 0.0
-            for a in range(m):
-                xi[i] += B[m * i + a] * y[a]
-        momentum(xi, I, d, h, map_code, 1.0, G)
-        momentum_minus_jacobian(xi, I, d, h, map_code, D)
-        for i in range(d):
-            for b in range(m):
-                DB[m * i + b] = 0.0
-                for j in range(d):
-                    DB[m * i + b] += D[d * i + j] * B[m * j + b]
-        for a in range(m):
-            F[a] = -p[a]
+    cdef int i, j, a, b
+    momentum_minus_jacobian(pr.xi, pr.M, pr.I, d, pr.h, pr.map_code, D)
+    for i in range(d):
+        for b in range(m):
+            DB[m * i + b] = 0.0
+            for j in range(d):
+                DB[m * i + b] += D[d * i + j] * pr.B[m * j + b]
+    for a in range(m):
+        for b in range(m):
+            Jm[m * a + b] = 0.0
             for i in range(d):
-                F[a] += B[m * i + a] * G[i]
-            for b in range(m):
-                Jm[m * a + b] = 0.0
-                for i in range(d):
-                    Jm[m * a + b] += B[m * i + a] * DB[m * i + b]
-        if not solve_small(m, Jm, F):
-            return False
-        ny = 0.0
-        ndy = 0.0
-        for a in range(m):
-            y[a] -= F[a]
-            ny += y[a] * y[a]
-            ndy += F[a] * F[a]
-        if not isfinite(ny):
-            return False
-        if sqrt(ndy) <= newton_tol * sqrt(ny):
-            converged = True
-            break
-    if not converged:
-        return False
+                Jm[m * a + b] += pr.B[m * i + a] * DB[m * i + b]
+    return OK
+
+
+cdef inline int retraction_step(const double* I, const double* B, int d, int m,
+                                const double* p, double* y, double h, int map_code,
+                                NewtonRule rule, double* xi, double* p_new,
+                                Py_ssize_t* evaluations) noexcept nogil:
+    # Newton on F(y) = B^T Pi^-(B y) - p (y IN guess / OUT solution); then p_new = B^T Pi^+(xi)
+    cdef RetractionProblem pr
+    cdef double G[DMAX]
+    cdef double floor[DMAX]
+    cdef double size = 0.0
+    cdef int i, a, st
+    pr.I = I
+    pr.B = B
+    pr.p = p
+    pr.d = d
+    pr.m = m
+    pr.map_code = map_code
+    pr.h = h
+    pr.evaluations = 0
+    for a in range(m):
+        if fabs(y[a]) > size:
+            size = fabs(y[a])
+    for a in range(m):
+        floor[a] = size
+    st = newton_solve(retraction_residual, retraction_jacobian, &pr, m, y, floor, rule)
+    evaluations[0] += pr.evaluations
     for i in range(d):
         xi[i] = 0.0
         for a in range(m):
             xi[i] += B[m * i + a] * y[a]
+    if st != OK:
+        return st
     momentum(xi, I, d, h, map_code, -1.0, G)
     for a in range(m):
         p_new[a] = 0.0
         for i in range(d):
             p_new[a] += B[m * i + a] * G[i]
-    return True
+    return OK
 
 
 cdef inline void retract(const double* xi, int map_code, double* step) noexcept nogil:
     # exp or Cayley of (v_x, v_y, omega) as a pose (x, y, theta)
     cdef double w = xi[2]
     cdef double s, c, den
-    if map_code == 0:
+    if map_code == EXP:
         s = coeff_sinc(fabs(w))
         c = w * coeff_a(fabs(w))          # (1 - cos w)/w
         step[0] = s * xi[0] - c * xi[1]
@@ -185,7 +228,7 @@ cdef inline void retract(const double* xi, int map_code, double* step) noexcept 
 def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, double[::1] g,
                    double[::1] p, double[::1] y, double h, Py_ssize_t n_steps,
                    Py_ssize_t save_every, int map_code, double newton_tol, int max_newton,
-                   double[:, ::1] out_g, double[:, ::1] out_p):
+                   double[:, ::1] out_g, double[:, ::1] out_p, Py_ssize_t[::1] info):
     """Advance ``n_steps`` steps, saving every ``save_every``-th state (see the twin).
 
     Parameters
@@ -193,13 +236,14 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
     inertia : (d, d) IN; basis : (d, m) IN; g : (d,) IN/OUT (x, y, theta, phi...);
     p : (m,) IN/OUT; y : (m,) IN/OUT; h : float; n_steps, save_every : int;
     map_code : 0 exp, 1 Cayley; newton_tol : float; max_newton : int;
-    out_g : (n_steps // save_every, d) OUT; out_p : (n_steps // save_every, m) OUT.
+    out_g : (n_steps // save_every, d) OUT; out_p : (n_steps // save_every, m) OUT;
+    info : (2,) OUT, [status of the failed step, residual evaluations].
 
     Returns
     -------
     int
-        0 on success, ``k + 1`` if the Newton solve of step ``k`` failed (state left at the
-        start of that step).
+        0 on success, ``k + 1`` if step ``k`` failed (its status in ``info[0]``; the state
+        left at the start of that step).
     """
     cdef int d = inertia.shape[0]
     cdef int m = basis.shape[1]
@@ -209,17 +253,25 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
     cdef double step[3]
     cdef double c, s
     cdef Py_ssize_t k, j
+    cdef Py_ssize_t evaluations = 0
     cdef int i, a
-    cdef int status = 0
-    if d > DMAX or m > DMAX or d < 3:
-        raise ValueError(f"Expected 3 <= d <= {DMAX} and m <= {DMAX}, got d={d}, m={m}.")
+    cdef int status = OK
+    cdef int failed = 0
+    cdef NewtonRule rule
+    if d > DMAX or m > DMAX or d < 3 or info.shape[0] < 2:
+        raise ValueError(f"Expected 3 <= d <= {DMAX}, m <= {DMAX} and info of shape (2,), "
+                         f"got d={d}, m={m}.")
+    rule.correction_tol = newton_tol
+    rule.residual_tol = RESIDUAL_TOL
+    rule.max_iter = max_newton
     with nogil:
         for k in range(n_steps):
             for a in range(m):
                 y_try[a] = y[a]
-            if not retraction_step(&inertia[0, 0], &basis[0, 0], d, m, &p[0], y_try, h,
-                                   map_code, newton_tol, max_newton, xi, p_new):
-                status = <int>(k + 1)
+            status = retraction_step(&inertia[0, 0], &basis[0, 0], d, m, &p[0], y_try, h,
+                                     map_code, rule, xi, p_new, &evaluations)
+            if status != OK:
+                failed = <int>(k + 1)
                 break
             retract(xi, map_code, step)
             c = cos(g[2])
@@ -238,4 +290,6 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
                     out_g[j, i] = g[i]
                 for a in range(m):
                     out_p[j, a] = p[a]
-    return status
+    info[0] = status
+    info[1] = evaluations
+    return failed

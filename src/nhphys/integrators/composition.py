@@ -11,7 +11,8 @@ import numbers
 
 import numpy as np
 
-from nhphys.integrators.newmark import _Stepper, check_newton
+from nhphys.integrators.newmark import _Stepper
+from nhphys.integrators.run import check_newton_options
 
 
 class Composition(_Stepper):
@@ -55,10 +56,8 @@ class Composition(_Stepper):
         total = sum(w for _, w in checked)
         if abs(total - 1.0) > 1e-12:
             raise ValueError(f"Expected the weights of `stages` to sum to 1, got {total!r}.")
-        check_newton(newton_tol, max_newton)
+        self.newton_tol, self.max_newton = check_newton_options(newton_tol, max_newton)
         self.stages = tuple(checked)
-        self.newton_tol = newton_tol
-        self.max_newton = max_newton
 
     @classmethod
     def symmetric(cls, method, newton_tol=1e-12, max_newton=30):

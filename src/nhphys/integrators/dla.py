@@ -10,13 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from nhphys._validation import as_choice
-from nhphys.integrators.newmark import (
-    DISCRETIZATIONS,
-    KINDS,
-    _Stepper,
-    check_newton,
-    check_unit_interval,
-)
+from nhphys.integrators.newmark import DISCRETIZATIONS, KINDS, _Stepper, check_unit_interval
+from nhphys.integrators.run import check_newton_options
 
 DISCRETE_LAGRANGIANS = ("midpoint", "trapezoidal")
 
@@ -33,7 +28,7 @@ class DLA(_Stepper):
         In [0, 1], as for :class:`~nhphys.integrators.Newmark`; 1/2 makes the method symmetric.
     constraint_discretization : {"point", "average"}
     newton_tol, max_newton :
-        Newton stopping rule and iteration limit.
+        Newton stopping rule and iteration limit (as for :class:`~nhphys.integrators.Newmark`).
     """
 
     discrete_lagrangian: str = "midpoint"
@@ -46,7 +41,9 @@ class DLA(_Stepper):
         as_choice(self.discrete_lagrangian, "discrete_lagrangian", DISCRETE_LAGRANGIANS)
         object.__setattr__(self, "alpha", check_unit_interval(self.alpha, "alpha", 1.0))
         as_choice(self.constraint_discretization, "constraint_discretization", DISCRETIZATIONS)
-        check_newton(self.newton_tol, self.max_newton)
+        tol, iters = check_newton_options(self.newton_tol, self.max_newton)
+        object.__setattr__(self, "newton_tol", tol)
+        object.__setattr__(self, "max_newton", iters)
 
     def adjoint(self):
         """The same discrete Lagrangian with ``1 - alpha`` (both rules are symmetric)."""

@@ -19,18 +19,11 @@ import numpy as np
 from nhphys import _backend
 from nhphys._validation import as_choice
 from nhphys.errors import NewtonError
+from nhphys.integrators.run import Run, check_newton_options
+from nhphys.twins.models import compiled_counterpart
 
 DISCRETIZATIONS = ("point", "average")
 KINDS = {"newmark": 0, "dla_midpoint": 1, "dla_trapezoidal": 2}
-
-
-def check_newton(newton_tol, max_newton):
-    if isinstance(newton_tol, bool) or not isinstance(newton_tol, numbers.Real) or not (
-            0 < newton_tol < 1e-3):
-        raise ValueError(f"Expected `newton_tol` to be a number in (0, 1e-3), got {newton_tol!r}.")
-    if isinstance(max_newton, bool) or not isinstance(max_newton, numbers.Integral) \
-            or max_newton < 1:
-        raise ValueError(f"Expected `max_newton` to be an integer >= 1, got {max_newton!r}.")
 
 
 def check_unit_interval(value, name, upper):
@@ -41,66 +34,94 @@ def check_unit_interval(value, name, upper):
     return float(value)
 
 
-class NonholonomicRun:
+def stopped_inside(run, exc):
+    """Record on ``run`` that ``exc`` (a user's Python callback's exception, or Ctrl-C) escaped
+    its twin time loop; the caller re-raises it as itself. The twin commits whole steps only,
+    so the state is at the start of the step it stopped, but the steps it finished in that
+    call are not counted: the run refuses to advance after it."""
+    run.failure = NewtonError(
+        run.steps_done, run.steps_done * run.dt,
+        f"{type(exc).__name__} raised inside the time loop, in the steps from "
+        f"{run.steps_done} on",
+    )
+
+
+class NonholonomicRun(Run):
     """State and stepping of the Newmark / DLA family (any composition of their steps).
 
     Parameters
     ----------
     system : object
-        Has ``coordinates`` (a ConstrainedMechanicalSystem), ``coordinates_from_conditions``
-        and ``observables(q, v)``.
+        Has ``coordinates`` (a coordinate model: :class:`nhphys.twins.models.CoordinateModel`,
+        a built-in one or a :class:`~nhphys.systems.ConstrainedMechanicalSystem`),
+        ``coordinates_from_conditions(**initial_conditions) -> (q0, v0)`` and
+        ``observables({"q": (k, n), "v": (k, n)})``.
     stages : ndarray, shape (s, 6)
         Rows ``(kind, discretisation, beta, beta', alpha, weight)``.
     dt : float
-    backend : str
+    backend : {"auto", "cython", "python"}
     newton_tol : float
     max_newton : int
     initial_conditions : dict
         The system's keywords (``q0``, ``v0``, or ``pose0``, ``velocity0``, ...).
 
-    Notes
-    -----
-    The built-in systems run in the compiled kernel; a user-defined system runs on the Python
-    twin whatever the backend (its functions are Python callables).
+    Attributes
+    ----------
+    q, v : ndarray, shape (n,)
+        The state.
+    lam : ndarray, shape (r,)
+        The last step's multiplier (the next Newton guess).
+    backend : {"cython", "python"}
+        What steps: a built-in model runs in the compiled kernel (``nhphys_ext.newmark`` with
+        the model's compiled class of ``nhphys_ext.models``) when it is built; any other model
+        (Python callables) on the twin whatever was asked.
+    newton_evaluations : int
+        Residual evaluations of every Newton solve so far (the cost of the implicit steps).
     """
 
     def __init__(self, system, stages, dt, backend, newton_tol, max_newton, initial_conditions):
         self.system = system
-        cs = system.coordinates
+        model = system.coordinates
         q0, v0 = system.coordinates_from_conditions(**initial_conditions)
         self.q = np.array(q0, dtype=float)
         self.v = np.array(v0, dtype=float)
-        if cs.kernel_model is not None:
-            self.kernel = _backend.implementation("newmark", backend)
-            self.model = self.kernel.Model(*cs.kernel_model)
-        else:
-            self.kernel = _backend.implementation("newmark", "python")
-            self.model = self.kernel.CallbackModel(cs)
-        self.mass = np.ascontiguousarray(cs.mass_matrix)
+        self.lam = np.array(model.multiplier(self.q, self.v), dtype=float)
+        self.kernel, self.backend = _backend.choose("newmark", backend)
+        self.model = model
+        if self.backend == "cython":
+            self.model = compiled_counterpart(model, _backend.kernel_module("models"))
+            if self.model is None:  # a model of Python callables steps on the twin
+                self.kernel, self.backend = _backend.choose("newmark", "python")
+                self.model = model
         self.stages = np.ascontiguousarray(stages, dtype=float)
-        self.lam = np.array(cs.multiplier(self.q, self.v), dtype=float)
         self.dt = dt
-        self.newton_tol = float(newton_tol)
-        self.max_newton = int(max_newton)
-        self.steps_done = 0
+        self.newton_tol, self.max_newton = check_newton_options(newton_tol, max_newton)
+        self.newton_evaluations = 0
 
-    def initial(self):
-        return self.system.observables(self.q[None].copy(), self.v[None].copy())
+    def _saved(self, q, v):
+        return self.system.observables({"q": q, "v": v})
 
-    def advance(self, n_steps, save_every):
-        n_saved = n_steps // save_every
+    def _initial_frame(self):
+        return self._saved(self.q[None].copy(), self.v[None].copy())
+
+    def _loop(self, n_steps, save_every, n_saved):
         out_q = np.empty((n_saved, self.q.size))
         out_v = np.empty((n_saved, self.q.size))
-        status = self.kernel.nonholonomic_run(
-            self.model, self.mass, self.stages, self.q, self.v, self.lam, self.dt, n_steps,
-            save_every, self.newton_tol, self.max_newton, out_q, out_v,
-        )
-        if status:
-            failed = self.steps_done + status - 1
-            self.steps_done = failed
-            raise NewtonError(failed, failed * self.dt, "the step may be too large")
-        self.steps_done += n_steps
-        return self.system.observables(out_q, out_v)
+        info = np.zeros(2, dtype=np.intp)
+        try:
+            code = self.kernel.nonholonomic_run(
+                self.model, self.stages, self.q, self.v, self.lam, self.dt, n_steps,
+                save_every, self.newton_tol, self.max_newton, out_q, out_v, info,
+            )
+        except BaseException as exc:  # a user model raised in the twin, or Ctrl-C
+            stopped_inside(self, exc)
+            raise
+        self.newton_evaluations += int(info[1])
+        return code, int(info[0]), (out_q, out_v)
+
+    def _frames(self, saved, count):
+        out_q, out_v = saved
+        return self._saved(out_q[:count], out_v[:count])
 
 
 class _Stepper:
@@ -113,7 +134,8 @@ class _Stepper:
         if not hasattr(system, "coordinates"):
             raise TypeError(
                 f"Expected a system with a `coordinates` description on R^n (KnifeEdge, "
-                f"VerticalDisk, ContactOscillator, ConstrainedMechanicalSystem), got {system!r}."
+                f"VerticalDisk, ContactOscillator, RotorSleigh, ConstrainedMechanicalSystem), "
+                f"got {system!r}."
             )
         return NonholonomicRun(system, self.stage_rows(), dt, backend, self.newton_tol,
                                self.max_newton, initial_conditions)
@@ -121,17 +143,17 @@ class _Stepper:
     def discrete_constraint(self, system, q0, q1, dt):
         """``Phi(q0, q1)`` of this method's constraint discretisation (single-stage methods).
 
-        Shapes: ``q0``, ``q1`` (n,) or stacked (k, n) -> (r,) or (k, r).
+        Shapes: ``q0``, ``q1`` (n,) or stacked (k, n) -> (k, r).
         """
-        from nhphys.twins.newmark import CallbackModel, discrete_constraint
+        from nhphys.twins.newmark import discrete_constraint
 
         rows = self.stage_rows()
         if len(rows) != 1:
             raise ValueError("Expected a single-stage method: a composition has several.")
         _, disc, _, _, alpha, _ = rows[0]
-        model = CallbackModel(system.coordinates)
+        model = system.coordinates
         q0, q1 = np.atleast_2d(q0), np.atleast_2d(q1)
-        return np.array([discrete_constraint(model, a, b, dt, alpha, int(disc))
+        return np.array([discrete_constraint(model, a, b, alpha, int(disc))
                          for a, b in zip(q0, q1)])
 
 
@@ -150,7 +172,9 @@ class Newmark(_Stepper):
         ``mu(q_alpha) (q_{k+1} - q_k) = 0`` or ``((1 - alpha) mu_k + alpha mu_{k+1})
         (q_{k+1} - q_k) = 0``.
     newton_tol, max_newton :
-        Newton stopping rule (relative displacement) and iteration limit.
+        The Newton rule's relative size of a last correction (``newton_tol`` in (0, 1e-3);
+        see :mod:`nhphys.twins.newmark`, "The Newton problems") and its corrections before a
+        step fails (any integer type).
 
     Examples
     --------
@@ -174,7 +198,9 @@ class Newmark(_Stepper):
                            check_unit_interval(self.beta_prime, "beta_prime", 0.5))
         object.__setattr__(self, "alpha", check_unit_interval(self.alpha, "alpha", 1.0))
         as_choice(self.constraint_discretization, "constraint_discretization", DISCRETIZATIONS)
-        check_newton(self.newton_tol, self.max_newton)
+        tol, iters = check_newton_options(self.newton_tol, self.max_newton)
+        object.__setattr__(self, "newton_tol", tol)
+        object.__setattr__(self, "max_newton", iters)
 
     @property
     def explicit(self):

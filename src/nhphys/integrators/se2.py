@@ -1,70 +1,93 @@
 """The retraction integrator on ``SE(2) x R^k``: the run that :class:`Retraction` starts for the
-knife edge (Chaplygin sleigh) and the vertical rolling disk. The derivation is in
-:mod:`nhphys.twins.se2_retraction`.
+knife edge (Chaplygin sleigh), the vertical rolling disk and the rotor sleigh. The derivation
+is in :mod:`nhphys.twins.se2_retraction`.
 """
 
 import numpy as np
 
 from nhphys import _backend
-from nhphys.errors import NewtonError
+from nhphys.integrators.newmark import stopped_inside
+from nhphys.integrators.run import Run, check_newton_options
 
 
-class SE2RetractionRun:
+class SE2RetractionRun(Run):
     """State and stepping of a left-invariant system on ``SE(2) x R^k`` under ``xi in d``.
 
     Parameters
     ----------
-    inertia : ndarray, shape (d, d)
-        Locked inertia of the reduced Lagrangian, d = 3 + k.
-    basis : ndarray, shape (d, m)
-        Basis of the constraint space.
-    g0 : ndarray, shape (3 + k,)
-        Initial ``(x, y, theta, phi...)``.
-    xi0 : ndarray, shape (d,)
-        Initial body velocity; must lie in the span of ``basis`` (the system checks it).
+    system : object
+        Has ``observables({"q": (k, n), "v": (k, n)})``.
+    model : CoordinateModel
+        The system's coordinate model (:mod:`nhphys.twins.models`) with its description on the
+        group: ``group_inertia`` (d, d), ``group_basis`` (d, m), ``to_group`` and
+        ``from_group``; its Lagrangian must be left-invariant (the system checks it).
+    q0, v0 : ndarray, shape (n,)
+        Validated initial coordinates and velocity (``v0`` on the constraint).
     dt : float
     integrator : Retraction
         Provides ``map``, ``newton_tol``, ``max_newton``.
-    backend : str
-    frames : callable
-        ``frames(g (n, d), xi (n, d)) -> dict`` of trajectory fields.
+    backend : {"auto", "cython", "python"}
+
+    Attributes
+    ----------
+    g : ndarray, shape (d,)
+        ``(x, y, theta, phi...)``.
+    p : ndarray, shape (m,)
+        The ``d*`` momentum ``basis^T I xi``.
+    y : ndarray, shape (m,)
+        The last step in ``basis`` coordinates (Newton's warm start).
+    backend : {"cython", "python"}
+        What steps.
+    newton_evaluations : int
+        Residual evaluations of every Newton solve so far.
     """
 
-    def __init__(self, inertia, basis, g0, xi0, dt, integrator, backend, frames):
+    def __init__(self, system, model, q0, v0, dt, integrator, backend):
         from nhphys.lie.retraction import get_retraction
 
-        self.kernel = _backend.implementation("se2_retraction", backend)
-        self.inertia = np.ascontiguousarray(inertia, dtype=float)
-        self.basis = np.ascontiguousarray(basis, dtype=float)
+        self.system = system
+        self.model = model
+        self.kernel, self.backend = _backend.choose("se2_retraction", backend)
+        self.inertia = np.ascontiguousarray(model.group_inertia, dtype=float)
+        self.basis = np.ascontiguousarray(model.group_basis, dtype=float)
         self.reduced_inertia = self.basis.T @ self.inertia @ self.basis
-        self.g = np.array(g0, dtype=float)
-        self.p = self.basis.T @ self.inertia @ np.asarray(xi0, dtype=float)
-        self.y = dt * np.linalg.solve(self.reduced_inertia, self.p)
+        g0, xi0 = model.to_group(q0, v0)
+        self.g = np.array(g0[0], dtype=float)
+        self.p = self.basis.T @ self.inertia @ xi0[0]
+        self.y = dt * np.linalg.solve(self.reduced_inertia, self.p)  # Newton's first guess
         self.dt = dt
         self.map_code = get_retraction(integrator.map).code
-        self.newton_tol = integrator.newton_tol
-        self.max_newton = integrator.max_newton
-        self.frames = frames
-        self.steps_done = 0
+        self.newton_tol, self.max_newton = check_newton_options(integrator.newton_tol,
+                                                                integrator.max_newton)
+        self.newton_evaluations = 0
 
     def velocity(self, p):
-        """Body velocities (n, d) of d* momenta (n, m)."""
+        """Body velocities (k, d) of ``d*`` momenta (k, m)."""
         return np.linalg.solve(self.reduced_inertia, np.atleast_2d(p).T).T @ self.basis.T
 
-    def initial(self):
-        return self.frames(self.g[None].copy(), self.velocity(self.p))
+    def _saved(self, g, p):
+        q, v = self.model.from_group(g, self.velocity(p))
+        return self.system.observables({"q": q, "v": v})
 
-    def advance(self, n_steps, save_every):
-        n_saved = n_steps // save_every
+    def _initial_frame(self):
+        return self._saved(self.g[None].copy(), self.p[None].copy())
+
+    def _loop(self, n_steps, save_every, n_saved):
         out_g = np.empty((n_saved, self.g.size))
         out_p = np.empty((n_saved, self.basis.shape[1]))
-        status = self.kernel.retraction_run(
-            self.inertia, self.basis, self.g, self.p, self.y, self.dt, n_steps, save_every,
-            self.map_code, self.newton_tol, self.max_newton, out_g, out_p,
-        )
-        if status:
-            failed = self.steps_done + status - 1
-            self.steps_done = failed
-            raise NewtonError(failed, failed * self.dt, "the step may be too large")
-        self.steps_done += n_steps
-        return self.frames(out_g, self.velocity(out_p))
+        info = np.zeros(2, dtype=np.intp)
+        try:
+            code = self.kernel.retraction_run(
+                self.inertia, self.basis, self.g, self.p, self.y, self.dt, n_steps,
+                save_every, self.map_code, self.newton_tol, self.max_newton, out_g, out_p,
+                info,
+            )
+        except BaseException as exc:  # Ctrl-C inside the twin loop
+            stopped_inside(self, exc)
+            raise
+        self.newton_evaluations += int(info[1])
+        return code, int(info[0]), (out_g, out_p)
+
+    def _frames(self, saved, count):
+        out_g, out_p = saved
+        return self._saved(out_g[:count], out_p[:count])

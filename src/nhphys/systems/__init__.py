@@ -4,10 +4,11 @@ from nhphys.systems.constrained import ConstrainedMechanicalSystem
 from nhphys.systems.contact_oscillator import ContactOscillator, NonReversibleContactOscillator
 from nhphys.systems.knife_edge import KnifeEdge
 from nhphys.systems.rolling import RollingBody
+from nhphys.systems.rotor_sleigh import RotorSleigh
 from nhphys.systems.suslov import Suslov
 from nhphys.systems.vertical_disk import VerticalDisk
 
 __all__ = [
     "ConstrainedMechanicalSystem", "ContactOscillator", "KnifeEdge",
-    "NonReversibleContactOscillator", "RollingBody", "Suslov", "VerticalDisk",
+    "NonReversibleContactOscillator", "RollingBody", "RotorSleigh", "Suslov", "VerticalDisk",
 ]

@@ -15,12 +15,17 @@ Differentiating the constraint, ``mu dv/dt + (Dmu[v]) v = 0`` with
 forces do no work, so the energy ``E = 1/2 v . M v + V(q)`` is conserved.
 
 Every system of :mod:`nhphys.systems` that the Newmark and DLA integrators accept exposes such a
-description in coordinates as its ``coordinates`` attribute.
+description in coordinates, a *coordinate model* (:class:`nhphys.twins.models.CoordinateModel`),
+as its ``coordinates`` attribute; the built-in systems share :class:`CoordinateSystem`. A
+:class:`ConstrainedMechanicalSystem` is a coordinate model made of a user's Python functions
+(and its own ``coordinates``): it steps on the Python twins, and its runs say so
+(``backend == "python"``).
 """
 
 import numpy as np
 
 from nhphys._validation import as_float_array
+from nhphys.twins.models import CoordinateModel
 
 # Relative size of |mu v| accepted in an initial velocity (the integrators keep it at round-off).
 CONSTRAINT_TOL = 1e-12
@@ -52,7 +57,77 @@ def _check_callable(f, name):
     return f
 
 
-class ConstrainedMechanicalSystem:
+def initial_coordinates(model, q0=None, v0=None, check_functions=None):
+    """Validated ``(q0, v0)`` (each (n,)) of a coordinate ``model``: finite, of the model's
+    shape, and ``v0`` on the constraint, ``mu(q0) v0 = 0`` (to 1e-12 relative; the message
+    says by how much it is not). ``check_functions(q0)``, when given, runs before the
+    constraint is evaluated."""
+    if q0 is None or v0 is None:
+        raise ValueError("Expected the initial conditions `q0` and `v0`.")
+    q0 = as_float_array(q0, "q0")
+    v0 = as_float_array(v0, "v0")
+    for arr, nm in ((q0, "q0"), (v0, "v0")):
+        if arr.shape != (model.n,):
+            raise ValueError(f"Expected `{nm}` to have shape ({model.n},), got {arr.shape}.")
+    if check_functions is not None:
+        check_functions(q0)
+    mu = np.asarray(model.constraint_matrix(q0), dtype=float)
+    residual = mu @ v0
+    scale = max(1.0, float(np.linalg.norm(v0))) * max(1.0, float(np.max(np.abs(mu))))
+    if np.max(np.abs(residual)) > CONSTRAINT_TOL * scale:
+        raise ValueError(
+            f"Expected `v0` to satisfy the constraint mu(q0) v0 = 0, got mu(q0) v0 = "
+            f"{np.array2string(residual, precision=3)}."
+        )
+    return q0, v0
+
+
+class CoordinateSystem:
+    """What the systems described by a coordinate model share.
+
+    A subclass sets ``coordinates`` (a :class:`~nhphys.twins.models.CoordinateModel`) and
+    implements ``coordinates_from_conditions(**initial_conditions) -> (q0, v0)`` and
+    ``observables(saved)``. It gets the continuous equations for
+    :class:`~nhphys.integrators.Reference` and the run of
+    :class:`~nhphys.integrators.Retraction` when its model has a description on a Lie group.
+    """
+
+    group = "R^n"  # the configuration group the retraction integrator would step on
+
+    def start_retraction(self, integrator, dt, backend, **initial_conditions):
+        """The run of :class:`~nhphys.integrators.Retraction` on ``SE(2) x R^k`` (models with
+        ``group_inertia``); a ``TypeError`` for systems on ``R^n`` only."""
+        from nhphys.integrators.se2 import SE2RetractionRun
+
+        model = self.coordinates
+        if model.group_inertia is None:
+            raise TypeError(
+                f"Expected a system on a Lie group for the Retraction integrator, got {self!r}; "
+                "use nhphys.integrators.Newmark, DLA or Reference."
+            )
+        q0, v0 = self.coordinates_from_conditions(**initial_conditions)
+        return SE2RetractionRun(self, model, q0, v0, dt, integrator, backend)
+
+    # -- the continuous flow as a first-order ODE, for `Reference` ---------------------------
+    def reference_state(self, **initial_conditions):
+        """``(q0, v0)`` as one flat state (2 n,)."""
+        q0, v0 = self.coordinates_from_conditions(**initial_conditions)
+        return np.concatenate([q0, v0])
+
+    def reference_rhs(self, t, state):
+        """``d(q, v)/dt`` of the continuous equations."""
+        cs = self.coordinates
+        q, v = state[: cs.n], state[cs.n:]
+        return np.concatenate([v, cs.acceleration(q, v)])
+
+    def reference_unpack(self, states):
+        """The argument of ``observables`` for flat states (k, 2 n), as a 1-tuple (read as
+        ``observables(*reference_unpack(states))``)."""
+        n = self.coordinates.n
+        return ({"q": states[:, :n], "v": states[:, n:]},)
+
+
+class ConstrainedMechanicalSystem(CoordinateModel, CoordinateSystem):
     """``L = 1/2 v.Mv - V(q)`` on ``R^n`` with constraints ``mu(q) v = 0``.
 
     Parameters
@@ -77,8 +152,8 @@ class ConstrainedMechanicalSystem:
     Notes
     -----
     Shapes and rank are checked when a simulation starts (at the initial ``q``), before any
-    step. A user-defined system steps on the Python path (its functions are Python callables);
-    the built-in systems also carry ``kernel_model = (code, params)`` for the compiled kernels.
+    step. It is a coordinate model (:class:`nhphys.twins.models.CoordinateModel`) of Python
+    callables, so it steps on the Python twins whatever the backend, and its runs say so.
 
     Examples
     --------
@@ -95,40 +170,47 @@ class ConstrainedMechanicalSystem:
     True
     """
 
-    kernel_model = None  # (code, params) of a built-in model of the compiled kernels
-    gauge = None  # built-in models only: (grad S, Hess S, third derivative of S contracted)
-
     def __init__(self, mass_matrix, potential, grad_potential, constraint_matrix,
                  constraint_matrix_derivative, hessian_potential=None, name=None):
-        self.mass_matrix = check_mass_matrix(mass_matrix)
-        self.mass_inv = np.linalg.inv(self.mass_matrix)
-        self.n = self.mass_matrix.shape[0]
-        self.potential = _check_callable(potential, "potential")
-        self.grad_potential = _check_callable(grad_potential, "grad_potential")
-        self.constraint_matrix = _check_callable(constraint_matrix, "constraint_matrix")
-        self.constraint_matrix_derivative = _check_callable(
-            constraint_matrix_derivative, "constraint_matrix_derivative"
-        )
+        # r, the number of constraints, is known after check_functions()
+        super().__init__(check_mass_matrix(mass_matrix), None)
+        self._potential = _check_callable(potential, "potential")
+        self._grad = _check_callable(grad_potential, "grad_potential")
+        self._mu = _check_callable(constraint_matrix, "constraint_matrix")
+        self._dmu = _check_callable(constraint_matrix_derivative,
+                                    "constraint_matrix_derivative")
         self._hessian = None if hessian_potential is None else _check_callable(
             hessian_potential, "hessian_potential"
         )
         self.name = name or "ConstrainedMechanicalSystem"
-        self.r = None  # number of constraints, known after check_functions()
 
     def __repr__(self):
         return f"{self.name}(n={self.n})"
+
+    # -- the model's functions: the user's ---------------------------------------------------
+    def potential(self, q):
+        return self._potential(q)
+
+    def grad_potential(self, q):
+        return np.asarray(self._grad(q), dtype=float)
+
+    def constraint_matrix(self, q):
+        return np.asarray(self._mu(q), dtype=float)
+
+    def constraint_matrix_derivative(self, q):
+        return np.asarray(self._dmu(q), dtype=float)
 
     # -- checks ------------------------------------------------------------------------------
     def check_functions(self, q):
         """Evaluate every function at ``q`` and check shapes, finiteness and rank."""
         n = self.n
-        g = as_float_array(self.grad_potential(q), "grad_potential(q0)")
+        g = as_float_array(self._grad(q), "grad_potential(q0)")
         if g.shape != (n,):
             raise ValueError(f"Expected `grad_potential(q0)` to have shape ({n},), got {g.shape}.")
-        V = np.asarray(self.potential(q), dtype=float)
+        V = np.asarray(self._potential(q), dtype=float)
         if V.shape != () or not np.isfinite(V):
             raise ValueError(f"Expected `potential(q0)` to be a finite number, got {V!r}.")
-        mu = as_float_array(self.constraint_matrix(q), "constraint_matrix(q0)")
+        mu = as_float_array(self._mu(q), "constraint_matrix(q0)")
         if mu.ndim != 2 or mu.shape[1] != n or not 1 <= mu.shape[0] < n:
             raise ValueError(
                 f"Expected `constraint_matrix(q0)` to have shape (r, {n}) with 1 <= r < {n}, "
@@ -141,7 +223,7 @@ class ConstrainedMechanicalSystem:
                 f"Expected `constraint_matrix(q0)` to have full rank {r}, got singular values "
                 f"{np.array2string(sv, precision=6)}."
             )
-        dmu = as_float_array(self.constraint_matrix_derivative(q),
+        dmu = as_float_array(self._dmu(q),
                              "constraint_matrix_derivative(q0)")
         if dmu.shape != (r, n, n):
             raise ValueError(
@@ -171,65 +253,10 @@ class ConstrainedMechanicalSystem:
                 self.grad_potential(q - d))) / (2 * d[j])
         return 0.5 * (H + H.T)
 
-    def multiplier(self, q, v):
-        """Constraint multipliers ``lambda`` (r,) of the continuous equations."""
-        mu = np.asarray(self.constraint_matrix(q), dtype=float)
-        dmu = np.asarray(self.constraint_matrix_derivative(q), dtype=float)
-        Minv = self.mass_inv
-        C = mu @ Minv @ mu.T
-        curv = np.einsum("aij,i,j->a", dmu, v, v)  # (Dmu[v]) v
-        return np.linalg.solve(C, mu @ Minv @ np.asarray(self.grad_potential(q)) - curv)
-
-    def acceleration(self, q, v):
-        """``dv/dt`` of the continuous equations, (n,)."""
-        mu = np.asarray(self.constraint_matrix(q), dtype=float)
-        force = -np.asarray(self.grad_potential(q), dtype=float) + mu.T @ self.multiplier(q, v)
-        return self.mass_inv @ force
-
-    def energy(self, q, v):
-        """``1/2 v.Mv + V(q)`` for stacked (k, n) states -> (k,)."""
-        q = np.atleast_2d(q)
-        v = np.atleast_2d(v)
-        kin = 0.5 * np.einsum("ki,ij,kj->k", v, self.mass_matrix, v)
-        return kin + np.array([float(self.potential(qi)) for qi in q])
-
-    def constraint_residual(self, q, v):
-        """``|mu(q) v|`` (Euclidean norm over the constraints) for stacked states -> (k,)."""
-        q = np.atleast_2d(q)
-        v = np.atleast_2d(v)
-        return np.array([
-            np.linalg.norm(np.asarray(self.constraint_matrix(qi)) @ vi) for qi, vi in zip(q, v)
-        ])
-
     # -- initial conditions ------------------------------------------------------------------
     def initial_coordinates(self, q0=None, v0=None):
         """Validated ``(q0, v0)``; ``v0`` must satisfy ``mu(q0) v0 = 0`` (to 1e-12 relative)."""
-        if q0 is None or v0 is None:
-            raise ValueError("Expected the initial conditions `q0` and `v0`.")
-        q0 = as_float_array(q0, "q0")
-        v0 = as_float_array(v0, "v0")
-        for arr, nm in ((q0, "q0"), (v0, "v0")):
-            if arr.shape != (self.n,):
-                raise ValueError(f"Expected `{nm}` to have shape ({self.n},), got {arr.shape}.")
-        self.check_functions(q0)
-        mu = np.asarray(self.constraint_matrix(q0), dtype=float)
-        residual = mu @ v0
-        scale = max(1.0, float(np.linalg.norm(v0))) * max(1.0, float(np.max(np.abs(mu))))
-        if np.max(np.abs(residual)) > CONSTRAINT_TOL * scale:
-            raise ValueError(
-                f"Expected `v0` to satisfy the constraint mu(q0) v0 = 0, got mu(q0) v0 = "
-                f"{np.array2string(residual, precision=3)}."
-            )
-        return q0, v0
-
-    def observables(self, q, v):
-        """Trajectory fields from saved coordinates (k, n) and velocities (k, n)."""
-        return {
-            "q": q,
-            "v": v,
-            "energy": self.energy(q, v),
-            "constraint_residual": self.constraint_residual(q, v),
-        }
+        return initial_coordinates(self, q0, v0, self.check_functions)
 
     # -- the same system, as its own coordinate description ------------------------------------
     @property
@@ -239,24 +266,3 @@ class ConstrainedMechanicalSystem:
     def coordinates_from_conditions(self, **initial_conditions):
         """``(q0, v0)`` from a system's own initial-condition keywords."""
         return self.initial_coordinates(**initial_conditions)
-
-    def start_retraction(self, integrator, dt, backend, **initial_conditions):
-        """Systems on R^n have no Lie-group structure for :class:`Retraction`: say so."""
-        raise TypeError(
-            f"Expected a system on a Lie group for the Retraction integrator, got {self!r}; "
-            "use nhphys.integrators.Newmark, DLA or Reference."
-        )
-
-    # -- the continuous flow as a first-order ODE, for `Reference` ---------------------------
-    def reference_state(self, **initial_conditions):
-        q0, v0 = self.coordinates_from_conditions(**initial_conditions)
-        return np.concatenate([q0, v0])
-
-    def reference_rhs(self, t, state):
-        cs = self.coordinates
-        q, v = state[: cs.n], state[cs.n:]
-        return np.concatenate([v, cs.acceleration(q, v)])
-
-    def reference_unpack(self, states):
-        n = self.coordinates.n
-        return states[:, :n], states[:, n:]

@@ -16,7 +16,10 @@ the contact point along the blade; ``omega = d theta/dt``.
 ``q = (C_x, C_y, theta)``, so the mass matrix ``diag(m, m, I)`` is constant, the potential is
 ``V = -m g sin(incline) C_x`` and, since ``dC/dt = v e + a omega e_perp``, the constraint is::
 
-    mu(q) = [-sin theta, cos theta, -a],      mu(q) dq/dt = 0.
+    mu(q) = [-sin theta, cos theta, -a],      mu(q) dq/dt = 0
+
+(the coordinate model :class:`nhphys.twins.models.KnifeEdgeModel`, compiled in
+``nhphys_ext.models``).
 
 *On SE(2)* (what the retraction integrator uses, level plane only) the pose of the blade
 ``(x, y, theta)`` has body velocity ``xi = (v, w, omega)`` (forward and sideways velocity of
@@ -50,9 +53,8 @@ drifts sideways across the slope, not down it.
 import numpy as np
 
 from nhphys._validation import as_float_array, as_positive_scalar
-from nhphys.systems.constrained import CONSTRAINT_TOL, ConstrainedMechanicalSystem
-
-KNIFE_EDGE_CODE = 0  # model number in nhphys_ext.newmark
+from nhphys.systems.constrained import CONSTRAINT_TOL, CoordinateSystem, initial_coordinates
+from nhphys.twins.models import KnifeEdgeModel
 
 
 def _real(value, name):
@@ -64,7 +66,7 @@ def _real(value, name):
     return value
 
 
-class KnifeEdge:
+class KnifeEdge(CoordinateSystem):
     """A knife edge / Chaplygin sleigh on a (possibly inclined) plane.
 
     Parameters
@@ -91,6 +93,11 @@ class KnifeEdge:
     along the blade, ``z`` along the plane's normal), ``energy`` (n,), ``constraint_residual``
     (n,) (the sideways speed of the contact point).
 
+    Attributes
+    ----------
+    coordinates : KnifeEdgeModel
+        The coordinate model (:mod:`nhphys.twins.models`) the integrators step.
+
     Examples
     --------
     >>> import nhphys
@@ -99,6 +106,8 @@ class KnifeEdge:
     >>> bool(traj.velocity[-1] > 0.99 * sleigh.terminal_speed(0.1, 1.0))
     True
     """
+
+    group = "SE(2)"  # on a level plane (see `level`)
 
     def __init__(self, mass, inertia, offset, incline=0.0, gravity=9.81):
         self.mass = as_positive_scalar(mass, "mass")
@@ -111,7 +120,8 @@ class KnifeEdge:
         if self.gravity < 0:
             raise ValueError(f"Expected `gravity` to be >= 0, got {self.gravity}.")
         self.downhill_force = self.mass * self.gravity * np.sin(self.incline)
-        self.coordinates = self._coordinates()
+        self.coordinates = KnifeEdgeModel(self.mass, self.inertia, self.offset,
+                                          self.downhill_force)
 
     def __repr__(self):
         return (f"KnifeEdge(mass={self.mass}, inertia={self.inertia}, offset={self.offset}, "
@@ -122,53 +132,18 @@ class KnifeEdge:
         """True on a level plane (or without gravity): the system is left-invariant on SE(2)."""
         return self.downhill_force == 0.0
 
-    # -- description in coordinates q = (C_x, C_y, theta) ------------------------------------
-    def _coordinates(self):
-        a, f = self.offset, self.downhill_force
-
-        def potential(q):
-            return -f * q[0]
-
-        def grad_potential(q):
-            return np.array([-f, 0.0, 0.0])
-
-        def hessian_potential(q):
-            return np.zeros((3, 3))
-
-        def constraint_matrix(q):
-            return np.array([[-np.sin(q[2]), np.cos(q[2]), -a]])
-
-        def constraint_matrix_derivative(q):
-            D = np.zeros((1, 3, 3))
-            D[0, 0, 2] = -np.cos(q[2])
-            D[0, 1, 2] = -np.sin(q[2])
-            return D
-
-        cs = ConstrainedMechanicalSystem(
-            np.diag([self.mass, self.mass, self.inertia]), potential, grad_potential,
-            constraint_matrix, constraint_matrix_derivative, hessian_potential,
-            name="KnifeEdge.coordinates",
-        )
-        cs.kernel_model = (KNIFE_EDGE_CODE, np.array([a, f]))
-        return cs
-
+    # -- coordinates q = (C_x, C_y, theta) of the blade's pose and speeds ----------------------
     def to_coordinates(self, pose, velocity, omega):
         """Pose (k, 3), speeds (k,), rates (k,) -> ``q`` (k, 3), ``dq/dt`` (k, 3)."""
         pose = np.atleast_2d(pose)
-        th = pose[:, 2]
-        e = np.stack([np.cos(th), np.sin(th)], axis=-1)
-        ep = np.stack([-np.sin(th), np.cos(th)], axis=-1)
-        a = self.offset
-        q = np.column_stack([pose[:, :2] + a * e, th])
-        v = np.column_stack([
-            np.asarray(velocity)[:, None] * e + a * np.asarray(omega)[:, None] * ep, omega
-        ])
-        return q, v
+        velocity, omega = np.atleast_1d(velocity), np.atleast_1d(omega)
+        xi = np.column_stack([velocity, np.zeros_like(velocity), omega])
+        return self.coordinates.from_group(pose, xi)
 
-    def observables(self, q, v):
-        """Trajectory fields from coordinates ``q`` (k, 3) and velocities ``v`` (k, 3)."""
-        q = np.atleast_2d(q)
-        v = np.atleast_2d(v)
+    def observables(self, saved):
+        """Trajectory fields from saved coordinates ``{"q": (k, 3), "v": (k, 3)}``."""
+        q = np.atleast_2d(saved["q"])
+        v = np.atleast_2d(saved["v"])
         th = q[:, 2]
         c, s = np.cos(th), np.sin(th)
         a = self.offset
@@ -197,34 +172,22 @@ class KnifeEdge:
         """``(q0, v0)`` in coordinates from ``pose0``, ``velocity0``, ``omega0``."""
         pose0, v0, w0 = self.initial_state(pose0, velocity0, omega0)
         q, v = self.to_coordinates(pose0[None], np.array([v0]), np.array([w0]))
-        return self.coordinates.initial_coordinates(q[0], v[0])
+        return initial_coordinates(self.coordinates, q[0], v[0])
 
     # -- the retraction integrator (level plane) -------------------------------------------------
     def group_inertia(self):
         """Locked inertia ``I`` (3, 3) of ``l(xi) = 1/2 xi.I xi``, ``xi = (v, w, omega)``."""
-        m, a = self.mass, self.offset
-        return np.array([[m, 0.0, 0.0], [0.0, m, m * a], [0.0, m * a, self.inertia + m * a * a]])
+        return self.coordinates.group_inertia.copy()
 
-    def start_retraction(self, integrator, dt, backend, pose0=None, velocity0=0.0, omega0=0.0):
+    def start_retraction(self, integrator, dt, backend, **initial_conditions):
         """Run of :class:`nhphys.integrators.Retraction` on SE(2) (level plane only)."""
-        from nhphys.integrators.se2 import SE2RetractionRun
-
         if not self.level:
             raise ValueError(
                 "Expected a level plane (`incline` = 0 or `gravity` = 0) for the Retraction "
                 "integrator, which needs a left-invariant system; use Newmark or DLA on an "
                 f"inclined plane (got incline={self.incline})."
             )
-        pose0, v0, w0 = self.initial_state(pose0, velocity0, omega0)
-        basis = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
-        xi0 = np.array([v0, 0.0, w0])
-
-        def frames(g, xi):
-            q, v = self.to_coordinates(g[:, :3], xi[:, 0], xi[:, 2])
-            return self.observables(q, v)
-
-        return SE2RetractionRun(self.group_inertia(), basis, pose0, xi0, dt, integrator,
-                                backend, frames)
+        return super().start_retraction(integrator, dt, backend, **initial_conditions)
 
     # -- closed forms ------------------------------------------------------------------------
     def terminal_speed(self, velocity0, omega0):
@@ -267,17 +230,6 @@ class KnifeEdge:
         y = y0 - A / w * (np.cos(th) - np.cos(th0)) + G / (2 * w) * (
             t - (np.sin(2 * th) - np.sin(2 * th0)) / (2 * w))
         return np.column_stack([x, y, th]), v
-
-    # -- the continuous flow as a first-order ODE, for `Reference` ---------------------------
-    def reference_state(self, **initial_conditions):
-        q0, v0 = self.coordinates_from_conditions(**initial_conditions)
-        return np.concatenate([q0, v0])
-
-    def reference_rhs(self, t, state):
-        return np.concatenate([state[3:], self.coordinates.acceleration(state[:3], state[3:])])
-
-    def reference_unpack(self, states):
-        return states[:, :3], states[:, 3:]
 
 
 __all__ = ["CONSTRAINT_TOL", "KnifeEdge"]

@@ -15,6 +15,9 @@ contact point, so its horizontal velocity is that of ``(x, y)``.
 
     mu(q) = [[1, 0, 0, -R cos theta], [0, 1, 0, -R sin theta]].
 
+(the coordinate model :class:`nhphys.twins.models.VerticalDiskModel`, compiled in
+``nhphys_ext.models``).
+
 *On SE(2) x R* the body velocity is ``xi = (v_x, v_y, omega, phi_dot)`` (velocity of the
 contact point in the disk's axes, turning rate, spin); the constraint space is
 ``v_x = R phi_dot``, ``v_y = 0``.
@@ -29,13 +32,12 @@ spin ``s`` are constant and the contact point runs round a circle of radius
 import numpy as np
 
 from nhphys._validation import as_float_array, as_positive_scalar
-from nhphys.systems.constrained import ConstrainedMechanicalSystem
+from nhphys.systems.constrained import CoordinateSystem, initial_coordinates
 from nhphys.systems.knife_edge import _real
+from nhphys.twins.models import VerticalDiskModel
 
-VERTICAL_DISK_CODE = 1  # model number in nhphys_ext.newmark
 
-
-class VerticalDisk:
+class VerticalDisk(CoordinateSystem):
     """A disk rolling upright on a level plane.
 
     Parameters
@@ -52,6 +54,11 @@ class VerticalDisk:
     point). There is no ``omega`` field: across nhphys ``omega`` is a body angular velocity
     (n, 3), and this system's state is the two rates.
 
+    Attributes
+    ----------
+    coordinates : VerticalDiskModel
+        The coordinate model (:mod:`nhphys.twins.models`) the integrators step.
+
     Examples
     --------
     >>> import numpy as np, nhphys
@@ -62,52 +69,25 @@ class VerticalDisk:
     True
     """
 
+    group = "SE(2) x R"
+
     def __init__(self, mass, radius, inertia_axial, inertia_diametral):
         self.mass = as_positive_scalar(mass, "mass")
         self.radius = as_positive_scalar(radius, "radius")
         self.inertia_axial = as_positive_scalar(inertia_axial, "inertia_axial")
         self.inertia_diametral = as_positive_scalar(inertia_diametral, "inertia_diametral")
-        self.coordinates = self._coordinates()
+        self.coordinates = VerticalDiskModel(self.mass, self.radius, self.inertia_axial,
+                                             self.inertia_diametral)
 
     def __repr__(self):
         return (f"VerticalDisk(mass={self.mass}, radius={self.radius}, "
                 f"inertia_axial={self.inertia_axial}, "
                 f"inertia_diametral={self.inertia_diametral})")
 
-    def _coordinates(self):
-        R = self.radius
-
-        def potential(q):
-            return 0.0
-
-        def grad_potential(q):
-            return np.zeros(4)
-
-        def hessian_potential(q):
-            return np.zeros((4, 4))
-
-        def constraint_matrix(q):
-            return np.array([[1.0, 0.0, 0.0, -R * np.cos(q[2])],
-                             [0.0, 1.0, 0.0, -R * np.sin(q[2])]])
-
-        def constraint_matrix_derivative(q):
-            D = np.zeros((2, 4, 4))
-            D[0, 3, 2] = R * np.sin(q[2])
-            D[1, 3, 2] = -R * np.cos(q[2])
-            return D
-
-        cs = ConstrainedMechanicalSystem(
-            np.diag([self.mass, self.mass, self.inertia_diametral, self.inertia_axial]),
-            potential, grad_potential, constraint_matrix, constraint_matrix_derivative,
-            hessian_potential, name="VerticalDisk.coordinates",
-        )
-        cs.kernel_model = (VERTICAL_DISK_CODE, np.array([R]))
-        return cs
-
-    def observables(self, q, v):
-        """Trajectory fields from coordinates ``q`` (k, 4) and velocities ``v`` (k, 4)."""
-        q = np.atleast_2d(q)
-        v = np.atleast_2d(v)
+    def observables(self, saved):
+        """Trajectory fields from saved coordinates ``{"q": (k, 4), "v": (k, 4)}``."""
+        q = np.atleast_2d(saved["q"])
+        v = np.atleast_2d(saved["v"])
         return {
             "pose": q[:, :3].copy(),
             "phi": q[:, 3].copy(),
@@ -130,32 +110,11 @@ class VerticalDisk:
         q0 = np.array([pose0[0], pose0[1], th, phi0])
         R = self.radius
         v0 = np.array([R * s0 * np.cos(th), R * s0 * np.sin(th), w0, s0])
-        return self.coordinates.initial_coordinates(q0, v0)
+        return initial_coordinates(self.coordinates, q0, v0)
 
     def group_inertia(self):
         """Locked inertia (4, 4) of ``l(xi)``, ``xi = (v_x, v_y, omega, phi_dot)``."""
-        m = self.mass
-        return np.diag([m, m, self.inertia_diametral, self.inertia_axial])
-
-    def start_retraction(self, integrator, dt, backend, pose0=None, phi0=0.0, omega0=0.0,
-                         spin0=0.0):
-        """Run of :class:`nhphys.integrators.Retraction` on ``SE(2) x R``."""
-        from nhphys.integrators.se2 import SE2RetractionRun
-
-        pose0, phi0, w0, s0 = self.initial_state(pose0, phi0, omega0, spin0)
-        R = self.radius
-        basis = np.array([[0.0, R], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
-        xi0 = np.array([R * s0, 0.0, w0, s0])
-
-        def frames(g, xi):
-            th = g[:, 2]
-            v = np.column_stack([xi[:, 0] * np.cos(th) - xi[:, 1] * np.sin(th),
-                                 xi[:, 0] * np.sin(th) + xi[:, 1] * np.cos(th),
-                                 xi[:, 2], xi[:, 3]])
-            return self.observables(g, v)
-
-        return SE2RetractionRun(self.group_inertia(), basis, np.append(pose0, phi0), xi0, dt,
-                                integrator, backend, frames)
+        return self.coordinates.group_inertia.copy()
 
     def circle(self, pose0, omega0, spin0):
         """``(centre (2,), radius, angular rate)`` of the contact point's exact path."""
@@ -181,13 +140,3 @@ class VerticalDisk:
             x = x0 + rho * (np.sin(th) - np.sin(th0))
             y = y0 - rho * (np.cos(th) - np.cos(th0))
         return np.column_stack([x, y, th]), phi0 + spin0 * t
-
-    def reference_state(self, **initial_conditions):
-        q0, v0 = self.coordinates_from_conditions(**initial_conditions)
-        return np.concatenate([q0, v0])
-
-    def reference_rhs(self, t, state):
-        return np.concatenate([state[4:], self.coordinates.acceleration(state[:4], state[4:])])
-
-    def reference_unpack(self, states):
-        return states[:, :4], states[:, 4:]

@@ -99,9 +99,8 @@ Dmu^a_1)``, ``(Dmu^a)_{ij} = d mu_{ai}/dq_j``, ``N_i = M^-1 mu_i^T``,
               = alpha Dmu_1[Delta] + (1 - alpha) mu_0 + alpha mu_1      ("average")
 
 (``(Dmu[w])_{aj} = sum_i d mu_{ai}/dq_j w_i``), from the first guess ``q_{k+1} = q_k + h v_k``
-and the last step's multiplier. Newton stops when a correction moves ``q_{k+1}`` (directly or
-through ``h^2/2 P dlambda``) by less than
-``newton_tol (|q_{k+1}| + |h v_k| + h^2 |M^-1 grad V_k|)``.
+and the last step's multiplier. (With ``beta = 0``, ``dR_A/dq = I``: neither ``Hess V`` nor
+``Dmu_1`` is needed.) The stopping rule is in "The Newton problems" below.
 
 Then ``lambda'`` is linear: subtracting the second equation from the first gives
 
@@ -160,146 +159,61 @@ Composition
 ``stages`` lists the sub-steps applied in order, one row each:
 ``(kind, discretisation, beta, beta', alpha, weight)`` with ``kind`` 0 Newmark, 1 DLA midpoint,
 2 DLA trapezoidal, ``discretisation`` 0 "point", 1 "average", and the sub-step ``weight * h``.
+
+The Newton problems
+-------------------
+Both implicit solves go through the shared solver :func:`nhphys.twins.newton.newton_solve`
+(the kernel through ``newton_solve`` of ``nhphys_ext/newton.pxd``, with the same residuals,
+Jacobians, sizes and rule, so that the two take the same iterations). Each states the size of
+its unknowns (``x_floor``) and of its equations' terms (``F_scale``):
+
+* **Newmark**, unknowns ``x = (q_{k+1}, lambda)``. With ``s = |q_{k+1}^(0)|_inf + |h| |v_k|_inf
+  + h^2 |M^-1 grad V_k|_inf`` (first guess, velocity and force displacements: the size of the
+  step's positions), ``x_floor = s`` for each position and ``s / (h^2/2 |N_0[:, a]|_inf)`` for
+  ``lambda_a``: the multiplier change that would move a position by ``s`` through
+  ``h^2/2 P lambda``. The correction test then accepts a last correction that moves the
+  positions, directly or through the multipliers, by at most ``newton_tol`` of their size,
+  which is the rule this integrator always had (per component instead of for the largest).
+  ``F_scale`` is the sum of the absolute values of each equation's terms:
+  ``|q_{k+1}| + |q_k| + |h v_k| + h^2/2 (|(1 - 2 beta) b_0| + |2 beta b_1| + |P lambda|)``
+  (``b = -M^-1 grad V``) for ``R_A`` and ``sum_i |mu_alpha,ai| (|q_{k+1,i}| + |q_{k,i}|)`` for
+  ``R_Phi``: the residual that a position known to round-off leaves.
+* **DLA**, unknowns ``x = (q_{k+1}, nu)``. ``s = |q_{k+1}^(0)|_inf + |h| |v_k|_inf``;
+  ``x_floor = s`` for the positions and ``s / (|h| |N_0[:, a]|_inf)`` for ``nu_a`` (its
+  displacement ``h N_0 nu``). ``F_scale`` of ``-D_1 L_d - p_k - mu_k^T nu`` is
+  ``sum_j |M_ij| (|q_{k+1,j}| + |q_{k,j}|)/|h| + |p_k,i| + |h|/2 |grad V_i| + |grad S|
+  + 1/2 |Hess S Delta|_i + |mu_k^T nu|_i``, and that of ``Phi`` as for Newmark.
+
+Both use ``correction_tol = newton_tol`` and ``residual_tol = RESIDUAL_TOL`` (4 units of
+round-off): a typical step ends when the residual evaluated after the second correction is at
+round-off, without the third Jacobian that the correction test alone would have needed
+(quadratic convergence makes that correction far below ``newton_tol``).
+
+Statuses: a failed Newton solve passes up its status; a singular ``r x r`` matrix of the
+explicit step or of the velocity projection is ``SINGULAR_JACOBIAN``; non-finite positions or
+velocities are ``NOT_FINITE``. The loop commits a step (every sub-step of a composition) only
+when all its sub-steps succeeded.
 """
+
 
 import numpy as np
 
+from nhphys.twins.newton import (
+    NOT_FINITE,
+    OK,
+    SINGULAR_JACOBIAN,
+    NewtonRule,
+    newton_solve,
+)
+
 NEWMARK, DLA_MIDPOINT, DLA_TRAPEZOIDAL = 0, 1, 2
 POINT, AVERAGE = 0, 1
-KNIFE_EDGE, VERTICAL_DISK, CONTACT_OSCILLATOR = 0, 1, 2
-
-
-class Model:
-    """The built-in systems of the kernels, by number and parameters (numpy, one point).
-
-    ``code`` 0 knife edge ``(a, f)``, 1 vertical disk ``(R,)``, 2 contact oscillator
-    ``(epsilon, strength)``; see :mod:`nhphys.systems`.
-    """
-
-    def __init__(self, code, params):
-        self.code = int(code)
-        self.params = np.asarray(params, dtype=float)
-        self.n, self.r = {KNIFE_EDGE: (3, 1), VERTICAL_DISK: (4, 2),
-                          CONTACT_OSCILLATOR: (3, 1)}[self.code]
-
-    def grad_potential(self, q):
-        if self.code == KNIFE_EDGE:
-            return np.array([-self.params[1], 0.0, 0.0])
-        if self.code == VERTICAL_DISK:
-            return np.zeros(4)
-        eps = self.params[0]
-        x, y, z = q
-        return np.array([x + eps * x * z * z, y, z + eps * x * x * z])
-
-    def hessian_potential(self, q):
-        if self.code != CONTACT_OSCILLATOR:
-            return np.zeros((self.n, self.n))
-        eps = self.params[0]
-        x, _, z = q
-        return np.array([[1 + eps * z * z, 0, 2 * eps * x * z], [0, 1, 0],
-                         [2 * eps * x * z, 0, 1 + eps * x * x]], dtype=float)
-
-    def constraint_matrix(self, q):
-        if self.code == KNIFE_EDGE:
-            return np.array([[-np.sin(q[2]), np.cos(q[2]), -self.params[0]]])
-        if self.code == VERTICAL_DISK:
-            R = self.params[0]
-            return np.array([[1, 0, 0, -R * np.cos(q[2])], [0, 1, 0, -R * np.sin(q[2])]])
-        return np.array([[1.0, 0.0, q[1]]])
-
-    def constraint_matrix_derivative(self, q):
-        D = np.zeros((self.r, self.n, self.n))
-        if self.code == KNIFE_EDGE:
-            D[0, 0, 2] = -np.cos(q[2])
-            D[0, 1, 2] = -np.sin(q[2])
-        elif self.code == VERTICAL_DISK:
-            R = self.params[0]
-            D[0, 3, 2] = R * np.sin(q[2])
-            D[1, 3, 2] = -R * np.cos(q[2])
-        else:
-            D[0, 2, 1] = 1.0
-        return D
-
-    @property
-    def has_gauge(self):
-        return self.code == CONTACT_OSCILLATOR and self.params[1] != 0.0
-
-    def gauge_gradient(self, q):
-        g = np.zeros(self.n)
-        if self.has_gauge:
-            g[2] = -self.params[1] * np.sin(q[2])
-        return g
-
-    def gauge_hessian(self, q):
-        H = np.zeros((self.n, self.n))
-        if self.has_gauge:
-            H[2, 2] = -self.params[1] * np.cos(q[2])
-        return H
-
-    def gauge_third(self, q, d):
-        T = np.zeros((self.n, self.n))
-        if self.has_gauge:
-            T[2, 2] = self.params[1] * np.sin(q[2]) * d[2]
-        return T
-
-
-class CallbackModel:
-    """A :class:`~nhphys.systems.ConstrainedMechanicalSystem` seen through the model interface."""
-
-    def __init__(self, system):
-        self.system = system
-        self.n = system.n
-        self.r = system.r
-        gauge = getattr(system, "gauge", None)
-        self.has_gauge = gauge is not None
-        self._gauge = gauge
-
-    def grad_potential(self, q):
-        return np.asarray(self.system.grad_potential(q), dtype=float)
-
-    def hessian_potential(self, q):
-        return self.system.hessian_potential(q)
-
-    def constraint_matrix(self, q):
-        return np.asarray(self.system.constraint_matrix(q), dtype=float)
-
-    def constraint_matrix_derivative(self, q):
-        return np.asarray(self.system.constraint_matrix_derivative(q), dtype=float)
-
-    def gauge_gradient(self, q):
-        return self._gauge[0](q) if self.has_gauge else np.zeros(self.n)
-
-    def gauge_hessian(self, q):
-        return self._gauge[1](q) if self.has_gauge else np.zeros((self.n, self.n))
-
-    def gauge_third(self, q, d):
-        return self._gauge[2](q, d) if self.has_gauge else np.zeros((self.n, self.n))
-
-
-# -- discrete constraints ---------------------------------------------------------------------
-def discrete_constraint(model, q0, q1, h, alpha, disc):
-    """``Phi(q0, q1)`` (r,), in units of displacement, of the ``"point"`` (0) or ``"average"``
-    (1) discretisation."""
-    delta = q1 - q0
-    if disc == POINT:
-        return model.constraint_matrix((1 - alpha) * q0 + alpha * q1) @ delta
-    mu = (1 - alpha) * model.constraint_matrix(q0) + alpha * model.constraint_matrix(q1)
-    return mu @ delta
-
-
-def _discrete_constraint_jacobian(model, q0, q1, h, alpha, disc):
-    delta = q1 - q0
-    if disc == POINT:
-        qa = (1 - alpha) * q0 + alpha * q1
-        Dmu = model.constraint_matrix_derivative(qa)
-        return alpha * np.einsum("aij,i->aj", Dmu, delta) + model.constraint_matrix(qa)
-    Dmu1 = model.constraint_matrix_derivative(q1)
-    mu = (1 - alpha) * model.constraint_matrix(q0) + alpha * model.constraint_matrix(q1)
-    return alpha * np.einsum("aij,i->aj", Dmu1, delta) + mu
+RESIDUAL_TOL = 4.0 * np.finfo(float).eps  # residuals at round-off end a solve (see above)
 
 
 def solve_small(A, b):
-    """Solve ``A x = b`` (k <= 16) by Gaussian elimination with partial pivoting.
+    """Solve ``A x = b`` (k <= 16) by Gaussian elimination with partial pivoting, as the
+    kernels' ``dense.solve_small`` does (for the ``r x r`` solves outside Newton).
 
     Returns a new array, or None when a pivot is exactly zero (a singular matrix).
     """
@@ -322,19 +236,54 @@ def solve_small(A, b):
     return x
 
 
+def _finite(*arrays):
+    return all(bool(np.all(np.isfinite(a))) for a in arrays)
+
+
+# -- discrete constraints ---------------------------------------------------------------------
+def discrete_constraint(model, q0, q1, alpha, disc):
+    """``Phi(q0, q1)`` (r,), in units of displacement, of the ``"point"`` (0) or ``"average"``
+    (1) discretisation."""
+    return _constraint_matrix_alpha(model, q0, q1, alpha, disc) @ (q1 - q0)
+
+
+def _constraint_matrix_alpha(model, q0, q1, alpha, disc, mu0=None, mu1=None):
+    """``mu(q_alpha)`` ("point") or ``(1 - alpha) mu_0 + alpha mu_1`` ("average"), (r, n)."""
+    if disc == POINT:
+        return model.constraint_matrix((1 - alpha) * q0 + alpha * q1)
+    mu0 = model.constraint_matrix(q0) if mu0 is None else mu0
+    mu1 = model.constraint_matrix(q1) if mu1 is None else mu1
+    return (1 - alpha) * mu0 + alpha * mu1
+
+
+def _discrete_constraint_jacobian(model, q0, q1, alpha, disc, mu_alpha):
+    """``dPhi/dq1`` (r, n), given ``mu_alpha`` of :func:`_constraint_matrix_alpha`."""
+    if alpha == 0.0:
+        return mu_alpha
+    qd = (1 - alpha) * q0 + alpha * q1 if disc == POINT else q1
+    return alpha * np.einsum("aij,i->aj", model.constraint_matrix_derivative(qd),
+                             q1 - q0) + mu_alpha
+
+
+def _constraint_scale(mu_alpha, q0, q1):
+    """``F_scale`` of ``Phi``: ``sum_i |mu_ai| (|q1_i| + |q0_i|)``, (r,)."""
+    return np.abs(mu_alpha) @ (np.abs(q1) + np.abs(q0))
+
+
 # -- Newmark ----------------------------------------------------------------------------------
-def newmark_explicit_step(model, Minv, q0, v0, h):
-    """``F_h^{0,0,0}`` in closed form: returns ``(q1, v1, lambda)``.
+def newmark_explicit_step(model, q0, v0, h):
+    """``F_h^{0,0,0}`` in closed form: returns ``(status, q1, v1, lambda)``.
 
     ``v1`` is computed as ``v0 + h/2 (a0 + a1)`` (the difference of the two Newmark equations)
     rather than from ``(q1 - q0)/h``, which would carry the round-off of ``q`` divided by ``h``.
     """
+    Minv = model.mass_inv
     mu0 = model.constraint_matrix(q0)
     g0 = model.grad_potential(q0)
     N0 = Minv @ mu0.T
     lam = solve_small(mu0 @ N0, mu0 @ (Minv @ g0) - (2.0 / h) * (mu0 @ v0))
     if lam is None:
-        return np.full_like(q0, np.nan), np.full_like(v0, np.nan), np.zeros(model.r)
+        return SINGULAR_JACOBIAN, q0, v0, np.zeros(model.r)
     a0 = Minv @ (-g0) + N0 @ lam
     q1 = q0 + h * v0 + 0.5 * h * h * a0
     mu1 = model.constraint_matrix(q1)
@@ -343,184 +292,266 @@ def newmark_explicit_step(model, Minv, q0, v0, h):
     w = v0 + 0.5 * h * a0  # = (q1 - q0)/h
     lam1 = solve_small(mu1 @ N1, mu1 @ (Minv @ g1) - (2.0 / h) * (mu1 @ w))
     if lam1 is None:
-        return q1, np.full_like(v0, np.nan), lam
+        return SINGULAR_JACOBIAN, q0, v0, lam
     v1 = w + 0.5 * h * (Minv @ (-g1) + N1 @ lam1)
-    return q1, v1, lam
+    return (OK if _finite(q1, v1) else NOT_FINITE), q1, v1, lam
 
 
-def newmark_step(model, Minv, q0, v0, lam_guess, h, beta, beta_p, alpha, disc, newton_tol,
-                 max_newton, explicit=True):
-    """One step of ``F_h^{beta, beta', alpha}``: returns ``(q1, v1, lambda, converged)``.
+class NewmarkProblem:
+    """The Newton problem of an implicit Newmark step: residual and Jacobian of
+    ``(R_A, R_Phi)`` in ``x = (q_{k+1}, lambda)`` (see "The Newton problems").
 
-    ``lambda`` is the multiplier of the forward map (the next step's first guess). The explicit
-    member is taken in closed form unless ``explicit=False`` (then by the Newton path, which
-    the tests use to check the closed form).
+    The residual stores what the Jacobian and the velocity update reuse (``mu_1``, ``N_1``,
+    ``b_1``, ``P`` at the ``q_{k+1}`` it was evaluated at).
+    """
+
+    def __init__(self, model, q0, v0, h, beta, alpha, disc):
+        self.model, self.q0, self.v0, self.h = model, q0, v0, h
+        self.beta, self.alpha, self.disc = beta, alpha, disc
+        Minv = model.mass_inv
+        self.mu0 = model.constraint_matrix(q0)
+        self.N0 = Minv @ self.mu0.T
+        self.b0 = -(Minv @ model.grad_potential(q0))
+        self.evaluations = 0
+        self.q_eval = None
+
+    def x_floor(self, q_guess):
+        """Sizes below which each unknown counts as zero, (n + r,)."""
+        h = self.h
+        s = (np.max(np.abs(q_guess)) + abs(h) * np.max(np.abs(self.v0))
+             + h * h * np.max(np.abs(self.b0)) + 1e-300)
+        per_lambda = 0.5 * h * h * np.max(np.abs(self.N0), axis=0) + 1e-300
+        return np.concatenate([np.full(self.model.n, s), s / per_lambda])
+
+    def evaluate_at(self, q1):
+        """``mu_1``, ``N_1``, ``b_1`` and ``P`` at ``q1`` (stored)."""
+        m = self.model
+        self.mu1 = m.constraint_matrix(q1)
+        self.N1 = m.mass_inv @ self.mu1.T
+        self.b1 = -(m.mass_inv @ m.grad_potential(q1))
+        self.P = (1 - 2 * self.beta) * self.N0 + 2 * self.beta * self.N1
+        self.q_eval = q1.copy()
+
+    def residual(self, x):
+        n, h, beta, q0 = self.model.n, self.h, self.beta, self.q0
+        self.evaluations += 1
+        q1, lam = x[:n], x[n:]
+        self.evaluate_at(q1)
+        Pl = self.P @ lam
+        acc = (1 - 2 * beta) * self.b0 + 2 * beta * self.b1 + Pl
+        F_A = q1 - q0 - h * self.v0 - 0.5 * h * h * acc
+        scale_A = (np.abs(q1) + np.abs(q0) + np.abs(h * self.v0) + 0.5 * h * h * (
+            np.abs((1 - 2 * beta) * self.b0) + np.abs(2 * beta * self.b1) + np.abs(Pl)))
+        self.mu_alpha = _constraint_matrix_alpha(self.model, q0, q1, self.alpha, self.disc,
+                                                 self.mu0, self.mu1)
+        F_Phi = self.mu_alpha @ (q1 - q0)
+        return OK, np.concatenate([F_A, F_Phi]), np.concatenate(
+            [scale_A, _constraint_scale(self.mu_alpha, q0, q1)])
+
+    def jacobian(self, x):
+        m, h, n = self.model, self.h, self.model.n
+        q1, lam = x[:n], x[n:]
+        J = np.zeros((n + m.r, n + m.r))
+        J[:n, :n] = np.eye(n)
+        if self.beta != 0.0:
+            G1 = m.mass_inv @ (-m.hessian_potential(q1) + np.einsum(
+                "a,aij->ij", lam, m.constraint_matrix_derivative(q1)))
+            J[:n, :n] -= h * h * self.beta * G1
+        J[:n, n:] = -0.5 * h * h * self.P
+        J[n:, :n] = _discrete_constraint_jacobian(m, self.q0, q1, self.alpha, self.disc,
+                                                  self.mu_alpha)
+        return OK, J
+
+
+def newmark_step(model, q0, v0, lam_guess, h, beta, beta_p, alpha, disc, rule, info=None,
+                 explicit=True):
+    """One step of ``F_h^{beta, beta', alpha}``: returns ``(status, q1, v1, lambda)``.
+
+    ``lambda`` is the multiplier of the forward map (the next step's first guess); ``rule`` the
+    :class:`~nhphys.twins.newton.NewtonRule`; ``info[1]``, when given, counts the residual
+    evaluations. The explicit member is taken in closed form unless ``explicit=False`` (then by
+    the Newton path, which the tests use to check the closed form).
     """
     if explicit and beta == 0.0 and beta_p == 0.0 and alpha == 0.0:
-        q1, v1, lam = newmark_explicit_step(model, Minv, q0, v0, h)
-        return q1, v1, lam, bool(np.all(np.isfinite(q1)) and np.all(np.isfinite(v1)))
+        return newmark_explicit_step(model, q0, v0, h)
     n = model.n
-    mu0 = model.constraint_matrix(q0)
-    b0 = -(Minv @ model.grad_potential(q0))
-    N0 = Minv @ mu0.T
-    q1 = q0 + h * v0
-    lam = lam_guess.copy()
-    # displacement scale (position, velocity and force terms) for the stopping rule
-    scale = (np.max(np.abs(q1)) + abs(h) * np.max(np.abs(v0)) + h * h * np.max(np.abs(b0))
-             + 1e-300)
-    converged = False
-    for _ in range(max_newton):
-        mu1 = model.constraint_matrix(q1)
-        Dmu1 = model.constraint_matrix_derivative(q1)
-        N1 = Minv @ mu1.T
-        b1 = -(Minv @ model.grad_potential(q1))
-        P = (1 - 2 * beta) * N0 + 2 * beta * N1
-        G1 = Minv @ (-model.hessian_potential(q1) + np.einsum("a,aij->ij", lam, Dmu1))
-        R = np.concatenate([
-            q1 - q0 - h * v0 - 0.5 * h * h * ((1 - 2 * beta) * b0 + 2 * beta * b1 + P @ lam),
-            discrete_constraint(model, q0, q1, h, alpha, disc),
-        ])
-        J = np.zeros((R.size, R.size))
-        J[:n, :n] = np.eye(n) - h * h * beta * G1
-        J[:n, n:] = -0.5 * h * h * P
-        J[n:, :n] = _discrete_constraint_jacobian(model, q0, q1, h, alpha, disc)
-        dz = solve_small(J, R)
-        if dz is None:
-            break
-        q1 = q1 - dz[:n]
-        lam = lam - dz[n:]
-        if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(lam))):
-            break
-        moved = max(np.max(np.abs(dz[:n])), 0.5 * h * h * np.max(np.abs(P @ dz[n:])))
-        if moved <= newton_tol * scale:
-            converged = True
-            break
-    mu1 = model.constraint_matrix(q1)
-    N1 = Minv @ mu1.T
-    b1 = -(Minv @ model.grad_potential(q1))
-    P = (1 - 2 * beta) * N0 + 2 * beta * N1
-    Q = (1 - 2 * beta_p) * N1 + 2 * beta_p * N0
-    u = v0 + 0.5 * h * ((1 - 2 * beta) * b0 + 2 * beta * b1 + P @ lam
-                        + (1 - 2 * beta_p) * b1 + 2 * beta_p * b0)
-    lam_p = solve_small(mu1 @ Q, mu1 @ u)
+    prob = NewmarkProblem(model, q0, v0, h, beta, alpha, disc)
+    x = np.concatenate([q0 + h * v0, lam_guess])
+    status = newton_solve(prob.residual, prob.jacobian, x, prob.x_floor(x[:n]), rule)
+    if info is not None:
+        info[1] += prob.evaluations
+    if status != OK:
+        return status, q0, v0, lam_guess
+    q1, lam = x[:n], x[n:]
+    if not np.array_equal(prob.q_eval, q1):  # the last residual was before a correction
+        prob.evaluate_at(q1)
+    Q = (1 - 2 * beta_p) * prob.N1 + 2 * beta_p * prob.N0
+    u = v0 + 0.5 * h * ((1 - 2 * beta) * prob.b0 + 2 * beta * prob.b1 + prob.P @ lam
+                        + (1 - 2 * beta_p) * prob.b1 + 2 * beta_p * prob.b0)
+    lam_p = solve_small(prob.mu1 @ Q, prob.mu1 @ u)
     if lam_p is None:
-        return q1, v0, lam, False
+        return SINGULAR_JACOBIAN, q0, v0, lam_guess
     v1 = u - Q @ lam_p  # = u + h/2 Q lambda' with lambda' = -(2/h) lam_p
-    return q1, v1, lam, converged and bool(np.all(np.isfinite(v1)))
+    return (OK if _finite(v1) else NOT_FINITE), q1.copy(), v1, lam.copy()
 
 
 # -- DLA --------------------------------------------------------------------------------------
-def _dla_d1(model, M, q0, q1, h, kind):
-    """``D_1 L_d(q0, q1)`` and its derivative with respect to ``q1``."""
-    delta = q1 - q0
-    if kind == DLA_MIDPOINT:
-        m = 0.5 * (q0 + q1)
-        Hs = model.gauge_hessian(m)
-        d1 = (-M @ delta / h - 0.5 * h * model.grad_potential(m) + model.gauge_gradient(m)
-              - 0.5 * Hs @ delta)
-        dd1 = -M / h - 0.25 * h * model.hessian_potential(m) - 0.25 * model.gauge_third(m, delta)
-        return d1, dd1
-    Hs0, Hs1 = model.gauge_hessian(q0), model.gauge_hessian(q1)
-    d1 = (-M @ delta / h - 0.5 * h * model.grad_potential(q0)
-          + 0.5 * (model.gauge_gradient(q0) + model.gauge_gradient(q1)) - 0.5 * Hs0 @ delta)
-    dd1 = -M / h + 0.5 * (Hs1 - Hs0)
-    return d1, dd1
+class DLAProblem:
+    """The Newton problem of a DLA step: residual and Jacobian of
+    ``(-D_1 L_d(q_k, q_{k+1}) - p_k - mu_k^T nu, Phi)`` in ``x = (q_{k+1}, nu)``."""
 
+    def __init__(self, model, q0, v0, h, kind, alpha, disc):
+        self.model, self.q0, self.h, self.kind = model, q0, h, kind
+        self.alpha, self.disc = alpha, disc
+        self.v0 = v0
+        self.mu0 = model.constraint_matrix(q0)
+        self.N0 = model.mass_inv @ self.mu0.T
+        self.gs0 = model.gauge_gradient(q0) if model.has_gauge else np.zeros(model.n)
+        self.p0 = model.mass_matrix @ v0 - self.gs0
+        self.evaluations = 0
 
-def _dla_d2(model, M, q0, q1, h, kind):
-    """``D_2 L_d(q0, q1)``."""
-    delta = q1 - q0
-    if kind == DLA_MIDPOINT:
-        m = 0.5 * (q0 + q1)
-        return (M @ delta / h - 0.5 * h * model.grad_potential(m) - model.gauge_gradient(m)
-                - 0.5 * model.gauge_hessian(m) @ delta)
-    return (M @ delta / h - 0.5 * h * model.grad_potential(q1)
-            - 0.5 * (model.gauge_gradient(q0) + model.gauge_gradient(q1))
-            - 0.5 * model.gauge_hessian(q1) @ delta)
+    def x_floor(self, q_guess):
+        s = np.max(np.abs(q_guess)) + abs(self.h) * np.max(np.abs(self.v0)) + 1e-300
+        per_nu = abs(self.h) * np.max(np.abs(self.N0), axis=0) + 1e-300
+        return np.concatenate([np.full(self.model.n, s), s / per_nu])
 
+    def residual(self, x):
+        m, h, q0, n = self.model, self.h, self.q0, self.model.n
+        self.evaluations += 1
+        q1, nu = x[:n], x[n:]
+        delta = q1 - q0
+        M = m.mass_matrix
+        if self.kind == DLA_MIDPOINT:
+            mid = 0.5 * (q0 + q1)
+            g = m.grad_potential(mid)
+            gs = m.gauge_gradient(mid) if m.has_gauge else np.zeros(n)
+            Hs = m.gauge_hessian(mid) if m.has_gauge else np.zeros((n, n))
+        else:
+            g = m.grad_potential(q0)
+            gs = 0.5 * (self.gs0 + m.gauge_gradient(q1)) if m.has_gauge else np.zeros(n)
+            Hs = m.gauge_hessian(q0) if m.has_gauge else np.zeros((n, n))
+        d1 = -M @ delta / h - 0.5 * h * g + gs - 0.5 * Hs @ delta
+        munu = self.mu0.T @ nu
+        F_A = -d1 - self.p0 - munu
+        scale_A = (np.abs(M) @ (np.abs(q1) + np.abs(q0)) / abs(h) + np.abs(self.p0)
+                   + 0.5 * abs(h) * np.abs(g) + np.abs(gs) + 0.5 * np.abs(Hs @ delta)
+                   + np.abs(munu))
+        self.mu_alpha = _constraint_matrix_alpha(m, q0, q1, self.alpha, self.disc, self.mu0)
+        F_Phi = self.mu_alpha @ delta
+        return OK, np.concatenate([F_A, F_Phi]), np.concatenate(
+            [scale_A, _constraint_scale(self.mu_alpha, q0, q1)])
 
-def dla_step(model, M, Minv, q0, v0, lam_guess, h, kind, alpha, disc, newton_tol, max_newton):
-    """One DLA step in its one-step form on ``D``: returns ``(q1, v1, lambda, converged)``.
-
-    ``lambda = 2 nu / h`` is carried as the next first guess (the scale of a Newmark multiplier).
-    """
-    n, r = model.n, model.r
-    mu0 = model.constraint_matrix(q0)
-    p0 = M @ v0 - model.gauge_gradient(q0)
-    q1 = q0 + h * v0
-    nu = 0.5 * h * lam_guess
-    N0 = Minv @ mu0.T
-    scale = np.max(np.abs(q1)) + abs(h) * np.max(np.abs(v0)) + 1e-300
-    converged = False
-    for _ in range(max_newton):
-        d1, dd1 = _dla_d1(model, M, q0, q1, h, kind)
-        R = np.concatenate([-d1 - p0 - mu0.T @ nu,
-                            discrete_constraint(model, q0, q1, h, alpha, disc)])
-        J = np.zeros((n + r, n + r))
+    def jacobian(self, x):
+        m, h, q0, n = self.model, self.h, self.q0, self.model.n
+        q1 = x[:n]
+        delta = q1 - q0
+        if self.kind == DLA_MIDPOINT:
+            mid = 0.5 * (q0 + q1)
+            dd1 = -m.mass_matrix / h - 0.25 * h * m.hessian_potential(mid)
+            if m.has_gauge:
+                dd1 = dd1 - 0.25 * m.gauge_third(mid, delta)
+        else:
+            dd1 = -m.mass_matrix / h
+            if m.has_gauge:
+                dd1 = dd1 + 0.5 * (m.gauge_hessian(q1) - m.gauge_hessian(q0))
+        J = np.zeros((n + m.r, n + m.r))
         J[:n, :n] = -dd1
-        J[:n, n:] = -mu0.T
-        J[n:, :n] = _discrete_constraint_jacobian(model, q0, q1, h, alpha, disc)
-        dz = solve_small(J, R)
-        if dz is None:
-            break
-        q1 = q1 - dz[:n]
-        nu = nu - dz[n:]
-        if not (np.all(np.isfinite(q1)) and np.all(np.isfinite(nu))):
-            break
-        moved = max(np.max(np.abs(dz[:n])), abs(h) * np.max(np.abs(N0 @ dz[n:])))
-        if moved <= newton_tol * scale:
-            converged = True
-            break
-    p1 = _dla_d2(model, M, q0, q1, h, kind) + model.gauge_gradient(q1)  # M v1 before projection
+        J[:n, n:] = -self.mu0.T
+        J[n:, :n] = _discrete_constraint_jacobian(m, q0, q1, self.alpha, self.disc,
+                                                  self.mu_alpha)
+        return OK, J
+
+
+def _dla_d2(model, q0, q1, h, kind):
+    """``D_2 L_d(q0, q1)``, (n,)."""
+    delta = q1 - q0
+    M = model.mass_matrix
+    if kind == DLA_MIDPOINT:
+        mid = 0.5 * (q0 + q1)
+        d2 = M @ delta / h - 0.5 * h * model.grad_potential(mid)
+        if model.has_gauge:
+            d2 = d2 - model.gauge_gradient(mid) - 0.5 * model.gauge_hessian(mid) @ delta
+        return d2
+    d2 = M @ delta / h - 0.5 * h * model.grad_potential(q1)
+    if model.has_gauge:
+        d2 = (d2 - 0.5 * (model.gauge_gradient(q0) + model.gauge_gradient(q1))
+              - 0.5 * model.gauge_hessian(q1) @ delta)
+    return d2
+
+
+def dla_step(model, q0, v0, lam_guess, h, kind, alpha, disc, rule, info=None):
+    """One DLA step in its one-step form on ``D``: returns ``(status, q1, v1, lambda)``.
+
+    ``lambda = 2 nu / h`` is carried as the next first guess (the scale of a Newmark
+    multiplier); ``info[1]``, when given, counts the residual evaluations.
+    """
+    n = model.n
+    prob = DLAProblem(model, q0, v0, h, kind, alpha, disc)
+    x = np.concatenate([q0 + h * v0, 0.5 * h * lam_guess])
+    status = newton_solve(prob.residual, prob.jacobian, x, prob.x_floor(x[:n]), rule)
+    if info is not None:
+        info[1] += prob.evaluations
+    if status != OK:
+        return status, q0, v0, lam_guess
+    q1, nu = x[:n], x[n:]
+    p1 = _dla_d2(model, q0, q1, h, kind)  # M v1 before projection, with the gauge term:
+    if model.has_gauge:
+        p1 = p1 + model.gauge_gradient(q1)
     mu1 = model.constraint_matrix(q1)
-    N1 = Minv @ mu1.T
-    nu1 = solve_small(mu1 @ N1, mu1 @ (Minv @ p1))
+    N1 = model.mass_inv @ mu1.T
+    w = model.mass_inv @ p1
+    nu1 = solve_small(mu1 @ N1, mu1 @ w)
     if nu1 is None:
-        return q1, v0, 2.0 * nu / h, False
-    v1 = Minv @ p1 - N1 @ nu1
-    return q1, v1, 2.0 * nu / h, converged
+        return SINGULAR_JACOBIAN, q0, v0, lam_guess
+    v1 = w - N1 @ nu1
+    return (OK if _finite(v1) else NOT_FINITE), q1.copy(), v1, 2.0 * nu / h
 
 
 # -- the loop ---------------------------------------------------------------------------------
-def nonholonomic_run(model, mass, stages, q, v, lam, h, n_steps, save_every, newton_tol,
-                     max_newton, out_q, out_v):
+def nonholonomic_run(model, stages, q, v, lam, h, n_steps, save_every, newton_tol, max_newton,
+                     out_q, out_v, info):
     """Advance ``n_steps`` steps of the composition ``stages``, saving every ``save_every``-th.
 
     Parameters
     ----------
-    model : Model or CallbackModel                  # IN, the system
-    mass : ndarray, shape (n, n)                    # IN
+    model : CoordinateModel                         # IN, the system (nhphys.twins.models)
     stages : ndarray, shape (s, 6)                  # IN, rows (kind, disc, beta, beta',
                                                     #     alpha, weight)
     q, v : ndarray, shape (n,)                      # IN/OUT state
     lam : ndarray, shape (r,)                       # IN/OUT last multiplier (Newton's guess)
     h : float                                       # step (negative steps go backwards)
     n_steps, save_every : int
-    newton_tol : float
-    max_newton : int
+    newton_tol : float                              # the rule's correction_tol
+    max_newton : int                                # the rule's max_iter
     out_q, out_v : ndarray, shape (n_steps // save_every, n)   # OUT
+    info : ndarray of intp, shape (2,)              # OUT: [status of the failed step,
+                                                    #       residual evaluations]
 
     Returns
     -------
     int
-        0 on success; ``k + 1`` if a Newton solve of step ``k`` (0-based, counted from the start
-        of this call) did not converge, with the state left at the start of that step.
+        0 on success; ``k + 1`` if step ``k`` (0-based, counted from the start of this call)
+        failed, with its status in ``info[0]`` and the state (``q``, ``v``, ``lam``) left at
+        the start of that step.
     """
-    Minv = np.linalg.inv(mass)
+    rule = NewtonRule(newton_tol, RESIDUAL_TOL, max_newton)
+    info[0] = OK
+    info[1] = 0
     for k in range(n_steps):
         qn, vn, ln = q.copy(), v.copy(), lam.copy()
-        ok = True
+        status = OK
         for kind, disc, beta, beta_p, alpha, weight in stages:
             hs = weight * h
             if int(kind) == NEWMARK:
-                qn, vn, ln, ok = newmark_step(model, Minv, qn, vn, ln, hs, beta, beta_p, alpha,
-                                              int(disc), newton_tol, max_newton)
+                status, qn, vn, ln = newmark_step(model, qn, vn, ln, hs, beta, beta_p, alpha,
+                                                  int(disc), rule, info)
             else:
-                qn, vn, ln, ok = dla_step(model, mass, Minv, qn, vn, ln, hs, int(kind), alpha,
-                                          int(disc), newton_tol, max_newton)
-            if not ok:
+                status, qn, vn, ln = dla_step(model, qn, vn, ln, hs, int(kind), alpha,
+                                              int(disc), rule, info)
+            if status != OK:
                 break
-        if not ok:
+        if status != OK:
+            info[0] = status
             return k + 1
         q[:], v[:], lam[:] = qn, vn, ln
         if (k + 1) % save_every == 0:

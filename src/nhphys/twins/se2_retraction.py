@@ -57,7 +57,20 @@ row selecting ``omega``::
               + g' M_w e_w + g dM_w
     dPi_phi = dM_phi
 
-and ``dF/dy = B^T dPi B``. Newton stops when ``|dy| <= newton_tol |y|``.
+and ``dF/dy = B^T dPi B``.
+
+*The Newton problem.* ``F(y) = B^T Pi^-(B y) - p`` goes through the shared solver
+:func:`nhphys.twins.newton.newton_solve` (the kernel through ``newton_solve`` of
+``nhphys_ext/newton.pxd``, same residual, Jacobian, sizes and rule). The first guess is the
+last step's ``y``; ``x_floor`` is the largest ``|y_a|`` of that guess for every component (the
+size of the step: a component passing through zero, such as the sleigh's turning step as it
+straightens out, is judged against the whole step, as the former rule ``|dy| <= newton_tol
+|y|`` did); ``F_scale_a = |p_a| + sum_i |B_ia Pi^-_i|``, the size of the momenta that make
+up ``F_a`` (where ``Pi^-`` is a difference of larger terms this underestimates its round-off,
+which can only delay the residual test: the correction test still ends the solve). ``correction_tol = newton_tol`` and ``residual_tol =
+RESIDUAL_TOL`` (4 units of round-off): a step whose warm start already solves the equations to
+round-off (the vertical disk's, whose ``y`` never changes) ends after one residual, without a
+Jacobian.
 
 *Properties.* The scheme is symmetric (``h -> -h`` with ``xi -> -xi`` swaps ``Pi^-`` and
 ``Pi^+``), hence second order; the velocity ``B (B^T I B)^-1 p`` lies in ``d`` to round-off.
@@ -69,8 +82,10 @@ import numpy as np
 
 from nhphys.lie import se2
 from nhphys.twins import se2 as se2_twin
+from nhphys.twins.newton import OK, NewtonRule, newton_solve
 
 EXP, CAYLEY = 0, 1
+RESIDUAL_TOL = 4.0 * np.finfo(float).eps  # residuals at round-off end a solve (see above)
 
 
 def _coefficients(w, map_code):
@@ -124,31 +139,51 @@ def momentum_minus_jacobian(xi, inertia, h, map_code):
     return D
 
 
-def retraction_step(inertia, basis, p, y, h, map_code, newton_tol, max_newton):
-    """One step: solve for ``y`` (Newton), return ``(xi, p_new, y, converged)``.
+class RetractionProblem:
+    """The Newton problem of one step: ``F(y) = B^T Pi^-(B y) - p`` (see "The Newton
+    problem"); counts its residual evaluations."""
 
-    Shapes: ``inertia`` (d, d), ``basis`` (d, m), ``p`` (m,), ``y`` (m,) initial guess.
+    def __init__(self, inertia, basis, p, h, map_code):
+        self.inertia, self.basis, self.p, self.h, self.map_code = inertia, basis, p, h, map_code
+        self.evaluations = 0
+
+    def residual(self, y):
+        self.evaluations += 1
+        B, h = self.basis, self.h
+        self.xi = B @ y
+        G = momentum(self.xi, self.inertia, h, self.map_code, 1.0)
+        F = B.T @ G - self.p
+        F_scale = np.abs(self.p) + np.abs(B * G[:, None]).sum(axis=0)
+        return OK, F, F_scale
+
+    def jacobian(self, y):
+        B = self.basis
+        return OK, B.T @ momentum_minus_jacobian(self.xi, self.inertia, self.h,
+                                                 self.map_code) @ B
+
+
+def retraction_step(inertia, basis, p, y, h, map_code, rule, info=None):
+    """One step: solve for ``y`` (Newton), return ``(status, xi, p_new, y)``.
+
+    Shapes: ``inertia`` (d, d), ``basis`` (d, m), ``p`` (m,), ``y`` (m,) initial guess (not
+    changed); ``rule`` a :class:`~nhphys.twins.newton.NewtonRule`; ``info[1]``, when given,
+    counts the residual evaluations.
     """
     y = y.copy()
-    converged = False
-    for _ in range(max_newton):
-        xi = basis @ y
-        F = basis.T @ momentum(xi, inertia, h, map_code, 1.0) - p
-        Jm = basis.T @ momentum_minus_jacobian(xi, inertia, h, map_code) @ basis
-        dy = np.linalg.solve(Jm, F)
-        y -= dy
-        if not np.all(np.isfinite(y)):
-            break
-        if np.linalg.norm(dy) <= newton_tol * np.linalg.norm(y):
-            converged = True
-            break
+    prob = RetractionProblem(inertia, basis, p, h, map_code)
+    floor = np.full(y.size, np.max(np.abs(y)))
+    status = newton_solve(prob.residual, prob.jacobian, y, floor, rule)
+    if info is not None:
+        info[1] += prob.evaluations
     xi = basis @ y
+    if status != OK:
+        return status, xi, p, y
     p_new = basis.T @ momentum(xi, inertia, h, map_code, -1.0)
-    return xi, p_new, y, converged
+    return OK, xi, p_new, y
 
 
 def retraction_run(inertia, basis, g, p, y, h, n_steps, save_every, map_code, newton_tol,
-                   max_newton, out_g, out_p):
+                   max_newton, out_g, out_p, info):
     """Advance ``n_steps`` steps, saving every ``save_every``-th state.
 
     Parameters
@@ -161,23 +196,29 @@ def retraction_run(inertia, basis, g, p, y, h, n_steps, save_every, map_code, ne
     h : float                                       # step (negative steps go backwards)
     n_steps, save_every : int
     map_code : int                                  # 0 exp, 1 Cayley
-    newton_tol : float
-    max_newton : int
+    newton_tol : float                              # the rule's correction_tol
+    max_newton : int                                # the rule's max_iter
     out_g : ndarray, shape (n_steps // save_every, d)   # OUT
     out_p : ndarray, shape (n_steps // save_every, m)   # OUT
+    info : ndarray of intp, shape (2,)              # OUT: [status of the failed step,
+                                                    #       residual evaluations]
 
     Returns
     -------
     int
-        0 on success; ``k + 1`` if the Newton solve of step ``k`` (0-based, counted from the
-        start of this call) did not converge, with the state left at the start of that step.
+        0 on success; ``k + 1`` if step ``k`` (0-based, counted from the start of this call)
+        failed, with its status in ``info[0]`` and the state (``g``, ``p``, ``y``) left at the
+        start of that step.
     """
+    rule = NewtonRule(newton_tol, RESIDUAL_TOL, max_newton)
+    info[0] = OK
+    info[1] = 0
     retract = se2_twin.exp if map_code == EXP else se2_twin.cay  # the twins: (n, 3) -> (n, 3)
     for k in range(n_steps):
-        xi, p_new, y_new, ok = retraction_step(
-            inertia, basis, p, y, h, map_code, newton_tol, max_newton
-        )
-        if not ok:
+        status, xi, p_new, y_new = retraction_step(inertia, basis, p, y, h, map_code, rule,
+                                                   info)
+        if status != OK:
+            info[0] = status
             return k + 1
         step = retract(xi[None, :3])[0]
         c, s = np.cos(g[2]), np.sin(g[2])

@@ -1,0 +1,58 @@
+# The built-in mechanical systems in coordinates, as the Newmark / DLA kernel sees them.
+#
+# Design: a system is a `cdef class` deriving from CoordinateModel (the pattern of ChartSurface
+# and ConvexShape). The model is
+#
+#     L(q, v) = 1/2 v.M v - v.grad S(q) - V(q)   on R^n,     mu(q) v = 0   (r constraints),
+#
+# with a constant mass matrix M (stored with its inverse), a potential V and an optional gauge
+# function S (a total derivative: it changes the momenta, not the motion). Each model overrides
+# the per-point methods below; the base class gives V = 0, S = 0 and no constraint. Every method
+# is `noexcept nogil` and writes into the caller's row-major buffers. The kernels hold a model
+# by its base type and call these methods through the vtable: adding a system adds one class
+# here (and its twin), no branch anywhere else. The specification, with the same class names
+# and methods on numpy arrays, is nhphys/twins/models.py.
+#
+# Layouts (one point q (n,)):
+#   grad_potential (n,); hessian_potential (n, n);
+#   constraint_matrix mu (r, n); constraint_matrix_derivative D (r, n, n),
+#       D[a n n + i n + j] = d mu_{ai} / d q_j;
+#   gauge_gradient grad S (n,); gauge_hessian Hess S (n, n);
+#   gauge_third T (n, n), T[i n + j] = sum_l d^3 S / dq_i dq_j dq_l d_l for a direction d (n,).
+
+cdef enum:
+    NMAX = 8  # coordinates of the largest model the kernels take
+    RMAX = 4  # constraints of the largest model
+
+
+cdef class CoordinateModel:
+    cdef readonly int n           # coordinates
+    cdef readonly int r           # constraints
+    cdef readonly bint has_gauge  # S != 0: the DLA discrete Lagrangian sees it
+    cdef double M[NMAX * NMAX]     # the mass matrix, row-major (n, n)
+    cdef double Minv[NMAX * NMAX]  # its inverse, row-major (n, n)
+
+    cdef void grad_potential(self, const double* q, double* out) noexcept nogil
+    cdef void hessian_potential(self, const double* q, double* out) noexcept nogil
+    cdef void constraint_matrix(self, const double* q, double* out) noexcept nogil
+    cdef void constraint_matrix_derivative(self, const double* q, double* out) noexcept nogil
+    cdef void gauge_gradient(self, const double* q, double* out) noexcept nogil
+    cdef void gauge_hessian(self, const double* q, double* out) noexcept nogil
+    cdef void gauge_third(self, const double* q, const double* d, double* out) noexcept nogil
+
+
+cdef class KnifeEdgeModel(CoordinateModel):
+    cdef readonly double mass, inertia, offset, downhill_force
+
+
+cdef class VerticalDiskModel(CoordinateModel):
+    cdef readonly double mass, radius, inertia_axial, inertia_diametral
+
+
+cdef class ContactOscillatorModel(CoordinateModel):
+    cdef readonly double epsilon, strength
+
+
+cdef class RotorSleighModel(CoordinateModel):
+    cdef readonly double mass, inertia, rotor_inertia, offset
+    cdef readonly bint locked

@@ -25,9 +25,9 @@ def test_sleigh_closed_form_solves_the_continuous_equations():
     traj = nhphys.simulate(SLEIGH, 20.0, 0.1, integrator=Reference(), **SLEIGH_IC)
     v, w = SLEIGH.sleigh_closed_form(traj.t, 0.1, 1.0)
     np.testing.assert_allclose(traj.velocity, v, atol=1e-9)
-    np.testing.assert_allclose(traj.omega, w, atol=1e-9)
+    np.testing.assert_allclose(traj.turning_rate, w, atol=1e-9)
     # it approaches straight-line motion at the terminal speed
-    assert traj.omega[-1] < 1e-3 and abs(traj.velocity[-1] - SLEIGH.terminal_speed(0.1, 1.0)) < 1e-6
+    assert traj.turning_rate[-1] < 1e-3 and abs(traj.velocity[-1] - SLEIGH.terminal_speed(0.1, 1.0)) < 1e-6
 
 
 @pytest.mark.parametrize("integrator", [
@@ -39,7 +39,7 @@ def test_sleigh_matches_tanh_sech_closed_form(integrator, backend):
                            backend=backend, **SLEIGH_IC)
     v, w = SLEIGH.sleigh_closed_form(traj.t, 0.1, 1.0)
     assert np.abs(traj.velocity - v).max() < 1e-6
-    assert np.abs(traj.omega - w).max() < 1e-6
+    assert np.abs(traj.turning_rate - w).max() < 1e-6
     assert traj.constraint_residual.max() < 1e-13
 
 
@@ -115,7 +115,7 @@ def test_vertical_disk_runs_round_circles_of_the_exact_radius_at_the_exact_rate(
         fitted_rate = np.polyfit(traj.t, angle, 1)[0]
         errors.append(max(abs(r - rho), abs(fitted_rate - rate)))
         assert traj.constraint_residual.max() < 1e-13
-        assert np.ptp(traj.spin) < 1e-12 and np.ptp(traj.omega) < 1e-12
+        assert np.ptp(traj.spin) < 1e-12 and np.ptp(traj.turning_rate) < 1e-12
     # ... whose radius and rate converge to the exact ones at second order
     assert errors[-1] < radius_tol
     assert abs(slope([4e-3, 2e-3, 1e-3], errors) - 2) < 0.15
@@ -129,7 +129,7 @@ def test_retraction_on_se2_is_second_order(map_, backend):
         traj = nhphys.simulate(SLEIGH, 4.0, h, integrator=Retraction(map_), backend=backend,
                                **SLEIGH_IC)
         v, w = SLEIGH.sleigh_closed_form(traj.t[-1:], 0.1, 1.0)
-        errors.append(abs(traj.velocity[-1] - v[0]) + abs(traj.omega[-1] - w[0]))
+        errors.append(abs(traj.velocity[-1] - v[0]) + abs(traj.turning_rate[-1] - w[0]))
     assert abs(slope(hs, errors) - 2) < 0.15
 
 

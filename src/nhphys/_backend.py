@@ -18,7 +18,8 @@ import os
 import warnings
 
 BACKENDS = ("auto", "cython", "python")
-KERNELS = ("so3", "se2", "surfaces", "newton", "suslov", "se2_retraction", "newmark", "rolling")
+KERNELS = ("so3", "se2", "surfaces", "newton", "models", "suslov", "se2_retraction", "newmark",
+           "rolling")
 _warned = set()
 
 

@@ -125,7 +125,13 @@ class Run:
                 "one to go on."
             ) from self.failure
         n_saved = n_steps // save_every
-        code, reason, saved = self._loop(n_steps, save_every, n_saved)
+        try:
+            code, reason, saved = self._loop(n_steps, save_every, n_saved)
+        except BaseException as exc:  # a twin loop's callback raised, or Ctrl-C arrived in it
+            if self.failure is None:  # the steps it committed are not counted: stop here
+                self.failure = NewtonError(self.steps_done, self.steps_done * self.dt,
+                                           f"interrupted by {type(exc).__name__}")
+            raise
         raised = self._pending_error()
         if raised is not None:
             self.failure = NewtonError(self.steps_done + max(code, 1) - 1,

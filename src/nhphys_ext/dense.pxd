@@ -42,3 +42,13 @@ cdef inline void matmul3(const double* A, const double* B, double* C) noexcept n
         for j in range(3):
             C[3 * i + j] = (A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j]
                             + A[3 * i + 2] * B[6 + j])
+
+
+cdef inline double max_abs(const double* x, int k) noexcept nogil:
+    # max_i |x_i| over k entries (0 for k = 0)
+    cdef double out = 0.0
+    cdef int i
+    for i in range(k):
+        if fabs(x[i]) > out:
+            out = fabs(x[i])
+    return out

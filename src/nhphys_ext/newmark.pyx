@@ -12,7 +12,7 @@
 cimport cython
 from libc.math cimport fabs, isfinite
 
-from nhphys_ext.dense cimport solve_small
+from nhphys_ext.dense cimport max_abs, solve_small
 from nhphys_ext.models cimport CoordinateModel, NMAX, RMAX
 from nhphys_ext.newton cimport (newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN,
                                 NOT_FINITE)
@@ -73,15 +73,6 @@ cdef inline bint all_finite(const double* x, int k) noexcept nogil:
         if not isfinite(x[i]):
             return False
     return True
-
-
-cdef inline double max_abs(const double* x, int k) noexcept nogil:
-    cdef double out = 0.0
-    cdef int i
-    for i in range(k):
-        if fabs(x[i]) > out:
-            out = fabs(x[i])
-    return out
 
 
 # -- the model at the last points --------------------------------------------------------------

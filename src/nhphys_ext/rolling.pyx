@@ -22,7 +22,7 @@ from libc.math cimport sqrt, fabs, isfinite, atan, sin, M_PI
 from nhphys_ext.so3 cimport (
     cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3, hat3,
 )
-from nhphys_ext.dense cimport matmul3, solve_small
+from nhphys_ext.dense cimport matmul3, max_abs, solve_small
 from nhphys_ext.rigid cimport (
     momentum_minus, momentum_minus_jacobian, momentum_plus, reorthonormalize,
 )
@@ -543,15 +543,6 @@ cdef int contact_final(ConvexShape shape, ChartSurface ground, const double* A, 
 
 # -- the step -----------------------------------------------------------------------------------
 
-cdef inline double maxabs(const double* v, int n) noexcept nogil:
-    cdef double m = 0.0
-    cdef int i
-    for i in range(n):
-        if fabs(v[i]) > m:
-            m = fabs(v[i])
-    return m
-
-
 cdef struct State:
     # the state of rolling_run (see the twin's rolling_run), one step's working copy
     double A[9]
@@ -646,11 +637,11 @@ cdef int step_residual(void* problem, double* x, double* E, double* E_scale) noe
     E[3] = P.c1.gap
     for k in range(2):
         E[4 + k] = P.T[k] * N[0] + P.T[2 + k] * N[1] + P.T[4 + k] * N[2]
-    scale = maxabs(pim, 3) + maxabs(S.Pi, 3) + maxabs(kick, 3)
+    scale = max_abs(pim, 3) + max_abs(S.Pi, 3) + max_abs(kick, 3)
     for i in range(3):
         E_scale[i] = scale
-    E_scale[3] = maxabs(P.c1.x, 3) + maxabs(P.c1.s, 3)
-    E_scale[4] = maxabs(S.a, 3) + maxabs(P.cm.s, 3)
+    E_scale[3] = max_abs(P.c1.x, 3) + max_abs(P.c1.s, 3)
+    E_scale[4] = max_abs(S.a, 3) + max_abs(P.cm.s, 3)
     E_scale[5] = E_scale[4]
     return OK
 

@@ -9,8 +9,6 @@ works for any system exposing
   of ``observables`` (a dict of arrays with leading axis n),
 * ``observables(saved)`` -> dict of trajectory fields.
 
-(Systems not yet converted return a tuple of ``observables``' positional arguments.)
-
 Two caps keep a hard problem (a stiff start, a near-singular contact) from running for hours
 with growing memory: ``max_steps`` solver steps and ``max_seconds`` of solving over the whole
 run. Reaching one raises :class:`ReferenceLimitError`, a :class:`~nhphys.errors.NewtonError`, so
@@ -82,10 +80,7 @@ class ReferenceRun:
         return watch
 
     def _frames(self, states):
-        saved = self.system.reference_unpack(states)
-        if isinstance(saved, dict):
-            return self.system.observables(saved)
-        return self.system.observables(*saved)
+        return self.system.observables(self.system.reference_unpack(states))
 
     def initial(self):
         return self._frames(self.state[None])

@@ -115,7 +115,7 @@ class FixedPointRun(Run):
 
 def check_initial_conditions(system, initial_conditions):
     """Refuse initial conditions ``system`` does not know (a ``TypeError`` listing its own)."""
-    known = getattr(system, "initial_conditions", None)
+    known = getattr(system, "start_keywords", None)
     unknown = sorted(set(initial_conditions) - set(known or initial_conditions))
     if unknown:
         raise TypeError(

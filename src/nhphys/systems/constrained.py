@@ -121,10 +121,9 @@ class CoordinateSystem:
         return np.concatenate([v, cs.acceleration(q, v)])
 
     def reference_unpack(self, states):
-        """The argument of ``observables`` for flat states (k, 2 n), as a 1-tuple (read as
-        ``observables(*reference_unpack(states))``)."""
+        """The argument of ``observables`` for flat states (k, 2 n): ``{"q", "v"}``."""
         n = self.coordinates.n
-        return ({"q": states[:, :n], "v": states[:, n:]},)
+        return {"q": states[:, :n], "v": states[:, n:]}
 
 
 class ConstrainedMechanicalSystem(CoordinateModel, CoordinateSystem):

@@ -128,7 +128,7 @@ class RollingBody:
     """
 
     group = "SO(3) x R^3"  # the configuration group (see the module docstring)
-    initial_conditions = ("R0", "omega0", "ground_point")
+    start_keywords = ("R0", "omega0", "ground_point")  # Retraction.start's own names
 
     def __init__(self, body, ground, gravity=9.81, up=(0.0, 0.0, 1.0)):
         from nhphys.surfaces import Surface

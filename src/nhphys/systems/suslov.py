@@ -63,7 +63,7 @@ class Suslov:
 
     group = "SO(3)"  # the configuration group (see the module docstring)
     potential = None  # no potential energy: the reduced Lagrangian is the kinetic energy
-    initial_conditions = ("R0", "omega0", "momentum0")
+    start_keywords = ("R0", "omega0", "momentum0")  # Retraction.start's own names
 
     def __init__(self, inertia, axis):
         self.inertia = as_inertia(inertia, "inertia")

@@ -25,7 +25,12 @@ import subprocess
 import sys
 import time
 
-import numpy as np
+# CPU time counts every thread of the process: keep BLAS from spinning up worker threads that
+# busy-wait after numpy's linear algebra while the kernel is timed
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # after the thread settings
 
 import nhphys
 from nhphys import _backend

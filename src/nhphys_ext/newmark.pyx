@@ -463,7 +463,7 @@ cdef inline int dla_residual_of(DLAProblem* pr, CoordinateModel model, double* x
     cdef double gs[NMAX]
     cdef double gs1[NMAX]
     cdef double Hs[NMAX * NMAX]
-    cdef double d1, sc, hd, mn
+    cdef double d1, sc, hd, md, mn
     cdef int i, j, a
     pr.evaluations += 1
     for i in range(n):
@@ -488,14 +488,18 @@ cdef inline int dla_residual_of(DLAProblem* pr, CoordinateModel model, double* x
         for i in range(n * n):
             Hs[i] = 0.0
     for i in range(n):
-        # F = -D_1 L_d - p0 - mu0^T nu, D_1 L_d = -M delta/h - h/2 g + gs - 1/2 Hs delta
-        d1 = -0.5 * h * g[i] + gs[i]
+        # F = -D_1 L_d - p0 - mu0^T nu, D_1 L_d = -M delta/h - h/2 g + gs - 1/2 Hs delta,
+        # evaluated in the twin's order
+        md = 0.0
         sc = 0.0
-        hd = 0.0
         for j in range(n):
-            d1 += -pr.M[n * i + j] * delta[j] / h - 0.5 * Hs[n * i + j] * delta[j]
+            md += pr.M[n * i + j] * delta[j]
             sc += fabs(pr.M[n * i + j]) * (fabs(x[j]) + fabs(pr.q0[j]))
-            hd += Hs[n * i + j] * delta[j]
+        hd = 0.0
+        if model.has_gauge:
+            for j in range(n):
+                hd += Hs[n * i + j] * delta[j]
+        d1 = (-md) / h - 0.5 * h * g[i] + gs[i] - 0.5 * hd
         mn = 0.0
         for a in range(r):
             mn += pr.mu0[n * a + i] * x[n + a]
@@ -577,6 +581,7 @@ cdef inline void dla_d2(CoordinateModel model, const double* M, PointCache* cach
     cdef double gs[NMAX]
     cdef double gs0[NMAX]
     cdef double Hs[NMAX * NMAX]
+    cdef double md, hd
     cdef int i, j
     for i in range(n):
         delta[i] = q1[i] - q0[i]
@@ -599,14 +604,16 @@ cdef inline void dla_d2(CoordinateModel model, const double* M, PointCache* cach
             for i in range(n):
                 gs[i] = 0.5 * (gs0[i] + gs[i])
             model.gauge_hessian(q1, Hs)
-    for i in range(n):
+    for i in range(n):  # M delta/h - h/2 g (- gs - 1/2 Hs delta), in the twin's order
+        md = 0.0
         for j in range(n):
-            d2[i] += M[n * i + j] * delta[j] / h
-    if model.has_gauge:
-        for i in range(n):
-            d2[i] -= gs[i]
+            md += M[n * i + j] * delta[j]
+        d2[i] = md / h + d2[i]
+        if model.has_gauge:
+            hd = 0.0
             for j in range(n):
-                d2[i] -= 0.5 * Hs[n * i + j] * delta[j]
+                hd += Hs[n * i + j] * delta[j]
+            d2[i] = d2[i] - gs[i] - 0.5 * hd
 
 
 cdef int dla_step(CoordinateModel model, const double* M, const double* Minv,

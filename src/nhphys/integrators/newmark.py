@@ -18,7 +18,6 @@ import numpy as np
 
 from nhphys import _backend
 from nhphys._validation import as_choice
-from nhphys.errors import NewtonError
 from nhphys.integrators.run import Run, check_newton_options
 from nhphys.twins.models import compiled_counterpart
 
@@ -32,18 +31,6 @@ def check_unit_interval(value, name, upper):
     if not (0.0 <= float(value) <= upper):
         raise ValueError(f"Expected `{name}` to be in [0, {upper:g}], got {value!r}.")
     return float(value)
-
-
-def stopped_inside(run, exc):
-    """Record on ``run`` that ``exc`` (a user's Python callback's exception, or Ctrl-C) escaped
-    its twin time loop; the caller re-raises it as itself. The twin commits whole steps only,
-    so the state is at the start of the step it stopped, but the steps it finished in that
-    call are not counted: the run refuses to advance after it."""
-    run.failure = NewtonError(
-        run.steps_done, run.steps_done * run.dt,
-        f"{type(exc).__name__} raised inside the time loop, in the steps from "
-        f"{run.steps_done} on",
-    )
 
 
 class NonholonomicRun(Run):
@@ -108,14 +95,12 @@ class NonholonomicRun(Run):
         out_q = np.empty((n_saved, self.q.size))
         out_v = np.empty((n_saved, self.q.size))
         info = np.zeros(2, dtype=np.intp)
-        try:
-            code = self.kernel.nonholonomic_run(
-                self.model, self.stages, self.q, self.v, self.lam, self.dt, n_steps,
-                save_every, self.newton_tol, self.max_newton, out_q, out_v, info,
-            )
-        except BaseException as exc:  # a user model raised in the twin, or Ctrl-C
-            stopped_inside(self, exc)
-            raise
+        # a user model's exception (or Ctrl-C) in the twin loop goes up as itself; Run.advance
+        # then stops the run
+        code = self.kernel.nonholonomic_run(
+            self.model, self.stages, self.q, self.v, self.lam, self.dt, n_steps, save_every,
+            self.newton_tol, self.max_newton, out_q, out_v, info,
+        )
         self.newton_evaluations += int(info[1])
         return code, int(info[0]), (out_q, out_v)
 

@@ -6,7 +6,6 @@ is in :mod:`nhphys.twins.se2_retraction`.
 import numpy as np
 
 from nhphys import _backend
-from nhphys.integrators.newmark import stopped_inside
 from nhphys.integrators.run import Run, check_newton_options
 
 
@@ -76,15 +75,10 @@ class SE2RetractionRun(Run):
         out_g = np.empty((n_saved, self.g.size))
         out_p = np.empty((n_saved, self.basis.shape[1]))
         info = np.zeros(2, dtype=np.intp)
-        try:
-            code = self.kernel.retraction_run(
-                self.inertia, self.basis, self.g, self.p, self.y, self.dt, n_steps,
-                save_every, self.map_code, self.newton_tol, self.max_newton, out_g, out_p,
-                info,
-            )
-        except BaseException as exc:  # Ctrl-C inside the twin loop
-            stopped_inside(self, exc)
-            raise
+        code = self.kernel.retraction_run(
+            self.inertia, self.basis, self.g, self.p, self.y, self.dt, n_steps, save_every,
+            self.map_code, self.newton_tol, self.max_newton, out_g, out_p, info,
+        )
         self.newton_evaluations += int(info[1])
         return code, int(info[0]), (out_g, out_p)
 

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from nhphys import _backend
+from nhphys.forces import build_force_set, uses_callables
 from nhphys.integrators.retraction import stopped_inside
 from nhphys.integrators.run import Run
 from nhphys.lie.retraction import get_retraction
@@ -62,7 +63,17 @@ class RollingRun(Run):
     def __init__(self, system, state, dt, map_code, backend, newton_tol, max_newton,
                  substeps=(1.0,)):
         self.system = system
+        if uses_callables(system.forces):  # a Python callable steps on the twin only
+            if backend == "cython":
+                raise ValueError(
+                    "backend='cython' cannot step a Python callable force element; use "
+                    "backend='python' or 'auto' (which steps such a run on the Python twin)."
+                )
+            backend = "python"
+            self.backend_note = "a force element is a Python callable"
         self.kernel, self.backend = _backend.choose("rolling", backend)
+        self.forces = build_force_set(system.forces,
+                                      _backend.choose("forces", self.backend)[0])
         self.ground = system.ground.with_backend(self.backend).kernel
         self.shape = system.contact_shape(self.kernel, self.backend)
         self.inertia = np.ascontiguousarray(system.inertia, dtype=float)
@@ -78,6 +89,8 @@ class RollingRun(Run):
         self.Pi = np.array(state["Pi"], dtype=float)
         self.p = np.array(state["p"], dtype=float)
         self.s = np.array(state["s"], dtype=float)
+        self.n = np.array(state["contact"].n, dtype=float)
+        self.clock = np.zeros(2)  # the time and the work of the applied forces
         self.F = system.mass * system.gravity * self.up
         self.xi = dt * (self.inertia_inv @ self.Pi)
         self.chart = np.array([state["chart"]], dtype=np.intp)
@@ -96,10 +109,11 @@ class RollingRun(Run):
         system = self.system
         try:
             code = self.kernel.rolling_run(
-                self.shape, self.ground, system.mass, self.inertia, self.inertia_inv,
-                system.gravity, self.up, self.dt, self.substeps, n_steps, save_every,
-                self.map_code, self.newton_tol, self.max_newton, self.A, self.a, self.Pi, self.p,
-                self.s, self.F, self.xi, self.chart, self.z, out, info,
+                self.shape, self.ground, self.forces, system.mass, self.inertia,
+                self.inertia_inv, system.gravity, self.up, self.dt, self.substeps, n_steps,
+                save_every, self.map_code, self.newton_tol, self.max_newton, self.A, self.a,
+                self.Pi, self.p, self.s, self.n, self.F, self.xi, self.chart, self.z, self.clock,
+                out, info,
             )
         except BaseException as exc:  # a Python callback (or Ctrl-C) inside the Python twin
             self.failure = stopped_inside(self, exc)

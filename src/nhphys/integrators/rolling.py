@@ -64,11 +64,6 @@ class RollingRun(Run):
                  substeps=(1.0,)):
         self.system = system
         if uses_callables(system.forces):  # a Python callable steps on the twin only
-            if backend == "cython":
-                raise ValueError(
-                    "backend='cython' cannot step a Python callable force element; use "
-                    "backend='python' or 'auto' (which steps such a run on the Python twin)."
-                )
             backend = "python"
             self.backend_note = "a force element is a Python callable"
         self.kernel, self.backend = _backend.choose("rolling", backend)

@@ -107,6 +107,30 @@ callable force is evaluated at each kick's time and pose, with the velocities of
 the step (it cannot see the end's, which the kick solves for): exact for forces of time and
 pose, first order for a callable that depends on the velocities.
 
+Moving grounds
+--------------
+A ground carried by a rigid motion ``x_space = Q(t) x + d(t)`` (:class:`GroundMotion`) moves
+its material point at ``x`` with ``V(x) = w x (x - d) + v``. Rolling without slipping then
+means that the body's material contact point moves with the ground's:
+``v + A (Omega x s) = V(x)``, and the gap is measured to the ground where it is at that time.
+The step changes in three places, all symmetric in time:
+
+* every contact solve poses the body in the ground's frame at the solve's time
+  (``Q^T A``, ``Q^T (a - d)``; :func:`contact_at`): the end pose at ``t + h``, the midpoint
+  pose at ``t + h/2``;
+* the discrete no-slip condition of step 3 becomes
+  ``(a_{k+1} - a_k) + A_mid (phi x s_mid) - h V_mid(x_mid) = 0`` (tangential part), the
+  midpoint rule on the relative velocity. The Newton Jacobian leaves out the derivative of
+  ``h V_mid(x_mid)`` with respect to the unknowns (``h w x dx_mid``): the iteration stays
+  convergent (its contraction is of order ``h |w|``) and ends on the same residual test, so the
+  solution is unchanged; only an iteration may be added;
+* the second kick's no-slip condition is ``A^T p_{k+1} / m + Omega_{k+1} x s = A^T V(x_{k+1})``:
+  ``A^T V`` joins the right-hand side of its linear system.
+
+The ground's work is the trapezoidal rule on the power of the contact force on the ground's
+material point, ``F . V(x_k)`` at the start (the first kick's force) and ``(A u) . V(x_{k+1})``
+at the end: ``energy - work`` is conserved to the method's order.
+
 Newton on step 3 has the analytic Jacobian (``delta_1 = J_r(xi) dxi``,
 ``delta_mid = J_mid dxi`` with ``J_mid = J_r^exp(phi/2) (dphi/dxi) / 2``,
 ``da_{k+1} = h^2/(2m) dF``):

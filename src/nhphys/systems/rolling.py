@@ -452,13 +452,7 @@ class RollingBody:
             return s, x, n, n_M, s_dot, z_dot, omega_dot, N, 0.0
         a = x - A @ s
         v = -A @ np.cross(omega, s)
-        f_pot, tau_pot, f_app, tau_app = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3)
-        forces.potential_wrench(A, a, f_pot, tau_pot)
-        forces.applied_wrench(t, A, a, f_app, tau_app)
-        if forces.callables:
-            forces.callable_wrench(t, A, a, v, omega, f_app, tau_app)
-        D = np.zeros((3, 3))
-        drag = forces.damping(A, n, D)
+        f_pot, tau_pot, f_app, tau_app, D, drag = forces.wrench(t, A, a, n, v, omega)
         f_np, tau_np = f_app - drag * v, tau_app - D @ omega
         f, tau = f_pot + f_np, tau_pot + tau_np
         w = forces.rolling * (np.eye(3) - np.outer(nb, nb)) @ omega

@@ -250,16 +250,17 @@ def rotation(value, field):
         from nhphys.lie import so3
 
         return so3.exp(table.get("rotation_vector", vector3))
+    key = field.rsplit(".", 1)[-1]
     if isinstance(value, list) and len(value) == 4:
         q = vector(4)(value, field)
         try:
-            return as_orientation(q, "quaternion")
+            return as_orientation(q, key)
         except (ValueError, TypeError) as exc:
             _fail(field, _lower(str(exc)))
     if isinstance(value, list) and len(value) == 3 and all(isinstance(r, list) for r in value):
         m = matrix3(value, field)
         try:
-            return as_orientation(m, "rotation")
+            return as_orientation(m, key)
         except (ValueError, TypeError) as exc:
             _fail(field, _lower(str(exc)))
     _fail(field, "expected a rotation: a 3x3 matrix (3 rows), a unit quaternion [w, x, y, z] "
@@ -735,7 +736,7 @@ def _contact(value, field, grounds):
     if kind == "rolling":
         return RollingContact(surface), kind
     if not isinstance(surface, Plane):
-        _fail(ground_field, f"a knife edge slides on a plane; {json.dumps(ground)} is "
+        _fail(ground_field, f"a knife edge slides on a plane; {json.dumps(ground)} is a "
                             f"{type(surface).__name__}")
     return _built(field, KnifeEdgeContact, surface, table.get("offset", real, 0.0)), kind
 
@@ -780,8 +781,30 @@ def _body(scene, value, field, grounds, taken):
             _fail(table.at("initial"), "give one of `omega` and `momentum`, not both")
     options = table.kwargs({"color": color, "resolution": integer(*RESOLUTION_RANGE),
                             "integrator": integrator})
-    _built(field, scene.add_body, body, contact, name=body_name, **options, **initial)
+    try:
+        scene.add_body(body, contact, name=body_name, **options, **initial)
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        _refused_start(exc, field, body_name, kind)
     taken[body_name] = field
+
+
+def _refused_start(exc, field, body_name, kind):
+    """Report a refusal of :meth:`Scene.add_body` (a velocity violating a constraint, a body
+    that does not fit its ground) under the initial condition it names, in the file's words."""
+    from nhphys import conditions
+
+    message = str(exc)
+    prefix = f"Body {body_name!r}: "
+    if message.startswith(prefix):
+        message = message[len(prefix):]
+    vocabulary = {"rolling": conditions.ROLLING, "suslov": conditions.SUSLOV,
+                  "knife_edge": conditions.KNIFE_EDGE}[kind]
+    for alias, canonical in vocabulary.aliases.items():  # the system's words -> the file's
+        if isinstance(canonical, str):
+            message = message.replace(f"`{alias}`", f"`{canonical}`").replace(
+                f" {alias} ", f" {canonical} ")
+    named = [k for k in vocabulary.conditions if f"`{k}`" in message]
+    _fail(f"{field}.initial.{named[0]}" if len(named) == 1 else field, _lower(message))
 
 
 def build(data, default_name="scene"):
@@ -924,7 +947,7 @@ def load(path_or_text):
         raise SceneFileError(
             f"expected a path ending with .toml or the text of a scene file, got "
             f"{_show(path_or_text)}")
-    return loads(path_or_text, source="<text>")
+    return loads(path_or_text)
 
 
 def read_description(path):

@@ -579,6 +579,30 @@ def test_every_kind_of_bad_field_names_its_path(kind, tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == ["bad.toml"]
 
 
+def test_a_small_file_cannot_ask_for_unbounded_sizes(monkeypatch):
+    """Each table's sizes are bounded (BAD above), and so are their sums over the file: a short
+    file repeating a large table is refused before it is built."""
+    from nhphys.scenefile import read
+
+    fine = _with('surface = { type = "plane" }', 'resolution = 2048\nsurface = { type = "plane" }')
+    with pytest.raises(SceneFileError) as info:  # 2048^2 for the ground, then 48^2 for the body
+        Scene.from_toml(fine)
+    assert info.value.field == "bodies[0].resolution"
+    assert "more than 4,194,304 display mesh vertices" in str(info.value)
+    grid = '[[grounds]]\nname = "g{i}"\nsurface = {{ type = "height_field", function = "x", ' \
+           'x_range = [-1, 1], y_range = [-1, 1], samples = {n} }}\n'
+    knots = '[[grounds]]\nname = "k{i}"\nsurface = {{ type = "surface_of_revolution", ' \
+            'radius = "1", height = "t", t_range = [0, 1], knots = {n} }}\n'
+    monkeypatch.setitem(read.TOTALS, "height-field samples", 1000)
+    monkeypatch.setitem(read.TOTALS, "profile knots", 1000)
+    for table, n, field, what in [(grid, 20, "grounds[3].surface.samples", "height-field"),
+                                  (knots, 300, "grounds[4].surface.knots", "profile knots")]:
+        text = BASE + "".join(table.format(i=i, n=n) for i in range(10))
+        with pytest.raises(SceneFileError) as info:
+            Scene.from_toml(text)
+        assert info.value.field == field and f"more than 1,000 {what}" in str(info.value)
+
+
 def test_the_example_of_the_issue_is_the_message():
     with pytest.raises(SceneFileError) as info:
         Scene.from_toml(THREE)

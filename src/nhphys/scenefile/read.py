@@ -43,10 +43,28 @@ MAX_GRID_SIDE = 2049  # height-field samples per side (a 2049 x 2049 grid: ~130 
 MAX_KNOTS = 100_001  # profile knots of a surface of revolution
 MAX_SAMPLES = 100_000  # profile samples of a surface of revolution
 RESOLUTION_RANGE = (4, 2048)  # display mesh vertices along the longest direction
+# what one file may ask for in all, whatever its number of grounds and bodies
+TOTALS = {"display mesh vertices (resolution^2 summed over grounds and bodies)": 2**22,
+          "height-field samples": 2**23, "profile knots": 2**20}
+DEFAULT_RESOLUTION = {"ground": 96, "body": 48}  # those of Scene.add_ground / add_body
 MAX_NAME_LENGTH = 200
 MAX_DESCRIPTION_LENGTH = 20_000
 
-_MISSING = object()
+
+
+class Budget:
+    """The sizes a file has asked for so far, against :data:`TOTALS`: a small file cannot
+    make the reader allocate without bound by repeating a large table."""
+
+    def __init__(self):
+        self.used = dict.fromkeys(TOTALS, 0)
+
+    def take(self, kind, amount, field):
+        what = next(k for k in TOTALS if k.startswith(kind))
+        self.used[what] += amount
+        if self.used[what] > TOTALS[what]:
+            _fail(field, f"the file asks for more than {TOTALS[what]:,} {what} in all; lower "
+                         "the sizes")
 
 
 class SceneFileError(ValueError):
@@ -492,14 +510,19 @@ def _height_field(t):
             _fail(t.at("x_range" if "x_range" not in t else "y_range"),
                   "missing; a height field needs x_range and y_range")
         f = t.get("function", expression(("x", "y")))
+        samples = t.get("samples", _samples, 129)
+        nx, ny = samples if isinstance(samples, tuple) else (samples, samples)
+        t.budget.take("height-field", nx * ny, t.at("samples"))
         return _built(t.at("function"), HeightField.from_function, f, x_range, y_range,
-                      samples=t.get("samples", _samples, 129), **kwargs)
+                      samples=samples, **kwargs)
     if "samples" in t:
         _fail(t.at("samples"), "only with `function`: `heights` gives its own grid")
     for key in ("x_range", "y_range"):
         if key not in t:
             _fail(t.at(key), "missing; a height field needs x_range and y_range")
-    return HeightField(t.get("heights", _heights), x_range, y_range, **kwargs)
+    heights = t.get("heights", _heights)
+    t.budget.take("height-field", heights.size, t.at("heights"))
+    return HeightField(heights, x_range, y_range, **kwargs)
 
 
 def _profile_samples(value, field):
@@ -525,6 +548,7 @@ def _surface_of_revolution(t):
     kwargs = t.kwargs(PLACEMENT)
     knots = t.get("knots", integer(8, MAX_KNOTS))
     periodic = t.get("periodic", boolean, False)
+    t.budget.take("profile knots", 1025 if knots is None else knots, t.at("knots"))
     if "samples" in t:
         for key in ("radius", "height", "t_range"):
             if key in t:
@@ -614,7 +638,7 @@ BODY_SHAPES = {
 }
 
 
-def _typed(value, field, kinds, what):
+def _typed(value, field, kinds, what, budget):
     """Build the surface or shape of the table ``value`` from its ``type``."""
     if not isinstance(value, dict):
         _fail(field, f"expected a table ({what}, with a `type`), got {_show(value)}")
@@ -623,6 +647,7 @@ def _typed(value, field, kinds, what):
     kind = choice(tuple(kinds))(value["type"], _join(field, "type"))
     keys, required, build, words = kinds[kind]
     table = Table(value, field, ("type",) + keys, words, required)
+    table.budget = budget
     return _built(field, build, table), kind
 
 
@@ -741,7 +766,7 @@ def _contact(value, field, grounds):
     return _built(field, KnifeEdgeContact, surface, table.get("offset", real, 0.0)), kind
 
 
-def _body(scene, value, field, grounds, taken):
+def _body(scene, value, field, grounds, taken, budget):
     from nhphys.bodies import RigidBody
 
     table = Table(value, field, BODY_KEYS, "a body",
@@ -755,7 +780,8 @@ def _body(scene, value, field, grounds, taken):
     if body_name in taken:
         _fail(table.at("name"), f"the name {json.dumps(body_name)} is taken by {taken[body_name]}")
     mass = table.get("mass", positive)
-    shape, _ = _typed(table.data["shape"], table.at("shape"), BODY_SHAPES, "a body shape")
+    shape, _ = _typed(table.data["shape"], table.at("shape"), BODY_SHAPES, "a body shape",
+                      budget)
     inertia = table.get("inertia", _inertia)
     com = table.get("com", vector3)
     if isinstance(inertia, str):
@@ -781,6 +807,8 @@ def _body(scene, value, field, grounds, taken):
             _fail(table.at("initial"), "give one of `omega` and `momentum`, not both")
     options = table.kwargs({"color": color, "resolution": integer(*RESOLUTION_RANGE),
                             "integrator": integrator})
+    budget.take("display", options.get("resolution", DEFAULT_RESOLUTION["body"]) ** 2,
+                table.at("resolution"))
     try:
         scene.add_body(body, contact, name=body_name, **options, **initial)
     except (ValueError, TypeError, ArithmeticError) as exc:
@@ -831,6 +859,7 @@ def build(data, default_name="scene"):
                    **top.kwargs({"camera": nonzero3}))
     scene.description = top.get("description", description, "")
     scene.defaults = top.get("run", read_run, {})
+    budget = Budget()
     grounds = {}
     for i, value in enumerate(table_array(top.data.get("grounds", []), "grounds", "a ground",
                                           MAX_GROUNDS)):
@@ -841,9 +870,11 @@ def build(data, default_name="scene"):
             _fail(table.at("name"), f"the name {json.dumps(ground_name)} is taken by an earlier "
                                     "ground")
         surface, _ = _typed(table.data["surface"], table.at("surface"), GROUND_SURFACES,
-                            "a ground surface")
+                            "a ground surface", budget)
         options = table.kwargs({"color": color, "resolution": integer(*RESOLUTION_RANGE),
                                 "opacity": number(0.0, 1.0, low_open=True)})
+        budget.take("display", options.get("resolution", DEFAULT_RESOLUTION["ground"]) ** 2,
+                    table.at("resolution"))
         _built(field, scene.add_ground, surface, name=ground_name, **options)
         grounds[ground_name] = surface
     bodies = table_array(top.data["bodies"], "bodies", "a body", MAX_BODIES)
@@ -851,7 +882,7 @@ def build(data, default_name="scene"):
         _fail("bodies", "expected at least one body ([[bodies]])")
     taken = {}
     for i, value in enumerate(bodies):
-        _body(scene, value, f"bodies[{i}]", grounds, taken)
+        _body(scene, value, f"bodies[{i}]", grounds, taken, budget)
     return scene
 
 

@@ -176,7 +176,8 @@ def every_kind_scene():
                    orientation=egg.rotation @ upright, omega=[0.0, 0.0, -5.0])
     flat = Plane(extent=3.0)
     scene.add_ground(flat, name="flat")
-    wheel = nhphys.RigidBody(2.0, Wheel.solid_inertia(2.0, 0.3, 0.05), Wheel(0.3, 0.05), name="wheel")
+    wheel = nhphys.RigidBody(2.0, Wheel.solid_inertia(2.0, 0.3, 0.05), Wheel(0.3, 0.05),
+                             name="wheel")
     scene.add_body(wheel, nhphys.RollingContact(flat), name="wheel", orientation=upright,
                    position=[1.0, 1.0, 0.0], omega=[0.0, 0.0, 4.0])
     can = nhphys.RigidBody(1.0, Cylinder.solid_inertia(1.0, 0.1, 0.2),
@@ -213,7 +214,7 @@ def test_every_surface_shape_and_contact_reads_back_exactly(every_kind, backend)
                                                             "wheel", "cylinder"}
     assert {b["contact"]["type"] for b in data["bodies"]} == {"rolling", "knife_edge", "suslov"}
     assert again.description == scene.description and again.camera.tolist() == [1, -2, 0.5]
-    for g, h in zip(scene.grounds, again.grounds):
+    for g, h in zip(scene.grounds, again.grounds, strict=True):
         assert (g["name"], g["color"], g["resolution"], g["opacity"]) == \
             (h["name"], h["color"], h["resolution"], h["opacity"])
     a = scene.simulate(0.02, 0.001, backend=backend, progress=False)

@@ -25,7 +25,14 @@ column. The format, key by key, is in ``docs/scene-files.md``.
 ... ''')
 >>> scene.bodies[0].contact
 SuslovContact(axis=[0.0, 0.0, 1.0], pivot=[0.0, 0.0, 0.0])
->>> Scene_again = nhphys.Scene.from_toml(scene.to_toml())
+>>> again = nhphys.Scene.from_toml(scene.to_toml())   # the same scene, to the last bit
+>>> again.to_toml() == scene.to_toml()
+True
+>>> try:
+...     nhphys.Scene.from_toml('bodies = [{ mass = 1.0 }]')
+... except nhphys.scenefile.SceneFileError as exc:  # a ValueError naming the field
+...     print(exc)
+bodies[0].inertia: missing; a body needs mass, inertia, shape, contact
 """
 
 from nhphys.scenefile.read import (

@@ -202,7 +202,8 @@ def nonzero3(value, field):
 
 def matrix3(value, field):
     """A 3x3 array of finite numbers, given as 3 rows."""
-    if not isinstance(value, list) or len(value) != 3 or not all(isinstance(r, list) for r in value):
+    if not isinstance(value, list) or len(value) != 3 \
+            or not all(isinstance(r, list) for r in value):
         _fail(field, f"expected a 3x3 matrix (3 rows of 3 numbers), got {_show(value)}")
     return np.array([vector(3, "a row of 3 numbers")(r, _join(field, i))
                      for i, r in enumerate(value)])

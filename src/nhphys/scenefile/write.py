@@ -68,8 +68,7 @@ class NotDescribable(ValueError):
 
 def describe_surface(surface, owner):
     """The table of a ground surface or a body shape; ``NotDescribable`` naming ``owner``."""
-    from nhphys.shapes import Cylinder, Disk, Wheel
-    from nhphys.shapes import DEFAULT_FLAT_ANGLE, DEFAULT_SIDE_ANGLE
+    from nhphys.shapes import DEFAULT_FLAT_ANGLE, DEFAULT_SIDE_ANGLE, Cylinder, Disk, Wheel
     from nhphys.surfaces import (
         Ellipsoid,
         HeightField,
@@ -295,7 +294,7 @@ def describe(scene, run=None):
         out["run"] = {k: checked[k] for k in RUN if k in checked}
     names = {}
     grounds = []
-    for i, g in enumerate(scene.grounds):
+    for g in scene.grounds:
         owner = f"ground {g['name']!r}"
         if g["name"] in names.values():
             raise NotDescribable(f"{owner}: two grounds have this name; a scene file needs "

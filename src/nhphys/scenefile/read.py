@@ -95,12 +95,24 @@ def _fail(field, message):
     raise SceneFileError(message, field)
 
 
+_HIDDEN = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")  # characters a terminal would not show
+
+
+def _quote(text):
+    """``text`` in double quotes, with the characters a terminal would hide or act on (control
+    and format characters, line separators) escaped: a message shows what the file holds."""
+    return '"' + "".join(
+        {'"': '\\"', "\\": "\\\\"}.get(c, c) if unicodedata.category(c) not in _HIDDEN
+        else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+        for c in text) + '"'
+
+
 def _show(value, width=60):
     """A value as TOML would spell it, cut to ``width`` characters, for messages."""
     if isinstance(value, bool):
         text = "true" if value else "false"
     elif isinstance(value, str):
-        text = json.dumps(value, ensure_ascii=False)
+        text = _quote(value[:width])
     elif isinstance(value, (int, float)):
         try:
             text = repr(value)
@@ -122,9 +134,14 @@ def _show(value, width=60):
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def _join(field, key):
+    """The path of ``key`` (a table's key, or an array's index) in ``field``."""
     if isinstance(key, int):
         return f"{field}[{key}]"
+    key = key if _BARE.fullmatch(key) else _quote(key)
     return f"{field}.{key}" if field else key
 
 
@@ -193,10 +210,19 @@ vector2 = vector(2, "an array of 2 numbers [x, y]")
 vector3 = vector(3, "an array of 3 numbers [x, y, z]")
 
 
+DIRECTION_RANGE = (1e-150, 1e150)  # largest component of a direction: its length is a float
+
+
 def nonzero3(value, field):
+    """A direction: a nonzero vector whose largest component lies in ``DIRECTION_RANGE`` in
+    size (so that its length neither overflows nor underflows when it is normalised)."""
     v = vector3(value, field)
     if not np.any(v):
         _fail(field, f"expected a nonzero vector, got {_show(value)}")
+    if not DIRECTION_RANGE[0] <= np.abs(v).max() <= DIRECTION_RANGE[1]:
+        _fail(field, f"expected a direction whose largest component is between "
+                     f"{DIRECTION_RANGE[0]:g} and {DIRECTION_RANGE[1]:g} in size, got "
+                     f"{_show(value)}")
     return v
 
 

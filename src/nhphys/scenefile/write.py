@@ -450,10 +450,31 @@ def scene_to_toml(scene, run=None):
     return dumps(describe(scene, run), HEADER.format(format=FORMAT))
 
 
+MAX_RUN_DATA = 2**16  # numbers of grids and samples a run copies into its metadata
+MAX_RUN_TOML = 2**21  # characters of the scene file a run keeps
+
+
+def _data_size(scene):
+    """How many numbers of height grids and profile samples the scene file of ``scene`` holds
+    (surfaces made from expressions hold none)."""
+    total = 0
+    for g in scene.grounds:
+        surface, source = g["surface"], getattr(g["surface"], "source", None) or {}
+        if hasattr(surface, "heights") and "function" not in source:
+            total += surface.heights.size
+        if "samples" in source and isinstance(source["samples"], dict):
+            total += sum(len(v) for v in source["samples"].values())
+    return total
+
+
 def run_toml(scene, t_final, dt, integrator=None, save_every=1):
     """The scene file that repeats a run of ``scene`` (its ``[run]`` the run's settings, over
     the scene's ``defaults``), or ``None`` when the scene or the run cannot be described as
-    data. :meth:`nhphys.Scene.simulate` stores it in ``meta["scene_toml"]``."""
+    data, or its grids of numbers are too large to copy into every run (more than
+    ``MAX_RUN_DATA`` numbers, or ``MAX_RUN_TOML`` characters in all; ``scene.to_toml()``
+    still writes them). :meth:`nhphys.Scene.simulate` stores it in ``meta["scene_toml"]``."""
+    if _data_size(scene) > MAX_RUN_DATA:
+        return None
     run = dict(getattr(scene, "defaults", None) or {})
     run.update(t_final=t_final, dt=dt, save_every=save_every)
     if integrator is None:
@@ -461,9 +482,10 @@ def run_toml(scene, t_final, dt, integrator=None, save_every=1):
     else:
         run["integrator"] = integrator
     try:
-        return scene_to_toml(scene, run)
-    except (ValueError, TypeError):
+        text = scene_to_toml(scene, run)
+    except Exception:  # noqa: BLE001 -- describing the scene must never stop its run
         return None
+    return text if len(text) <= MAX_RUN_TOML else None
 
 
 def run_scene_toml(trajectory):

@@ -799,8 +799,9 @@ def _body(scene, value, field, grounds, taken, budget):
     table = Table(value, field, BODY_KEYS, "a body",
                   required=("mass", "inertia", "shape", "contact"))
     if "forces" in table:
-        _fail(table.at("forces"), "force elements are not supported yet: a body moves under "
-                                  "gravity and its contact only (leave `forces` out)")
+        _fail(table.at("forces"), "force elements are not supported in scene files yet (add "
+                                  "them in Python: Scene.add_body(..., forces=[...]), see "
+                                  "nhphys.forces); leave `forces` out")
     body_name = table.get("name", name, None)
     if body_name is None:
         body_name = f"body{len(scene.bodies)}"

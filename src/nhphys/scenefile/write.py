@@ -213,6 +213,9 @@ def describe_body(b, ground_names):
     body = b.body
     if getattr(b, "custom_mesh", False):
         raise NotDescribable(f"{owner}: a custom display mesh cannot be written in a scene file")
+    if getattr(b.system, "forces", None):
+        raise NotDescribable(f"{owner}: force elements (nhphys.forces) cannot be written in a "
+                             "scene file yet")
     out = {"name": b.name, "mass": float(body.mass), "inertia": _inertia(body.inertia)}
     if not _same(body.com, np.zeros(3)):
         out["com"] = _floats(body.com)

@@ -184,6 +184,8 @@ class ParametricSurface(Surface):
         obj.domain = Domain(as_range(u_range, "u_range"), as_range(v_range, "v_range"), periodic)
         obj.closed = bool(closed)
         obj.expressions = tuple(exprs)
+        if all(isinstance(e, (str, int, float)) and not isinstance(e, bool) for e in (x, y, z)):
+            obj.source = {"x": x, "y": y, "z": z, "variables": tuple(variables)}
 
         def evaluate(uu, vv):
             vals = f(uu, vv)

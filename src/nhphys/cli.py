@@ -439,8 +439,11 @@ def cmd_run(args):
         _keep_playback(traj, plan)
         written.append(traj.file)
     energy0 = np.where(traj.energy[0] != 0, np.abs(traj.energy[0]), 1.0)
+    # with force elements or a moving ground, energy - work is the conserved quantity
+    balance = traj.energy - traj.work if "work" in traj.fields else traj.energy
+    what = "|d(E - W)/E|" if "work" in traj.fields and np.any(traj.work) else "|dE/E|"
     print(f"simulated {len(traj)} frames in {time.perf_counter() - start:.2f} s: "
-          f"max |dE/E| {np.max(np.abs(traj.energy - traj.energy[0]) / energy0):.2e}, "
+          f"max {what} {np.max(np.abs(balance - balance[0]) / energy0):.2e}, "
           f"max constraint residual {np.max(traj.constraint_residual):.2e}")
     if traj.meta.get("interrupted"):
         # an interrupted run is not rendered: its frames are kept, and `render` shows them

@@ -24,7 +24,8 @@ import numpy as np
 from nhphys._validation import as_vector3
 from nhphys.integrators.names import integrator_from_name
 
-BODY_FIELDS = ("position", "R", "omega", "contact_point", "energy", "constraint_residual")
+BODY_FIELDS = ("position", "R", "omega", "contact_point", "energy", "work",
+               "constraint_residual")
 
 
 class Contact:
@@ -94,6 +95,7 @@ class SuslovContact(Contact):
         pivot = np.broadcast_to(self.pivot, (n, 3)).copy()
         return {"position": pivot, "R": saved["R"], "omega": saved["omega"],
                 "contact_point": pivot.copy(), "energy": saved["energy"],
+                "work": saved.get("work", np.zeros(n)),
                 "constraint_residual": saved["constraint_residual"]}
 
     def display_extra(self):
@@ -199,6 +201,7 @@ class KnifeEdgeContact(Contact):
         turn[:, 2, 2] = 1.0
         return {"position": o + com_local @ E.T, "R": E @ turn, "omega": saved["omega"],
                 "contact_point": o + contact_local @ E.T, "energy": saved["energy"],
+                "work": saved.get("work", zeros),
                 "constraint_residual": saved["constraint_residual"]}
 
 

@@ -10,7 +10,7 @@ screen, and the frames can be saved as a GIF: this is how the live path is teste
 import numpy as np
 
 from nhphys.viz._pyvista import headless, pyvista
-from nhphys.viz.view import SceneView, readout
+from nhphys.viz.view import SceneView, conserved_energy, readout
 
 PREVIEW_SECONDS = 4.0  # simulated ahead (coarsely saved) to place the camera
 TRAIL_FRAMES = 3000  # a live trail shows the contact path of the last frames only
@@ -72,7 +72,7 @@ class LiveSession(_Playback):
         self.run = self.scene.start(self.dt, self.integrator, self.backend)
         first = self.run.initial()
         self.t = 0.0
-        self.energy0 = first["energy"][0]
+        self.energy0 = conserved_energy(first)[0]
         self.last = {k: v[0] for k, v in first.items()}
         self.trail = [first["contact_point"]]
         self.view.clear_trails()
@@ -109,7 +109,7 @@ class LiveSession(_Playback):
         self.view.set_trails(np.concatenate(self.trail)[-TRAIL_FRAMES:])
 
     def refresh_text(self):
-        self.view.set_text(readout(self.t, self.last["energy"], self.energy0,
+        self.view.set_text(readout(self.t, conserved_energy(self.last), self.energy0,
                                    self.last["constraint_residual"], self.speed, self.paused))
 
 
@@ -122,7 +122,7 @@ class ReplaySession(_Playback):
         self.positions, self.rotations = trajectory.body_poses()
         cp = trajectory.contact_point if "contact_point" in trajectory.fields else None
         self.contact = None if cp is None else (cp if trajectory.multibody else cp[:, None])
-        self.energy = trajectory.energy if "energy" in trajectory.fields else None
+        self.energy = conserved_energy(trajectory)  # energy - work with force elements
         self.residual = trajectory.constraint_residual \
             if "constraint_residual" in trajectory.fields else None
         self.loop = loop

@@ -6,7 +6,7 @@ import numpy as np
 
 from nhphys.trajectory import atomic_path, check_writable
 from nhphys.viz._pyvista import pyvista
-from nhphys.viz.view import SceneView, readout
+from nhphys.viz.view import SceneView, conserved_energy, readout
 
 FORMATS = (".gif", ".mp4", ".png")
 
@@ -105,7 +105,7 @@ def render(scene, trajectory, path, fps=30, speed=1.0, size=(640, 480), time=Non
             indices = indices[:int(max_frames)]
     positions, rotations = frames.body_poses()
     contact = _contact_points(frames)
-    energy = frames.energy if "energy" in frames.fields else None
+    energy = conserved_energy(frames)  # energy - work with force elements
     residual = frames.constraint_residual if "constraint_residual" in frames.fields else None
 
     pixels = {"center": [], "contact": []}

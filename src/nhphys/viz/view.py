@@ -183,6 +183,16 @@ class SceneView:
         self.focus_bounds = np.stack([lo, hi])
 
 
+def conserved_energy(fields):
+    """``energy - work`` of a trajectory or a frame dict (``energy`` alone without ``work``):
+    the quantity the readout watches, conserved with force elements and moving grounds too."""
+    names = fields.fields if hasattr(fields, "fields") else tuple(fields)
+    if "energy" not in names:
+        return None
+    energy = np.asarray(fields["energy"], dtype=float)
+    return energy - np.asarray(fields["work"], dtype=float) if "work" in names else energy
+
+
 def readout(t, energy, energy0, residual, speed=None, paused=False):
     """The text line: time, playback speed, worst relative energy error and residual."""
     energy = np.atleast_1d(energy)

@@ -9,7 +9,6 @@ import warnings
 import numpy as np
 
 from nhphys import _backend
-from nhphys.integrators.retraction import stopped_inside
 from nhphys.integrators.run import Run
 from nhphys.lie.retraction import get_retraction
 from nhphys.systems.rolling import event_message
@@ -59,6 +58,8 @@ class RollingRun(Run):
         What steps.
     """
 
+    state_names = ("A", "a", "Pi", "p", "s", "F", "xi", "chart", "z", "warned_lift_off")
+
     def __init__(self, system, state, dt, map_code, backend, newton_tol, max_newton,
                  substeps=(1.0,)):
         self.system = system
@@ -90,21 +91,17 @@ class RollingRun(Run):
     def _initial_frame(self):
         return self.system.observables(spec.unpack_frames(self._first[None]))
 
-    def _loop(self, n_steps, save_every, n_saved):
-        out = np.empty((n_saved, spec.FRAME_SIZE))
-        info = np.zeros(1, dtype=np.intp)
+    def _allocate(self, n_saved):
+        return np.empty((n_saved, spec.FRAME_SIZE))
+
+    def _loop(self, n_steps, save_every, out, info):
         system = self.system
-        try:
-            code = self.kernel.rolling_run(
-                self.shape, self.ground, system.mass, self.inertia, self.inertia_inv,
-                system.gravity, self.up, self.dt, self.substeps, n_steps, save_every,
-                self.map_code, self.newton_tol, self.max_newton, self.A, self.a, self.Pi, self.p,
-                self.s, self.F, self.xi, self.chart, self.z, out, info,
-            )
-        except BaseException as exc:  # a Python callback (or Ctrl-C) inside the Python twin
-            self.failure = stopped_inside(self, exc)
-            raise
-        return code, int(info[0]), out
+        return self.kernel.rolling_run(
+            self.shape, self.ground, system.mass, self.inertia, self.inertia_inv,
+            system.gravity, self.up, self.dt, self.substeps, n_steps, save_every,
+            self.map_code, self.newton_tol, self.max_newton, self.A, self.a, self.Pi, self.p,
+            self.s, self.F, self.xi, self.chart, self.z, out, info,
+        )
 
     def _frames(self, saved, count):
         return self.system.observables(spec.unpack_frames(saved[:count]))

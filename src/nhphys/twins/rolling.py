@@ -143,6 +143,7 @@ from nhphys.twins.newton import (  # the shared status table (statuses of shapes
     NewtonRule,
     newton_solve,
 )
+from nhphys.twins.newton import INFO_COMMITTED
 from nhphys.twins.suslov import (
     EXP,
     cross,
@@ -596,7 +597,8 @@ def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, subst
     F (3,), xi (3,) : ndarray                # IN/OUT warm starts of the step's Newton solve
     chart (1,) intp, z (2,) : ndarray        # IN/OUT ground chart of the contact
     out : ndarray (n_steps // save_every, FRAME_SIZE)      # OUT
-    info : ndarray (1,) intp                 # OUT the status of a failure (0 on success)
+    info : ndarray (3,) intp                 # OUT [status of a failure (0 on success), -,
+                                             #      steps committed] (INFO_* of newton)
 
     Returns
     -------
@@ -610,6 +612,7 @@ def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, subst
     committed = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
                  "F": F.copy(), "xi": xi.copy(), "chart": int(chart[0]), "z": z.copy()}
     info[0] = OK
+    info[INFO_COMMITTED] = 0
     h_last = h * substeps[-1]  # the warm start xi belongs to the last sub-step taken
     for k in range(n_steps):
         state = committed
@@ -628,6 +631,7 @@ def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, subst
         chart[0] = state["chart"]
         if (k + 1) % save_every == 0:
             out[(k + 1) // save_every - 1] = frame(state, c)
+        info[INFO_COMMITTED] = k + 1  # last: the step and its frame are complete
     return 0
 
 

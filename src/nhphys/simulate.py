@@ -260,14 +260,15 @@ def check_run_memory(first, n_steps, save_every, limit):
     estimate = n_frames * per_frame
     if estimate <= limit:
         return estimate
-    room = max(limit // per_frame - 2, 1)
-    suggest = -(-n_steps // room)
+    # the smallest save_every that fits: 1 + ceil(n_steps / save_every) frames
+    room = limit // per_frame - 1
+    fewer = (f"Keep fewer frames with a larger `save_every` (save_every={-(-n_steps // room)} "
+             f"is the smallest that fits), or raise") if room >= 1 else "Raise"
     raise ValueError(
         f"This run would keep {n_frames:,} frames of {per_frame:,} bytes in memory, about "
-        f"{_size(estimate)}, more than the limit of {_size(limit)}. Keep fewer frames with a "
-        f"larger `save_every` (save_every={suggest} keeps at most {_size(limit)}), or raise the "
-        f"limit with `max_run_bytes=` (or ${MAX_RUN_BYTES_ENV}). Streaming to `out=` writes "
-        f"the frames to disk as they are computed, but the returned trajectory holds them too."
+        f"{_size(estimate)}, more than the limit of {_size(limit)}. {fewer} the limit with "
+        f"`max_run_bytes=` (or ${MAX_RUN_BYTES_ENV}). Streaming to `out=` writes the frames to "
+        f"disk as they are computed, but the returned trajectory holds them too."
     )
 
 

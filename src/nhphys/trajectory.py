@@ -789,6 +789,15 @@ class TrajectoryWriter:
         self.kept = None
         if os.path.isdir(self.folder) and not (resume and self.has_chunks()):
             self.kept = self._keep_killed_run()
+        self._remove_leftovers()
+
+    def _remove_leftovers(self):
+        """Delete what a process killed while removing this path's chunk folder left (the
+        folder under its hidden name, see ``_remove_folder``)."""
+        parent, base = os.path.split(os.path.abspath(self.folder))
+        for name in os.listdir(parent):
+            if name.startswith(f".{base}.removing-"):
+                shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
 
     def has_chunks(self):
         """True when the chunk folder holds at least one chunk of frames."""

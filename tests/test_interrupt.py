@@ -134,9 +134,8 @@ def test_ctrl_c_at_any_bytecode_of_a_twin_step_keeps_exactly_the_committed_frame
     kept = []
     for i in range(counter.seen):
         run = start(case, "python")
-        with OpcodeInterrupt(code, K, i) as trap:
-            with pytest.raises(KeyboardInterrupt) as info:
-                run.advance(n, every)
+        with OpcodeInterrupt(code, K, i) as trap, pytest.raises(KeyboardInterrupt) as info:
+            run.advance(n, every)
         assert trap.fired
         frames = info.value.frames
         assert_same(frames, reference, count_of(frames))

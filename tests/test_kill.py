@@ -121,23 +121,23 @@ if __name__ == "__main__":
 BACKEND = "cython" if _backend.extensions_built() else "python"
 # (mode, spec): each piece of work lasts about 0.3-0.5 s (0.1-0.2 s for the final file of a run)
 STREAMS = [
-    ("stream", dict(case="suslov", backend=BACKEND, dt=1e-3, steps=1_500_000, chunk=75_000,
-                    save_every=500)),
-    ("stream", dict(case="suslov", backend="python", dt=1e-2, steps=2400, chunk=120,
-                    save_every=4)),
-    ("stream", dict(case="rolling", backend=BACKEND, dt=1e-3, steps=60_000, chunk=3000,
-                    save_every=50)),
-    ("stream", dict(case="rolling", backend="python", dt=1e-2, steps=60, chunk=4,
-                    save_every=2)),
-    ("stream", dict(case="scene", backend=BACKEND, dt=1e-3, steps=40_000, chunk=2000,
-                    save_every=40)),
+    ("stream", {"case": "suslov", "backend": BACKEND, "dt": 1e-3, "steps": 1_500_000,
+                "chunk": 75_000, "save_every": 500}),
+    ("stream", {"case": "suslov", "backend": "python", "dt": 1e-2, "steps": 2400,
+                "chunk": 120, "save_every": 4}),
+    ("stream", {"case": "rolling", "backend": BACKEND, "dt": 1e-3, "steps": 60_000,
+                "chunk": 3000, "save_every": 50}),
+    ("stream", {"case": "rolling", "backend": "python", "dt": 1e-2, "steps": 60,
+                "chunk": 4, "save_every": 2}),
+    ("stream", {"case": "scene", "backend": BACKEND, "dt": 1e-3, "steps": 40_000,
+                "chunk": 2000, "save_every": 40}),
 ]
 FINISHES = [
-    ("finish", dict(case="suslov", backend=BACKEND, dt=1e-4, steps=300_000, chunk=300_000,
-                    save_every=1)),
+    ("finish", {"case": "suslov", "backend": BACKEND, "dt": 1e-4, "steps": 300_000,
+                "chunk": 300_000, "save_every": 1}),
 ]
-SAVES = [("save", dict(seed=11, frames=1_000_000))]
-EXPORTS = [("csv", dict(frames=30_000)), ("pvd", dict(frames=60))]
+SAVES = [("save", {"seed": 11, "frames": 1_000_000})]
+EXPORTS = [("csv", {"frames": 30_000}), ("pvd", {"frames": 60})]
 # 20 runs: 10 streaming, 4 final saves of a run, 2 saves, 2 CSV and 2 ParaView exports
 RUNS = STREAMS * 2 + FINISHES * 4 + SAVES * 2 + EXPORTS * 2
 
@@ -148,7 +148,7 @@ def child(tmp_path_factory):
     path = tmp_path_factory.mktemp("child") / "kill_child.py"
     path.write_text(CHILD)
     functions = {"__name__": "kill_child"}
-    exec(compile(CHILD, str(path), "exec"), functions)
+    exec(compile(CHILD, str(path), "exec"), functions)  # noqa: S102 - the test's own code
     return path, functions
 
 
@@ -184,9 +184,10 @@ def kill_later(script, mode, spec, delay):
     return "done" not in out
 
 
-def timed(work):
+def timed(work, *args, **kwargs):
+    """``work(*args, **kwargs)`` and the seconds it took."""
     began = time.perf_counter()
-    result = work()
+    result = work(*args, **kwargs)
     return result, time.perf_counter() - began
 
 
@@ -215,15 +216,13 @@ def test_sigkill_leaves_the_previous_or_the_new_complete_file_and_resume_complet
                 finish = TrajectoryWriter.finish
                 spent = []
 
-                def finish_timed(self, *args, **kwargs):
-                    began = time.perf_counter()
-                    try:
-                        return finish(self, *args, **kwargs)
-                    finally:
-                        spent.append(time.perf_counter() - began)
+                def finish_timed(self, *args, _finish=finish, _spent=spent, **kwargs):
+                    result, seconds = timed(_finish, self, *args, **kwargs)
+                    _spent.append(seconds)
+                    return result
 
                 monkeypatch.setattr(TrajectoryWriter, "finish", finish_timed)
-                _, seconds = timed(lambda: stream(spec, out=tmp_path / "timing.npz"))
+                _, seconds = timed(stream, spec, out=tmp_path / "timing.npz")
                 monkeypatch.setattr(TrajectoryWriter, "finish", finish)
                 # the work killed: the whole streamed run, or its final file's writing
                 references[key] = reference, seconds if mode == "stream" else spent[0]
@@ -251,7 +250,7 @@ def test_sigkill_leaves_the_previous_or_the_new_complete_file_and_resume_complet
             previous = noise(spec["seed"] + 1, 1000)
             previous.save(out)
             new = noise(spec["seed"], spec["frames"])
-            _, seconds = timed(lambda: new.save(folder / "timing.npz"))
+            _, seconds = timed(new.save, folder / "timing.npz")
             os.remove(folder / "timing.npz")
             spec["out"] = str(out)
             killed = kill_later(script, mode, spec, fraction * seconds)
@@ -269,7 +268,7 @@ def test_sigkill_leaves_the_previous_or_the_new_complete_file_and_resume_complet
             write = export.to_csv if mode == "csv" else \
                 (lambda traj, path: export.to_pvd(traj, path, mode="transform"))
             write(Trajectory.load(other), out)
-            _, seconds = timed(lambda: write(Trajectory.load(source), expected))
+            _, seconds = timed(write, Trajectory.load(source), expected)
             before, new = digest(out), digest(expected)
             spec.update(source=str(source), out=str(out))
             killed = kill_later(script, mode, spec, fraction * seconds)

@@ -264,18 +264,18 @@ def test_resume_refuses_a_run_that_differs(backend, tmp_path):
     simulate("suslov", backend, 20, save_every=2, out=out)
     make, integrator, ic = CASES["suslov"]
     cases = [
-        (dict(dt=0.02, t_final=0.4), "its dt is 0.01, this run's is 0.02"),
-        (dict(save_every=4), "its save_every is 2, this run's is 4"),
-        (dict(integrator=Retraction("cayley")), "its integrator is"),
-        (dict(omega=[1.0, 0.4, 0.0]), "its initial state differs.*field 'omega'"),
-        (dict(system=Suslov(np.diag([1.0, 2.0, 3.5]), axis=[0, 0, 1])), "its system is"),
-        (dict(backend="python" if backend == "cython" else "cython"), "its backend is"),
+        ({"dt": 0.02, "t_final": 0.4}, "its dt is 0.01, this run's is 0.02"),
+        ({"save_every": 4}, "its save_every is 2, this run's is 4"),
+        ({"integrator": Retraction("cayley")}, "its integrator is"),
+        ({"omega": [1.0, 0.4, 0.0]}, "its initial state differs.*field 'omega'"),
+        ({"system": Suslov(np.diag([1.0, 2.0, 3.5]), axis=[0, 0, 1])}, "its system is"),
+        ({"backend": "python" if backend == "cython" else "cython"}, "its backend is"),
     ]
     for change, match in cases:
         if change.get("backend") == "cython" and not nhphys._backend.extensions_built():
             continue
-        args = dict(system=make(), t_final=0.4, dt=DT, integrator=integrator, backend=backend,
-                    save_every=2, omega=ic["omega"])
+        args = {"system": make(), "t_final": 0.4, "dt": DT, "integrator": integrator, "backend": backend,
+                    "save_every": 2, "omega": ic["omega"]}
         args.update(change)
         system, t_final, dt = args.pop("system"), args.pop("t_final"), args.pop("dt")
         with pytest.raises(ValueError, match=match):

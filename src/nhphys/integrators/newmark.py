@@ -19,8 +19,8 @@ import numpy as np
 from nhphys import _backend
 from nhphys._validation import as_choice
 from nhphys.integrators.run import Run, check_newton_options
-from nhphys.twins.newton import INFO_EVALUATIONS
 from nhphys.twins.models import compiled_counterpart
+from nhphys.twins.newton import INFO_EVALUATIONS
 
 DISCRETIZATIONS = ("point", "average")
 KINDS = {"newmark": 0, "dla_midpoint": 1, "dla_trapezoidal": 2}

@@ -199,13 +199,13 @@ when all its sub-steps succeeded.
 import numpy as np
 
 from nhphys.twins.newton import (
+    INFO_COMMITTED,
     NOT_FINITE,
     OK,
     SINGULAR_JACOBIAN,
     NewtonRule,
     newton_solve,
 )
-from nhphys.twins.newton import INFO_COMMITTED
 
 NEWMARK, DLA_MIDPOINT, DLA_TRAPEZOIDAL = 0, 1, 2
 POINT, AVERAGE = 0, 1

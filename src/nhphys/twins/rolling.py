@@ -132,6 +132,7 @@ from nhphys.twins.newton import (  # the shared status table (statuses of shapes
     CONTACT_FAILED,
     FAR_BRANCH,
     FLAT,
+    INFO_COMMITTED,
     INNER_CONTACT,
     NOT_CONVERGED,
     NOT_FINITE,
@@ -143,7 +144,6 @@ from nhphys.twins.newton import (  # the shared status table (statuses of shapes
     NewtonRule,
     newton_solve,
 )
-from nhphys.twins.newton import INFO_COMMITTED
 from nhphys.twins.suslov import (
     EXP,
     cross,

@@ -82,8 +82,7 @@ import numpy as np
 
 from nhphys.lie import se2
 from nhphys.twins import se2 as se2_twin
-from nhphys.twins.newton import OK, NewtonRule, newton_solve
-from nhphys.twins.newton import INFO_COMMITTED
+from nhphys.twins.newton import INFO_COMMITTED, OK, NewtonRule, newton_solve
 
 EXP, CAYLEY = 0, 1
 RESIDUAL_TOL = 4.0 * np.finfo(float).eps  # residuals at round-off end a solve (see above)

@@ -97,8 +97,7 @@ Why not the formulas printed in the seed paper: see ``docs/suslov.md``.
 import numpy as np
 
 from nhphys.twins import so3
-from nhphys.twins.newton import FAR_BRANCH, OK, NewtonRule, newton_solve
-from nhphys.twins.newton import INFO_COMMITTED
+from nhphys.twins.newton import FAR_BRANCH, INFO_COMMITTED, OK, NewtonRule, newton_solve
 
 EXP, CAYLEY = 0, 1  # the retraction tau (nhphys.lie.retraction: ExponentialRetraction.code, ...)
 RESIDUAL_TOL = 8 * np.finfo(float).eps  # residuals this small (relative to their terms) are solved

@@ -274,8 +274,8 @@ def test_resume_refuses_a_run_that_differs(backend, tmp_path):
     for change, match in cases:
         if change.get("backend") == "cython" and not nhphys._backend.extensions_built():
             continue
-        args = {"system": make(), "t_final": 0.4, "dt": DT, "integrator": integrator, "backend": backend,
-                    "save_every": 2, "omega": ic["omega"]}
+        args = {"system": make(), "t_final": 0.4, "dt": DT, "integrator": integrator,
+                "backend": backend, "save_every": 2, "omega": ic["omega"]}
         args.update(change)
         system, t_final, dt = args.pop("system"), args.pop("t_final"), args.pop("dt")
         with pytest.raises(ValueError, match=match):

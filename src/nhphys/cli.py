@@ -15,8 +15,8 @@ dict ``defaults`` with ``t_final``, ``dt``, ``integrator``, ``fps``, ``speed``, 
 ``size``), or the name of a bundled scene (``nhphys list``). ``run`` with no output option writes
 ``out/NAME.npz`` and ``out/NAME.gif``. Every file is written under a temporary name and renamed
 when complete, and only a complete run replaces ``--out``: a run that fails is kept in
-``NAME.failed.npz`` beside it (and an interrupted one in ``NAME.interrupted.npz`` once the driver
-keeps interrupted runs beside too), and the command says where.
+``NAME.failed.npz`` beside it (and an interrupted one in ``NAME.interrupted.npz``), and the
+command says where.
 
 Every argument, scene default and output path is checked before anything is computed or
 written: numbers must be finite, ``--fps`` in [``FPS_RANGE``], sizes in [``SIZE_RANGE``] pixels,

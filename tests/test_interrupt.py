@@ -362,3 +362,21 @@ def test_ctrl_c_while_a_chunk_is_streamed_keeps_it(backend, monkeypatch, tmp_pat
     assert_same({k: traj[k] for k in traj.fields}, {k: reference[k] for k in reference.fields},
                 len(traj))
     assert Trajectory.load(tmp_path / "r.interrupted.npz").t[-1] == traj.t[-1]
+
+
+@pytest.mark.parity
+def test_kernels_and_twins_share_the_info_slots():
+    from nhphys.twins import newton
+
+    kernel = _backend.kernel_module("newton").info_slots()
+    assert kernel == {name: getattr(newton, name) for name in kernel}
+    assert kernel["INFO_COMMITTED"] == INFO_COMMITTED and kernel["INFO_SIZE"] == INFO_SIZE
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_loops_refuse_an_info_array_too_short(case, backend):
+    """The kernels write info[INFO_COMMITTED] without bounds checks: they check its size."""
+    run = start(case, backend)
+    saved = run._allocate(1)
+    with pytest.raises((ValueError, IndexError)):
+        run._loop(1, 1, saved, np.zeros(INFO_SIZE - 1, dtype=np.intp))

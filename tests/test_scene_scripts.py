@@ -22,6 +22,9 @@ SCENES = {  # name: (arguments that keep the run short, figures)
     "rattleback": (["--t-final", "2"], ["spin.png", "diagnostics.png"]),
     "chaplygin_ball": (["--t-final", "2"], ["momentum.png", "diagnostics.png"]),
     "ball_in_pipe": (["--t-final", "2"], ["diagnostics.png", "rocking.png"]),
+    "damped_rattleback": (["--t-final", "4"], ["spin.png", "energy.png"]),
+    "motor_hill": (["--t-final", "2"], ["climb.png", "energy.png"]),
+    "euler_disk_resistance": (["--t-final", "1"], ["spiral.png", "energy.png"]),
 }
 
 

@@ -6,12 +6,12 @@
 >>> traj.R.shape
 (101, 3, 3)
 
-The subpackages ``systems``, ``integrators``, ``surfaces``, ``shapes``, ``lie``, ``viz`` and
+The subpackages ``systems``, ``forces``, ``integrators``, ``surfaces``, ``shapes``, ``lie``, ``viz`` and
 ``export`` are attributes of ``nhphys`` after ``import nhphys``; none of them imports scipy,
 sympy, PyVista, matplotlib or tqdm until it is used.
 """
 
-from nhphys import integrators, lie, shapes, surfaces, systems
+from nhphys import forces, integrators, lie, shapes, surfaces, systems
 from nhphys.bodies import RigidBody
 from nhphys.contacts import KnifeEdgeContact, RollingContact, SuslovContact
 from nhphys.errors import ContactEvent, NewtonError
@@ -26,6 +26,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ContactEvent", "KnifeEdgeContact", "NewtonError", "RigidBody", "RollingContact", "Scene",
-    "SuslovContact", "Trajectory", "export", "integrators", "lie", "shapes", "simulate",
+    "SuslovContact", "Trajectory", "export", "forces", "integrators", "lie", "shapes", "simulate",
     "surfaces", "systems", "viz",
 ]

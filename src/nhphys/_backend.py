@@ -18,8 +18,8 @@ import os
 import warnings
 
 BACKENDS = ("auto", "cython", "python")
-KERNELS = ("so3", "se2", "surfaces", "newton", "models", "suslov", "se2_retraction", "newmark",
-           "rolling")
+KERNELS = ("so3", "se2", "surfaces", "newton", "forces", "models", "suslov", "se2_retraction",
+           "newmark", "rolling")
 _warned = set()
 
 
@@ -111,3 +111,16 @@ def resolve(backend: str = "auto") -> str:
             "(NHPHYS_STRICT_BUILD=1 shows why the build failed)."
         )
     return "auto"
+
+
+def described(runs):
+    """What steps ``runs`` (started runs), for ``meta["backend"]``: ``"cython"``, ``"python"``,
+    with the reason when a run steps on the twin for its own reasons (``"python (a force element
+    is a Python callable)"``), or ``"mixed: ..."`` for runs that differ."""
+    names = []
+    for run in runs:
+        name = getattr(run, "backend", "python")
+        note = getattr(run, "backend_note", "")
+        names.append(f"{name} ({note})" if note else name)
+    unique = list(dict.fromkeys(names))
+    return unique[0] if len(unique) == 1 else "mixed: " + ", ".join(unique)

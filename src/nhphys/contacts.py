@@ -32,8 +32,9 @@ class Contact:
 
     ground = None
 
-    def system(self, body, gravity):
-        """The mechanical system of ``body`` (an :class:`nhphys.RigidBody`) under ``gravity``."""
+    def system(self, body, gravity, forces=()):
+        """The mechanical system of ``body`` (an :class:`nhphys.RigidBody`) under ``gravity``
+        and the force elements ``forces`` (:mod:`nhphys.forces`)."""
         raise NotImplementedError
 
     def check(self, system, start_arguments):
@@ -76,7 +77,10 @@ class SuslovContact(Contact):
     def __repr__(self):
         return f"SuslovContact(axis={self.axis.tolist()}, pivot={self.pivot.tolist()})"
 
-    def system(self, body, gravity):
+    def system(self, body, gravity, forces=()):
+        if forces:
+            raise ValueError(f"Force elements are not supported on a {type(self).__name__} "
+                             "yet; they act on rolling contacts.")
         from nhphys.systems import Suslov
 
         return Suslov(body.inertia, self.axis)
@@ -153,7 +157,10 @@ class KnifeEdgeContact(Contact):
         # the retraction integrator needs the left-invariant (level) sleigh
         return integrator_from_name("exp" if system.level else "newmark")
 
-    def system(self, body, gravity):
+    def system(self, body, gravity, forces=()):
+        if forces:
+            raise ValueError(f"Force elements are not supported on a {type(self).__name__} "
+                             "yet; they act on rolling contacts.")
         from nhphys.systems import KnifeEdge
 
         return KnifeEdge(body.mass, body.inertia[2, 2], self.offset, incline=self.incline,
@@ -216,12 +223,12 @@ class RollingContact(Contact):
     def __repr__(self):
         return f"RollingContact(ground={self.ground!r})"
 
-    def system(self, body, gravity):
+    def system(self, body, gravity, forces=()):
         from nhphys.systems import RollingBody
 
         if body.shape is None:
             raise ValueError(f"Expected body {body.name!r} to have a `shape` to roll on.")
-        return RollingBody(body, self.ground, gravity=gravity)
+        return RollingBody(body, self.ground, gravity=gravity, forces=forces)
 
     def check(self, system, start_arguments):
         # a body that cannot be put on the ground fails here, when it is added

@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from nhphys import conditions
+from nhphys import _backend, conditions
 from nhphys._validation import as_positive_scalar, as_vector3
 from nhphys.contacts import (
     BODY_FIELDS,
@@ -200,7 +200,7 @@ class Scene:
         return surface
 
     def add_body(self, body, contact=None, *, name=None, color=None, mesh=None, integrator=None,
-                 resolution=48, **initial_conditions):
+                 resolution=48, forces=None, **initial_conditions):
         """Add a body with its contact and initial conditions.
 
         Parameters
@@ -218,6 +218,8 @@ class Scene:
             For this body only (overrides :meth:`simulate`'s).
         resolution : int
             Of the shape's display mesh.
+        forces : list of nhphys.forces elements, optional
+            Forces, torques, springs, fields, damping and motors acting on this body.
         **initial_conditions
             The contact's system's, under the names :func:`nhphys.simulate` takes
             (:mod:`nhphys.conditions`): ``orientation``, ``omega``, ``momentum`` (Suslov);
@@ -261,7 +263,9 @@ class Scene:
             raise ValueError(f"Expected a new body name, got {name!r} twice.")
         color = as_color(PALETTE[len(self.bodies) % len(PALETTE)] if color is None else color)
         integrator = integrator_from_name(integrator)
-        system = contact.system(body, self.gravity)
+        from nhphys.forces import check_forces
+
+        system = contact.system(body, self.gravity, check_forces(forces))
         values = conditions.resolve(system, initial_conditions,
                                     owner=f"body {name!r} ({type(system).__name__})")
         try:
@@ -428,7 +432,7 @@ class SceneRun:
             "integrator": repr(integrators[0]) if len(set(map(repr, integrators))) == 1
             else "mixed",
             "dt": dt,
-            "backend": backend,
+            "backend": _backend.described(self.runs),
             "gravity": scene.gravity,
         }
 

@@ -197,7 +197,7 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
         "system": repr(system),
         "integrator": repr(integrator),
         "dt": args.dt,
-        "backend": getattr(run, "backend", "python"),  # what really steps (the run chose it)
+        "backend": _backend.described([run]),  # what really steps (the run chose it)
         "save_every": args.save_every,
     }
     return drive(run, args.n_steps, args.dt, args.save_every, meta, progress=progress,

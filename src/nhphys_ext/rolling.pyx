@@ -27,6 +27,7 @@ from nhphys_ext.rigid cimport (
     momentum_minus, momentum_minus_jacobian, momentum_plus, reorthonormalize,
 )
 from nhphys_ext.surfaces cimport ChartSurface, normal_of, forms_of, weingarten_of
+from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.newton cimport (
     newton_solve, NewtonRule, OK, NOT_CONVERGED, SINGULAR_JACOBIAN, NOT_FINITE, FAR_BRANCH,
     CONTACT_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED, FLAT, RIM_TO_SIDE, INNER_CONTACT,
@@ -551,10 +552,13 @@ cdef struct State:
     double Pi[3]
     double p[3]
     double s[3]
+    double n[3]        # ground normal at the contact
     double F[3]        # warm start of the step's force
     double xi[3]       # warm start of the step's turn
     int chart
     double z[2]
+    double t           # time
+    double work        # work of the applied forces so far
     double normal_force
 
 
@@ -569,7 +573,9 @@ cdef struct StepProblem:
     int max_newton
     const State* st    # the state at the start of the step
     double weight[3]
-    double kick_row[9]  # h/2 hat(s_k) A_k^T: Pi_half = Pi + kick_row F
+    double kick_row[9]  # h/2 hat(s_k) A_k^T (+ rolling resistance): Pi_half = Pi + kick_row F
+    double kick_const[3]  # h/2 tau_k of the applied forces
+    double p_start[3]   # p + h/2 f_k
     double c2           # h^2 / (2 m)
     int chart1          # the contacts' last solutions (their warm starts)
     double z1[2]
@@ -605,7 +611,7 @@ cdef int step_residual(void* problem, double* x, double* E, double* E_scale) noe
     retract(xi, P.map_code, Q)
     matmul3(S.A, Q, P.A1)
     for i in range(3):
-        a1[i] = S.a[i] + (P.h / P.mass) * (S.p[i] + 0.5 * P.h * (F[i] - P.weight[i]))
+        a1[i] = S.a[i] + (P.h / P.mass) * (P.p_start[i] + 0.5 * P.h * (F[i] - P.weight[i]))
     st = contact(<ConvexShape>P.shape, <ChartSurface>P.ground, P.A1, a1, P.chart1, P.z1,
                  P.newton_tol, P.max_newton, &P.c1)
     if st:
@@ -630,6 +636,8 @@ cdef int step_residual(void* problem, double* x, double* E, double* E_scale) noe
     momentum_minus(xi, P.I, P.h, P.map_code, M, pim)
     tangent_basis(P.cm.n, P.T)
     matvec3(P.kick_row, F, kick)
+    for i in range(3):
+        kick[i] += P.kick_const[i]
     cross3(P.phi, P.cm.s, xs)
     matvec3(P.Am, xs, AmXs)
     for i in range(3):
@@ -714,7 +722,166 @@ cdef int step_jacobian(void* problem, const double* x, double* jac) noexcept nog
     return OK
 
 
-cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const double* I,
+cdef inline void tangent_projector(const double* A, const double* n, double* Pt) noexcept nogil:
+    # P_t = I - n_b n_b^T, n_b = A^T n (see the twin)
+    cdef double nb[3]
+    cdef int r, c
+    matTvec3(A, n, nb)
+    for r in range(3):
+        for c in range(3):
+            Pt[3 * r + c] = (1.0 if r == c else 0.0) - nb[r] * nb[c]
+
+
+cdef int start_wrench(ForceSet forces, double h, double mass, const double* Iinv, State* S,
+                      double* p_start, double* kick_const, double* rolling_row,
+                      double* power) noexcept nogil:
+    # the twin's start_wrench: power[0] fixed, power[1] per newton of n_k . F
+    cdef double v[3]
+    cdef double omega[3]
+    cdef double f_pot[3]
+    cdef double tau_pot[3]
+    cdef double f_app[3]
+    cdef double tau_app[3]
+    cdef double D[9]
+    cdef double Pt[9]
+    cdef double Dw[3]
+    cdef double f_np[3]
+    cdef double tau_np[3]
+    cdef double drag
+    cdef int i
+    for i in range(3):
+        v[i] = S.p[i] / mass
+        f_pot[i] = 0.0
+        tau_pot[i] = 0.0
+        f_app[i] = 0.0
+        tau_app[i] = 0.0
+    matvec3(Iinv, S.Pi, omega)
+    forces.potential_wrench(S.A, S.a, f_pot, tau_pot)
+    forces.applied_wrench(S.t, S.A, S.a, f_app, tau_app)
+    for i in range(9):
+        D[i] = 0.0
+    drag = forces.damping(S.A, S.n, D)
+    matvec3(D, omega, Dw)
+    for i in range(3):
+        f_np[i] = f_app[i] - drag * v[i]
+        tau_np[i] = tau_app[i] - Dw[i]
+    tangent_projector(S.A, S.n, Pt)
+    matvec3(Pt, omega, rolling_row)
+    for i in range(3):
+        rolling_row[i] *= -forces.rolling
+        p_start[i] = S.p[i] + 0.5 * h * (f_pot[i] + f_np[i])
+        kick_const[i] = 0.5 * h * (tau_pot[i] + tau_np[i])
+    power[0] = dot3(f_np, v) + dot3(tau_np, omega)
+    power[1] = dot3(rolling_row, omega)
+    return OK
+
+
+cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
+                  const double* weight, double t1, const double* A1, const double* a1,
+                  Contact* c1, const double* F, const double* p_half, const double* pi_end,
+                  double* Pi1, double* p1, double* u, double* power) noexcept nogil:
+    # the twin's end_kick: the second half kick with applied forces
+    cdef double f_pot[3]
+    cdef double tau_pot[3]
+    cdef double f_app[3]
+    cdef double tau_app[3]
+    cdef double f_c[3]
+    cdef double tau_c[3]
+    cdef double D[9]
+    cdef double Pt[9]
+    cdef double B[9]
+    cdef double Binv[9]
+    cdef double G[9]
+    cdef double S[9]
+    cdef double SG[9]
+    cdef double SGS[9]
+    cdef double K[9]
+    cdef double w[3]
+    cdef double v3[3]
+    cdef double y[3]
+    cdef double rhs[3]
+    cdef double Au[3]
+    cdef double v1[3]
+    cdef double omega1[3]
+    cdef double Dw[3]
+    cdef double drag, alpha, rollN
+    cdef int i, j
+    for i in range(3):
+        f_pot[i] = 0.0
+        tau_pot[i] = 0.0
+        f_app[i] = 0.0
+        tau_app[i] = 0.0
+    forces.potential_wrench(A1, a1, f_pot, tau_pot)
+    forces.applied_wrench(t1, A1, a1, f_app, tau_app)
+    for i in range(9):
+        D[i] = 0.0
+    drag = forces.damping(A1, c1.n, D)
+    rollN = forces.rolling * dot3(c1.n, F)
+    tangent_projector(A1, c1.n, Pt)
+    for i in range(9):
+        D[i] += rollN * Pt[i]
+    for i in range(3):
+        f_c[i] = f_pot[i] + f_app[i]
+        tau_c[i] = tau_pot[i] + tau_app[i]
+    alpha = 1.0 / (1.0 + 0.5 * h * drag / mass)
+    # B = I + h/2 D I^-1 ; G = I^-1 B^-1
+    matmul3(D, Iinv, B)
+    for i in range(9):
+        B[i] *= 0.5 * h
+    for i in range(3):
+        B[4 * i] += 1.0
+    for i in range(9):
+        Binv[i] = 0.0
+    for i in range(3):
+        Binv[4 * i] = 1.0
+    for j in range(3):  # the columns of B^-1
+        for i in range(3):
+            y[i] = Binv[3 * i + j]
+        for i in range(9):
+            K[i] = B[i]
+        if not solve_small(3, K, y):
+            return SINGULAR_JACOBIAN
+        for i in range(3):
+            Binv[3 * i + j] = y[i]
+    matmul3(Iinv, Binv, G)
+    hat3(c1.s, S)
+    matmul3(S, G, SG)
+    matmul3(SG, S, SGS)
+    for i in range(9):
+        K[i] = -0.5 * h * SGS[i]
+    for i in range(3):
+        K[4 * i] += 0.5 * h * (alpha / mass)
+    for i in range(3):
+        y[i] = p_half[i] + 0.5 * h * (f_c[i] - weight[i])
+        w[i] = pi_end[i] + 0.5 * h * tau_c[i]
+    matTvec3(A1, y, v3)
+    matvec3(SG, w, y)
+    for i in range(3):
+        rhs[i] = -((alpha / mass) * v3[i] - y[i])
+    if not solve_small(3, K, rhs):
+        return SINGULAR_JACOBIAN
+    for i in range(3):
+        u[i] = rhs[i]
+    cross3(c1.s, u, y)
+    for i in range(3):
+        w[i] = pi_end[i] + 0.5 * h * (y[i] + tau_c[i])
+    matvec3(Binv, w, Pi1)
+    matvec3(A1, u, Au)
+    for i in range(3):
+        p1[i] = alpha * (p_half[i] + 0.5 * h * (Au[i] - weight[i] + f_c[i]))
+        v1[i] = p1[i] / mass
+    matvec3(Iinv, Pi1, omega1)
+    matvec3(D, omega1, Dw)
+    power[0] = 0.0
+    for i in range(3):
+        power[0] += (f_app[i] - drag * v1[i]) * v1[i]
+    for i in range(3):
+        power[0] += (tau_app[i] - Dw[i]) * omega1[i]
+    return OK
+
+
+cdef int rolling_step(ConvexShape shape, ChartSurface ground, ForceSet forces, double mass,
+                      const double* I,
                       const double* Iinv, double gravity, const double* up, double h,
                       int map_code, double newton_tol, int max_newton, State* S,
                       Contact* c1) noexcept nogil:
@@ -743,8 +910,13 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
     cdef double IS[9]
     cdef double Kk[9]
     cdef double f_xi, f_F
+    cdef double rolling_row[3]
+    cdef double power_start[2]
+    cdef double power_end = 0.0
+    cdef double Pi1[3]
+    cdef double p1[3]
     cdef NewtonRule rule
-    cdef int i, st
+    cdef int i, j, st
     P.shape = <PyObject*>shape
     P.ground = <PyObject*>ground
     P.I = I
@@ -768,6 +940,14 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
     matmul3(K, At, P.kick_row)
     for i in range(9):
         P.kick_row[i] *= 0.5 * h
+    for i in range(3):
+        P.p_start[i] = S.p[i]
+        P.kick_const[i] = 0.0
+    if not forces.empty:
+        start_wrench(forces, h, mass, Iinv, S, P.p_start, P.kick_const, rolling_row, power_start)
+        for i in range(3):
+            for j in range(3):
+                P.kick_row[3 * i + j] += 0.5 * h * rolling_row[i] * S.n[j]
     f_xi = norm3(S.xi) + 1e-15 * fabs(h) / newton_tol
     f_F = norm3(S.F) + mass * gravity
     for i in range(3):
@@ -789,44 +969,57 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, double mass, const
     matmul3(S.A, Q, A1)
     reorthonormalize(A1)
     for i in range(3):
-        p_half[i] = S.p[i] + 0.5 * h * (x[3 + i] - P.weight[i])
+        p_half[i] = P.p_start[i] + 0.5 * h * (x[3 + i] - P.weight[i])
         a1[i] = S.a[i] + (h / mass) * p_half[i]
     st = contact(shape, ground, A1, a1, P.chart1, P.z1, newton_tol, max_newton, c1)
     if st:
         return st
     momentum_plus(x, I, h, map_code, pi_end)
-    # K = h/2 (I/m - hat(s) I^-1 hat(s)) ; rhs = -(A^T p_half/m - h/2 g A^T up + (I^-1 Pi) x s)
-    hat3(c1.s, B1)
-    matmul3(B1, Iinv, B2)
-    matmul3(B2, B1, IS)
-    for i in range(9):
-        Kk[i] = -0.5 * h * IS[i]
-    for i in range(3):
-        Kk[4 * i] += 0.5 * h / mass
-    matTvec3(A1, p_half, v3)
-    matTvec3(A1, up, row)
-    matvec3(Iinv, pi_end, w)
-    cross3(w, c1.s, xs)
-    for i in range(3):
-        rhs[i] = -(v3[i] / mass - 0.5 * h * gravity * row[i] + xs[i])
-    if not solve_small(3, Kk, rhs):
-        return SINGULAR_JACOBIAN
-    for i in range(3):
-        u[i] = rhs[i]
-    cross3(c1.s, u, su)
-    matvec3(A1, u, Au)
+    if forces.empty:
+        # K = h/2 (I/m - hat(s) I^-1 hat(s)) ; rhs = -(A^T p_half/m - h/2 g A^T up + (I^-1 Pi) x s)
+        hat3(c1.s, B1)
+        matmul3(B1, Iinv, B2)
+        matmul3(B2, B1, IS)
+        for i in range(9):
+            Kk[i] = -0.5 * h * IS[i]
+        for i in range(3):
+            Kk[4 * i] += 0.5 * h / mass
+        matTvec3(A1, p_half, v3)
+        matTvec3(A1, up, row)
+        matvec3(Iinv, pi_end, w)
+        cross3(w, c1.s, xs)
+        for i in range(3):
+            rhs[i] = -(v3[i] / mass - 0.5 * h * gravity * row[i] + xs[i])
+        if not solve_small(3, Kk, rhs):
+            return SINGULAR_JACOBIAN
+        for i in range(3):
+            u[i] = rhs[i]
+        cross3(c1.s, u, su)
+        matvec3(A1, u, Au)
+        for i in range(3):
+            Pi1[i] = pi_end[i] + 0.5 * h * su[i]
+            p1[i] = p_half[i] + 0.5 * h * (Au[i] - P.weight[i])
+    else:
+        st = end_kick(forces, h, mass, Iinv, P.weight, S.t + h, A1, a1, c1, &x[3], p_half,
+                      pi_end, Pi1, p1, u, &power_end)
+        if st:
+            return st
+        matvec3(A1, u, Au)
+        S.work += 0.5 * h * (power_start[0] + power_start[1] * dot3(S.n, &x[3]) + power_end)
     for i in range(9):
         S.A[i] = A1[i]
     for i in range(3):
         S.a[i] = a1[i]
-        S.Pi[i] = pi_end[i] + 0.5 * h * su[i]
-        S.p[i] = p_half[i] + 0.5 * h * (Au[i] - P.weight[i])
+        S.Pi[i] = Pi1[i]
+        S.p[i] = p1[i]
         S.s[i] = c1.s[i]
+        S.n[i] = c1.n[i]
         S.xi[i] = x[i]
         S.F[i] = x[3 + i]
     S.chart = c1.chart
     S.z[0] = c1.z[0]
     S.z[1] = c1.z[1]
+    S.t += h
     S.normal_force = 0.5 * (dot3(c1.n, &x[3]) + dot3(c1.n, Au))
     return OK
 
@@ -845,18 +1038,19 @@ cdef inline void write_frame(double* out, const State* S, Contact* c) noexcept n
         out[27 + i] = c.n_M[i]
     out[30] = c.gap
     out[31] = S.normal_force
+    out[32] = S.work
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def rolling_run(ConvexShape shape, ChartSurface ground, double mass,
+def rolling_run(ConvexShape shape, ChartSurface ground, ForceSet forces, double mass,
                 const double[:, ::1] inertia, const double[:, ::1] inertia_inv, double gravity,
                 const double[::1] up, double h, const double[::1] substeps,
                 Py_ssize_t n_steps, Py_ssize_t save_every,
                 int map_code, double newton_tol, int max_newton,
                 double[:, ::1] A, double[::1] a, double[::1] Pi, double[::1] p, double[::1] s,
-                double[::1] F, double[::1] xi, Py_ssize_t[::1] chart, double[::1] z,
-                double[:, ::1] out, Py_ssize_t[::1] info):
+                double[::1] n, double[::1] F, double[::1] xi, Py_ssize_t[::1] chart,
+                double[::1] z, double[::1] clock, double[:, ::1] out, Py_ssize_t[::1] info):
     """Advance ``n_steps`` steps, saving every ``save_every``-th frame (see the twin).
 
     Returns 0 on success, ``k + 1`` if step ``k`` failed (``info[0]`` says why; the IN/OUT
@@ -878,8 +1072,11 @@ def rolling_run(ConvexShape shape, ChartSurface ground, double mass,
         committed.Pi[i] = Pi[i]
         committed.p[i] = p[i]
         committed.s[i] = s[i]
+        committed.n[i] = n[i]
         committed.F[i] = F[i]
         committed.xi[i] = xi[i]
+    committed.t = clock[0]
+    committed.work = clock[1]
     committed.chart = <int>chart[0]
     committed.z[0] = z[0]
     committed.z[1] = z[1]
@@ -892,7 +1089,7 @@ def rolling_run(ConvexShape shape, ChartSurface ground, double mass,
                 for i in range(3):
                     work.xi[i] *= hj / h_last  # the warm start belongs to the last sub-step
                 h_last = hj
-                st = rolling_step(shape, ground, mass, &inertia[0, 0], &inertia_inv[0, 0],
+                st = rolling_step(shape, ground, forces, mass, &inertia[0, 0], &inertia_inv[0, 0],
                                   gravity, &up[0], hj, map_code, newton_tol, max_newton,
                                   &work, &c)
                 if st:
@@ -913,8 +1110,11 @@ def rolling_run(ConvexShape shape, ChartSurface ground, double mass,
         Pi[i] = committed.Pi[i]
         p[i] = committed.p[i]
         s[i] = committed.s[i]
+        n[i] = committed.n[i]
         F[i] = committed.F[i]
         xi[i] = committed.xi[i]
+    clock[0] = committed.t
+    clock[1] = committed.work
     chart[0] = committed.chart
     z[0] = committed.z[0]
     z[1] = committed.z[1]

@@ -79,11 +79,13 @@ class ReferenceRun:
             return 1.0
         return watch
 
-    def _frames(self, states):
-        return self.system.observables(self.system.reference_unpack(states))
+    def _frames(self, states, times):
+        # systems with time-dependent forces read the states' times too
+        extra = {"times": times} if getattr(self.system, "reference_times", False) else {}
+        return self.system.observables(self.system.reference_unpack(states, **extra))
 
     def initial(self):
-        return self._frames(self.state[None])
+        return self._frames(self.state[None], np.zeros(1))
 
     def advance(self, n_steps, save_every):
         from scipy.integrate import solve_ivp  # imported here: it costs half a second
@@ -109,7 +111,7 @@ class ReferenceRun:
         self.state = sol.y[:, -1]
         self.steps_done += n_steps
         states = sol.sol(saved).T if saved.size else np.empty((0, self.state.size))
-        return self._frames(states)
+        return self._frames(states, saved)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from nhphys import _backend
+from nhphys.forces import build_force_set, uses_callables
 from nhphys.integrators.run import Run
 from nhphys.lie.retraction import get_retraction
 from nhphys.systems.rolling import event_message
@@ -54,16 +55,26 @@ class RollingRun(Run):
     chart : ndarray, shape (1,), intp
     z : ndarray, shape (2,)
         The ground chart coordinates of the contact.
+    n : ndarray, shape (3,)
+        The ground's normal at the contact.
+    clock : ndarray, shape (2,)
+        The time and the work of the applied forces.
     backend : {"cython", "python"}
         What steps.
     """
 
-    state_names = ("A", "a", "Pi", "p", "s", "F", "xi", "chart", "z", "warned_lift_off")
+    state_names = ("A", "a", "Pi", "p", "s", "n", "F", "xi", "chart", "z", "clock",
+                   "warned_lift_off")
 
     def __init__(self, system, state, dt, map_code, backend, newton_tol, max_newton,
                  substeps=(1.0,)):
         self.system = system
+        if uses_callables(system.forces):  # a Python callable steps on the twin only
+            backend = "python"
+            self.backend_note = "a force element is a Python callable"
         self.kernel, self.backend = _backend.choose("rolling", backend)
+        self.forces = build_force_set(system.forces,
+                                      _backend.choose("forces", self.backend)[0])
         self.ground = system.ground.with_backend(self.backend).kernel
         self.shape = system.contact_shape(self.kernel, self.backend)
         self.inertia = np.ascontiguousarray(system.inertia, dtype=float)
@@ -79,6 +90,8 @@ class RollingRun(Run):
         self.Pi = np.array(state["Pi"], dtype=float)
         self.p = np.array(state["p"], dtype=float)
         self.s = np.array(state["s"], dtype=float)
+        self.n = np.array(state["contact"].n, dtype=float)
+        self.clock = np.zeros(2)  # the time and the work of the applied forces
         self.F = system.mass * system.gravity * self.up
         self.xi = dt * (self.inertia_inv @ self.Pi)
         self.chart = np.array([state["chart"]], dtype=np.intp)
@@ -97,10 +110,11 @@ class RollingRun(Run):
     def _loop(self, n_steps, save_every, out, info):
         system = self.system
         return self.kernel.rolling_run(
-            self.shape, self.ground, system.mass, self.inertia, self.inertia_inv,
-            system.gravity, self.up, self.dt, self.substeps, n_steps, save_every,
-            self.map_code, self.newton_tol, self.max_newton, self.A, self.a, self.Pi, self.p,
-            self.s, self.F, self.xi, self.chart, self.z, out, info,
+            self.shape, self.ground, self.forces, system.mass, self.inertia,
+            self.inertia_inv, system.gravity, self.up, self.dt, self.substeps, n_steps,
+            save_every, self.map_code, self.newton_tol, self.max_newton, self.A, self.a,
+            self.Pi, self.p, self.s, self.n, self.F, self.xi, self.chart, self.z, self.clock,
+            out, info,
         )
 
     def _frames(self, saved, count):

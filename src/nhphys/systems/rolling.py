@@ -115,6 +115,10 @@ class RollingBody:
         Acceleration of gravity, >= 0, along ``-up``.
     up : array_like, shape (3,)
         The direction opposite to gravity (default +z).
+    forces : list of nhphys.forces elements, optional
+        Applied forces, torques, springs, fields, damping and motors (:mod:`nhphys.forces`).
+        The potentials of springs and fields are part of ``energy``; the work of every other
+        element is the trajectory's ``work``, so that ``energy - work`` is conserved.
 
     Examples
     --------
@@ -129,8 +133,10 @@ class RollingBody:
 
     group = "SO(3) x R^3"  # the configuration group (see the module docstring)
     start_keywords = ("R0", "omega0", "ground_point")  # Retraction.start's own names
+    reference_times = True  # reference_unpack takes the states' times (scheduled forces)
 
-    def __init__(self, body, ground, gravity=9.81, up=(0.0, 0.0, 1.0)):
+    def __init__(self, body, ground, gravity=9.81, up=(0.0, 0.0, 1.0), forces=None):
+        from nhphys.forces import check_forces
         from nhphys.surfaces import Surface
 
         if not isinstance(body, RigidBody):
@@ -150,9 +156,12 @@ class RollingBody:
         self.mass = body.mass
         self.inertia = body.inertia
         self.inertia_inv = np.linalg.inv(body.inertia)
+        self.forces = check_forces(forces)
 
     def __repr__(self):
-        return f"RollingBody(body={self.body!r}, ground={self.ground!r}, gravity={self.gravity})"
+        extra = f", forces={list(self.forces)!r}" if self.forces else ""
+        return (f"RollingBody(body={self.body!r}, ground={self.ground!r}, "
+                f"gravity={self.gravity}{extra})")
 
     # -- geometry through the twin (used for placement and the reference) ----------------------
     @property
@@ -162,9 +171,23 @@ class RollingBody:
 
         return isinstance(self.body.shape, Shape)
 
-    def potential(self, position):
-        """Gravity's potential ``m g a . up`` of centre-of-mass positions (..., 3) -> (...)."""
-        return self.mass * self.gravity * (np.asarray(position, dtype=float) @ self.up)
+    def potential(self, position, orientation=None):
+        """The potential energy of centre-of-mass positions (..., 3) -> (...): gravity's
+        ``m g a . up``, plus the springs and fields of ``forces`` (which need the body's
+        ``orientation`` (..., 3, 3) when there are springs)."""
+        position = np.asarray(position, dtype=float)
+        V = self.mass * self.gravity * (position @ self.up)
+        if any(element.potential for element in self.forces):
+            from nhphys.forces import build_force_set
+            from nhphys.twins import forces as twin
+
+            potentials = build_force_set(self.forces, twin)
+            A = np.broadcast_to(np.eye(3) if orientation is None else orientation,
+                                position.shape[:-1] + (3, 3))
+            flat_A, flat_a = A.reshape(-1, 3, 3), position.reshape(-1, 3)
+            V = V + np.array([potentials.potential(R, a) for R, a in zip(flat_A, flat_a)]
+                             ).reshape(position.shape[:-1])
+        return V
 
     def contact_shape(self, module, backend):
         """The body's contact shape in ``module`` (``nhphys_ext.rolling`` or its twin
@@ -271,14 +294,15 @@ class RollingBody:
         ----------
         saved : dict
             The arrays of :data:`nhphys.twins.rolling.FRAME_FIELDS` with leading axis n:
-            ``A`` (n, 3, 3), ``a``, ``Pi``, ``p``, ``s``, ``x``, ``n``, ``n_M`` (n, 3), ``gap``
-            and ``normal_force`` (n,).
+            ``A`` (n, 3, 3), ``a``, ``Pi``, ``p``, ``s``, ``x``, ``n``, ``n_M`` (n, 3), ``gap``,
+            ``normal_force`` and ``work`` (n,).
 
         Returns
         -------
         dict
             ``R``, ``omega`` (body), ``position``, ``velocity``, ``contact_point``,
-            ``body_contact``, ``ground_normal``, ``energy``, ``normal_force``,
+            ``body_contact``, ``ground_normal``, ``energy`` (kinetic, gravity's and the force
+            elements' potentials), ``work`` (of the other force elements), ``normal_force``,
             ``contact_residual``, ``slip_residual``, ``constraint_residual``.
         """
         A, a, Pi, p = saved["A"], saved["a"], saved["Pi"], saved["p"]
@@ -290,11 +314,11 @@ class RollingBody:
         contact = np.maximum(np.linalg.norm(An_M - n, axis=1), np.abs(gap))
         energy = (0.5 * np.einsum("ni,ni->n", omega, Pi)
                   + 0.5 * np.einsum("ni,ni->n", p, p) / self.mass
-                  + self.potential(a))
+                  + self.potential(a, A))
         return {
             "R": A, "omega": omega, "position": a, "velocity": p / self.mass,
             "contact_point": x, "body_contact": s, "ground_normal": n,
-            "energy": energy, "normal_force": normal_force, "contact_residual": contact,
+            "energy": energy, "work": saved["work"], "normal_force": normal_force, "contact_residual": contact,
             "slip_residual": np.linalg.norm(slip, axis=1),
             "constraint_residual": np.maximum(contact, np.linalg.norm(slip, axis=1)),
         }
@@ -317,15 +341,21 @@ class RollingBody:
 
     # -- the continuous vector field, for `Reference` ------------------------------------------
     def reference_state(self, R0=None, omega0=None, ground_point=(0.0, 0.0, 0.0)):
-        """Validated initial conditions packed as ``(A.ravel(), z, Omega)``, shape (14,).
+        """Validated initial conditions packed as ``(A.ravel(), z, Omega, W)``, shape (15,)
+        (``W`` the work of the applied forces, 0 at the start).
 
         The ground chart of the contact is kept for the whole reference run.
         """
+        from nhphys.forces import build_force_set
+        from nhphys.twins import forces as twin
+
         R0 = np.eye(3) if R0 is None else R0
         omega0 = np.zeros(3) if omega0 is None else omega0
         state = self.place(R0, omega0, ground_point)
         self._reference_chart = state["chart"]
-        return np.concatenate([state["A"].ravel(), state["z"], self.inertia_inv @ state["Pi"]])
+        self._reference_forces = build_force_set(self.forces, twin)
+        return np.concatenate([state["A"].ravel(), state["z"], self.inertia_inv @ state["Pi"],
+                               [0.0]])
 
     def _reference_geometry(self, A, z, t=None):
         shape, ground = self._twins()
@@ -340,8 +370,19 @@ class RollingBody:
             )
         return shape, ground, chart, x, J, n, W, s, Sp, n_M
 
-    def _rates(self, A, z, omega, t=None):
-        """``(s, x, n, n_M, ds/dt, dz/dt, dOmega/dt)`` of eq. (29) at ``(A, z, Omega)``."""
+    def _rates(self, A, z, omega, t=0.0):
+        """``(s, x, n, n_M, ds/dt, dz/dt, dOmega/dt, N, dW/dt)`` of eq. (29) at
+        ``(A, z, Omega)`` and time ``t``, with the applied forces.
+
+        The forces add to the torque about the contact point: with ``f`` (space, at the centre
+        of mass) and ``tau`` (body) the applied wrench, Newton's law gives the contact force
+        ``A^T F_c = m A^T a'' + m g A^T k - A^T f``, so Euler's equation about the centre of
+        mass gains ``tau - s x A^T f``. Rolling resistance ``-mu N P_t Omega`` depends on the
+        normal force ``N = n . (m a'' + m g k - f)``, and ``a''`` on ``dOmega/dt``:
+        ``N = N_0 - m (s x n_b) . dOmega/dt`` (``n_b = A^T n``, ``N_0`` the rest), so the
+        equation stays linear in ``dOmega/dt``:
+        ``(I~ - mu m w (s x n_b)^T) dOmega/dt = rhs - mu N_0 w``, ``w = P_t Omega``.
+        """
         shape, ground, chart, x, J, n, W, s, Sp, n_M = self._reference_geometry(A, z, t)
         if self.support_shape:
             # s = S(d) with d = -A^T n: ds/dt = S' dd/dt, dd/dt = Omega x A^T n + A^T L_H A ds/dt
@@ -357,32 +398,57 @@ class RollingBody:
         I_tilde = self.inertia - m * S @ S
         rhs = np.cross(I_tilde @ omega, omega) + m * np.cross(
             s, np.cross(s_dot, omega) + g * (A.T @ self.up))
-        return s, x, n, n_M, s_dot, z_dot, np.linalg.solve(I_tilde, rhs)
+        forces = getattr(self, "_reference_forces", None)
+        nb = A.T @ n
+        # a'' = -A (Omega x (Omega x s) + dOmega/dt x s + Omega x ds/dt): its known part
+        acc_0 = -A @ (np.cross(omega, np.cross(omega, s)) + np.cross(omega, s_dot))
+        if forces is None or forces.empty:
+            omega_dot = np.linalg.solve(I_tilde, rhs)
+            N = m * n @ (acc_0 - A @ np.cross(omega_dot, s) + g * self.up)
+            return s, x, n, n_M, s_dot, z_dot, omega_dot, N, 0.0
+        a = x - A @ s
+        v = -A @ np.cross(omega, s)
+        f_pot, tau_pot, f_app, tau_app = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3)
+        forces.potential_wrench(A, a, f_pot, tau_pot)
+        forces.applied_wrench(t, A, a, f_app, tau_app)
+        if forces.callables:
+            forces.callable_wrench(t, A, a, v, omega, f_app, tau_app)
+        D = np.zeros((3, 3))
+        drag = forces.damping(A, n, D)
+        f_np, tau_np = f_app - drag * v, tau_app - D @ omega
+        f, tau = f_pot + f_np, tau_pot + tau_np
+        w = forces.rolling * (np.eye(3) - np.outer(nb, nb)) @ omega
+        N_0 = n @ (m * acc_0 + m * g * self.up - f)
+        lhs = I_tilde - m * np.outer(w, np.cross(s, nb))
+        omega_dot = np.linalg.solve(lhs, rhs + tau - np.cross(s, A.T @ f) - N_0 * w)
+        N = N_0 - m * np.cross(s, nb) @ omega_dot
+        power = f_np @ v + (tau_np - N * w) @ omega
+        return s, x, n, n_M, s_dot, z_dot, omega_dot, N, power
 
     def reference_rhs(self, t, state):
-        """Eq. (29) for the packed state ``(A, z, Omega)``."""
+        """Eq. (29) for the packed state ``(A, z, Omega, W)``, with the applied forces."""
         A = state[:9].reshape(3, 3)
-        omega = state[11:]
-        _, _, _, _, _, z_dot, omega_dot = self._rates(A, state[9:11], omega, t)
+        omega = state[11:14]
+        *_, z_dot, omega_dot, _, power = self._rates(A, state[9:11], omega, t)
         A_dot = np.cross(A, omega)  # row r of A hat(Omega) is r x Omega
-        return np.concatenate([A_dot.ravel(), z_dot, omega_dot])
+        return np.concatenate([A_dot.ravel(), z_dot, omega_dot, [power]])
 
-    def reference_unpack(self, states):
-        """Packed reference states (n, 14) -> the saved states of :meth:`observables`.
+    def reference_unpack(self, states, times=None):
+        """Packed reference states (n, 15) -> the saved states of :meth:`observables`.
 
-        The normal force is ``n . (m d2a/dt2 + m g k)`` with
-        ``d2a/dt2 = -A (Omega x (Omega x s) + dOmega/dt x s + Omega x ds/dt)``.
+        The normal force is ``n . (m d2a/dt2 + m g k - f)`` with ``f`` the applied force and
+        ``d2a/dt2 = -A (Omega x (Omega x s) + dOmega/dt x s + Omega x ds/dt)``; ``times``
+        (n,) are the states' times, which scheduled forces need (default 0).
         """
         frames = []
-        for st in states:
+        times = np.zeros(len(states)) if times is None else times
+        for st, t in zip(states, times):
             A = st[:9].reshape(3, 3)
-            omega = st[11:]
-            s, x, n, n_M, s_dot, _, omega_dot = self._rates(A, st[9:11], omega)
+            omega = st[11:14]
+            s, x, n, n_M, s_dot, _, omega_dot, normal_force, _ = self._rates(
+                A, st[9:11], omega, t)
             a = x - A @ s
             p = -self.mass * (A @ np.cross(omega, s))
-            acc = -A @ (np.cross(omega, np.cross(omega, s)) + np.cross(omega_dot, s)
-                        + np.cross(omega, s_dot))
-            normal_force = self.mass * n @ (acc + self.gravity * self.up)
             frames.append(np.concatenate([A.ravel(), a, self.inertia @ omega, p, s, x, n, n_M,
-                                          [0.0, normal_force]]))
+                                          [0.0, normal_force, st[14]]]))
         return spec.unpack_frames(np.array(frames).reshape(-1, spec.FRAME_SIZE))

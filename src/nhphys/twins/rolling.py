@@ -70,6 +70,43 @@ nonholonomic one. One step of size ``h`` (RATTLE-type, symmetric):
    ``Omega = I^-1 Pi`` this is linear:
    ``h/2 (I_3/m - hat(s) I^-1 hat(s)) u = -(A^T p_half/m - h/2 g A^T k + (I^-1 Pi) x s)``.
 
+Applied forces
+--------------
+Forces other than gravity (:mod:`nhphys.forces`, evaluated by a
+:class:`nhphys.twins.forces.ForceSet`) enter as the symmetric discrete Lagrange-d'Alembert pair
+of :mod:`nhphys.twins.forces`: each half kick takes the wrench at its own end of the step, a
+force ``f`` (space, at the centre of mass) and a torque ``tau`` (body frame):
+
+1'. ``Pi_half = Pi + h/2 (s_k x A_k^T F + tau_k)``, ``p_half = p + h/2 (F - m g k + f_k)``,
+    with the wrench at the start (``t_k``, the pose and velocities of the start: known), except
+    for rolling resistance, whose torque ``-mu (n_k . F) P_t Omega_k`` takes the normal force
+    from the step's unknown ``F``. That is linear in ``F``: the kick's rows become
+    ``h/2 (hat(s_k) A_k^T + r_k n_k^T)`` with ``r_k = -mu P_t Omega_k``, and the Newton
+    Jacobian keeps its form (``-kick_row`` in the momentum rows; ``a_{k+1}`` and the no-slip
+    rows see ``f_k`` only as a constant);
+4'. ``Pi_{k+1} = Pi^+ + h/2 (s_{k+1} x u + tau_c - D Omega_{k+1})``,
+    ``p_{k+1} = p_half + h/2 (A u - m g k + f_c - c v_{k+1})``, with the wrench at the end:
+    ``f_c, tau_c`` the parts that depend on time and pose (springs, fields, forces, torques,
+    motors), ``c`` the drag coefficient and ``D`` (body frame) the damping matrix (angular
+    damping, spin friction about ``n_b = A^T n_{k+1}``, a motor's speed-control gain, and
+    rolling resistance ``mu (n_{k+1} . F) P_t``: the normal force of the step, so that ``D``
+    does not depend on ``u``). Velocity-dependent terms are taken at the end, so the kick is
+    implicit, but linear: with ``alpha = 1 / (1 + h c / (2 m))``, ``B = I + h/2 D I^-1`` and
+    ``G = I^-1 B^-1``, ``p_{k+1} = alpha (p_half + h/2 (A u - m g k + f_c))`` and
+    ``Omega_{k+1} = G (Pi^+ + h/2 (s x u + tau_c))``, and the no-slip condition at the end,
+    ``A^T p_{k+1} / m + Omega_{k+1} x s = 0``, is the 3 x 3 linear system
+    ``h/2 (alpha/m I - hat(s) G hat(s)) u = -(alpha/m A^T (p_half + h/2 (f_c - m g k))
+    - hat(s) G (Pi^+ + h/2 tau_c))``, which is the system of step 4 when there is no force
+    (``alpha = 1``, ``G = I^-1``).
+
+The work of the non-potential elements is accumulated by the trapezoidal rule,
+``W_{k+1} = W_k + h/2 (P_k + P_{k+1})``, with ``P = (f_app - c v) . v + (tau_app - D Omega) .
+Omega`` the power of the very wrenches the two kicks applied (at the start, rolling resistance
+at ``n_k . F``); potentials (springs, fields) are part of the energy instead. A Python
+callable force is evaluated at each kick's time and pose, with the velocities of the start of
+the step (it cannot see the end's, which the kick solves for): exact for forces of time and
+pose, first order for a callable that depends on the velocities.
+
 Newton on step 3 has the analytic Jacobian (``delta_1 = J_r(xi) dxi``,
 ``delta_mid = J_mid dxi`` with ``J_mid = J_r^exp(phi/2) (dphi/dxi) / 2``,
 ``da_{k+1} = h^2/(2m) dF``):
@@ -119,8 +156,9 @@ step to the Newton tolerance; ``A`` is kept on SO(3) as in :mod:`nhphys.twins.su
 
 Saved frame layout (``FRAME_SIZE`` numbers): ``A`` (9, row-major), ``a`` (3), ``Pi`` (3),
 ``p`` (3), ``s`` (3), ``x`` (3), ``n`` (3, ground normal at ``x``), ``n_M`` (3, the body's
-into-body normal at ``s`` evaluated from its own chart), ``gap`` (1), and the normal contact
-force ``n . (F + F')/2`` of the step that ended there (1; 0 in the initial frame). A negative
+into-body normal at ``s`` evaluated from its own chart), ``gap`` (1), the normal contact
+force ``n . (F + F')/2`` of the step that ended there (1; 0 in the initial frame), and the
+work ``W`` of the applied forces so far (1). A negative
 normal force means the ground pulls the body: a real body would lift off there, while this
 model keeps the contact.
 """
@@ -128,6 +166,7 @@ model keeps the contact.
 import numpy as np
 
 from nhphys.twins import so3
+from nhphys.twins.forces import tangent_projector
 from nhphys.twins.newton import (  # the shared status table (statuses of shapes and contacts)
     CONTACT_FAILED,
     FAR_BRANCH,
@@ -152,11 +191,11 @@ from nhphys.twins.suslov import (
     reorthonormalize,
 )
 
-FRAME_SIZE = 32
+FRAME_SIZE = 33
 # the saved frame (FRAME_SIZE numbers) as named arrays: name, first column, shape of one frame
 FRAME_FIELDS = (("A", 0, (3, 3)), ("a", 9, (3,)), ("Pi", 12, (3,)), ("p", 15, (3,)),
                 ("s", 18, (3,)), ("x", 21, (3,)), ("n", 24, (3,)), ("n_M", 27, (3,)),
-                ("gap", 30, ()), ("normal_force", 31, ()))
+                ("gap", 30, ()), ("normal_force", 31, ()), ("work", 32, ()))
 ROUNDOFF = 8 * np.finfo(float).eps  # residuals this small (relative) are converged
 
 
@@ -465,10 +504,72 @@ def contact_final(shape, ground, A, a, chart, z):
     return OK, c
 
 
-def rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h, map_code,
+def start_wrench(forces, h, mass, inertia_inv, state):
+    """What the first half kick adds for the applied forces: ``(p_start, kick_const,
+    rolling_row, power)`` (module docstring, "Applied forces").
+
+    ``p_start = p + h/2 f_k`` (3,), ``kick_const = h/2 tau_k`` (3,), ``rolling_row`` (3,) the
+    rolling-resistance torque per newton of ``n_k . F`` (the normal part of the step's contact
+    force, so ``h/2 rolling_row n_k^T`` joins the kick's rows), and ``power (fixed, per_N)``:
+    the power ``fixed + per_N (n_k . F)`` of the non-potential elements at the start.
+    """
+    A, a, Pi, p, n = state["A"], state["a"], state["Pi"], state["p"], state["n"]
+    t = state["t"]
+    v, omega = p / mass, inertia_inv @ Pi
+    f_pot, tau_pot, f_app, tau_app = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3)
+    forces.potential_wrench(A, a, f_pot, tau_pot)
+    forces.applied_wrench(t, A, a, f_app, tau_app)
+    if forces.callables:
+        forces.callable_wrench(t, A, a, v, omega, f_app, tau_app)
+    D = np.zeros((3, 3))
+    drag = forces.damping(A, n, D)
+    f_np = f_app - drag * v
+    tau_np = tau_app - D @ omega
+    rolling_row = -forces.rolling * (tangent_projector(A, n) @ omega)
+    p_start = p + 0.5 * h * (f_pot + f_np)
+    kick_const = 0.5 * h * (tau_pot + tau_np)
+    power = (f_np @ v + tau_np @ omega, rolling_row @ omega)
+    return p_start, kick_const, rolling_row, power
+
+
+def end_kick(forces, h, mass, inertia, inertia_inv, weight, t1, A1, a1, c1, F, p_half, pi_end,
+             v_start, omega_start):
+    """The second half kick with applied forces (module docstring, "Applied forces"):
+    ``(status, Pi_1, p_1, u, power_1)``."""
+    f_pot, tau_pot, f_app, tau_app = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3)
+    forces.potential_wrench(A1, a1, f_pot, tau_pot)
+    forces.applied_wrench(t1, A1, a1, f_app, tau_app)
+    if forces.callables:
+        forces.callable_wrench(t1, A1, a1, v_start, omega_start, f_app, tau_app)
+    D = np.zeros((3, 3))
+    drag = forces.damping(A1, c1.n, D)
+    D += (forces.rolling * (c1.n @ F)) * tangent_projector(A1, c1.n)
+    f_c, tau_c = f_pot + f_app, tau_pot + tau_app
+    alpha = 1.0 / (1.0 + 0.5 * h * drag / mass)
+    G = inertia_inv @ np.linalg.inv(np.eye(3) + 0.5 * h * D @ inertia_inv)
+    S = hat(c1.s)
+    K = 0.5 * h * ((alpha / mass) * np.eye(3) - S @ G @ S)
+    rhs = -((alpha / mass) * (A1.T @ (p_half + 0.5 * h * (f_c - weight)))
+            - S @ (G @ (pi_end + 0.5 * h * tau_c)))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        try:
+            u = np.linalg.solve(K, rhs)
+        except np.linalg.LinAlgError:
+            return SINGULAR_JACOBIAN, None, None, None, None
+    B = np.eye(3) + 0.5 * h * D @ inertia_inv
+    Pi1 = np.linalg.solve(B, pi_end + 0.5 * h * (cross(c1.s, u) + tau_c))
+    p1 = alpha * (p_half + 0.5 * h * (A1 @ u - weight + f_c))
+    v1, omega1 = p1 / mass, inertia_inv @ Pi1
+    power = (f_app - drag * v1) @ v1 + (tau_app - D @ omega1) @ omega1
+    return OK, Pi1, p1, u, power
+
+
+def rolling_step(shape, ground, forces, mass, inertia, inertia_inv, gravity, up, h, map_code,
                  newton_tol, max_newton, state):
-    """One step from ``state``, a dict with ``A, a, Pi, p, s, F, xi, chart, z`` (see
-    :func:`rolling_run`; ``F`` and ``xi`` are the warm starts, ``chart, z`` the contact's).
+    """One step from ``state``, a dict with ``A, a, Pi, p, s, n, F, xi, chart, z, t, work``
+    (see :func:`rolling_run`; ``F`` and ``xi`` are the warm starts, ``chart, z`` the
+    contact's, ``n`` its ground normal, ``t`` the time and ``work`` the work done so far),
+    under the applied forces of ``forces`` (a :class:`nhphys.twins.forces.ForceSet`).
 
     Returns
     -------
@@ -485,13 +586,18 @@ def rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h, map_
             "chart_mid": state["chart"], "z_mid": state["z"].copy()}
     weight = mass * gravity * up
     c2 = h * h / (2 * mass)
-    kick_row = 0.5 * h * hat(s_k) @ A.T  # Pi_half = Pi + kick_row @ F
+    kick_row = 0.5 * h * hat(s_k) @ A.T  # Pi_half = Pi + kick_row @ F (+ kick_const)
+    p_start, kick_const = p, np.zeros(3)
+    if not forces.empty:
+        p_start, kick_const, rolling_row, power_start = start_wrench(forces, h, mass,
+                                                                     inertia_inv, state)
+        kick_row = kick_row + np.outer(0.5 * h * rolling_row, state["n"])
     at = {}  # what the residual leaves for the Jacobian
 
     def residual(x):
         xi, F = x[:3], x[3:]
         A1 = A @ retract(xi, map_code)
-        a1 = a + (h / mass) * (p + 0.5 * h * (F - weight))
+        a1 = a + (h / mass) * (p_start + 0.5 * h * (F - weight))
         st, c1 = contact(shape, ground, A1, a1, warm["chart"], warm["z"], newton_tol, max_newton)
         if st:
             return st, None, None
@@ -505,7 +611,7 @@ def rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h, map_
         warm.update(chart=c1.chart, z=c1.z, chart_mid=cm.chart, z_mid=cm.z)
         pi_minus, _ = momentum_pair(xi, inertia, h, map_code)
         T = tangent_basis(cm.n)
-        kick = kick_row @ F
+        kick = kick_row @ F + kick_const
         N = (a1 - a) + Am @ cross(phi, cm.s)
         E = np.concatenate([pi_minus - Pi - kick, [c1.gap], T.T @ N])
         momentum = np.abs(pi_minus).max() + np.abs(Pi).max() + np.abs(kick).max()
@@ -546,23 +652,34 @@ def rolling_step(shape, ground, mass, inertia, inertia_inv, gravity, up, h, map_
 
     # the converged pose and its contact
     A1 = reorthonormalize(A @ retract(xi, map_code))
-    p_half = p + 0.5 * h * (F - weight)
+    p_half = p_start + 0.5 * h * (F - weight)
     a1 = a + (h / mass) * p_half
     st, c1 = contact(shape, ground, A1, a1, warm["chart"], warm["z"], newton_tol, max_newton)
     if st:
         return st, None, None
     _, pi_end = momentum_pair(xi, inertia, h, map_code)
     s1 = c1.s
-    S = hat(s1)
-    K = 0.5 * h * (np.eye(3) / mass - S @ inertia_inv @ S)
-    rhs = -(A1.T @ p_half / mass - 0.5 * h * gravity * (A1.T @ up)
-            + cross(inertia_inv @ pi_end, s1))
-    u = np.linalg.solve(K, rhs)
+    work = state["work"]
+    if forces.empty:
+        S = hat(s1)
+        K = 0.5 * h * (np.eye(3) / mass - S @ inertia_inv @ S)
+        rhs = -(A1.T @ p_half / mass - 0.5 * h * gravity * (A1.T @ up)
+                + cross(inertia_inv @ pi_end, s1))
+        u = np.linalg.solve(K, rhs)
+        Pi1 = pi_end + 0.5 * h * cross(s1, u)
+        p1 = p_half + 0.5 * h * (A1 @ u - weight)
+    else:
+        st, Pi1, p1, u, power_end = end_kick(
+            forces, h, mass, inertia, inertia_inv, weight, state["t"] + h, A1, a1, c1, F,
+            p_half, pi_end, p / mass, inertia_inv @ Pi)
+        if st:
+            return st, None, None
+        power = power_start[0] + power_start[1] * (state["n"] @ F)
+        work = work + 0.5 * h * (power + power_end)
     new = {
-        "A": A1, "a": a1,
-        "Pi": pi_end + 0.5 * h * cross(s1, u),
-        "p": p_half + 0.5 * h * (A1 @ u - weight),
-        "s": s1, "F": F.copy(), "xi": xi.copy(), "chart": c1.chart, "z": c1.z,
+        "A": A1, "a": a1, "Pi": Pi1, "p": p1,
+        "s": s1, "n": c1.n.copy(), "F": F.copy(), "xi": xi.copy(), "chart": c1.chart,
+        "z": c1.z, "t": state["t"] + h, "work": work,
         "normal_force": 0.5 * (c1.n @ F + c1.n @ (A1 @ u)),
     }
     return OK, new, c1
@@ -572,19 +689,20 @@ def frame(state, c):
     """One saved frame (FRAME_SIZE,) of a state and its contact."""
     return np.concatenate([
         state["A"].ravel(), state["a"], state["Pi"], state["p"], c.s, c.x, c.n, c.n_M, [c.gap],
-        [state.get("normal_force", 0.0)],
+        [state.get("normal_force", 0.0)], [state.get("work", 0.0)],
     ])
 
 
-def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, substeps, n_steps,
-                save_every, map_code, newton_tol, max_newton, A, a, Pi, p, s, F, xi, chart, z,
-                out, info):
+def rolling_run(shape, ground, forces, mass, inertia, inertia_inv, gravity, up, h, substeps,
+                n_steps, save_every, map_code, newton_tol, max_newton, A, a, Pi, p, s, n, F, xi,
+                chart, z, clock, out, info):
     """Advance ``n_steps`` steps, saving every ``save_every``-th frame into ``out``.
 
     Parameters
     ----------
     shape : ChartShape, Disk, Cylinder or Wheel   # IN, the body's convex shape
     ground : twin surface object             # IN, the ground (normal toward the body)
+    forces : nhphys.twins.forces.ForceSet    # IN, the applied forces (may be empty)
     mass, gravity : float
     inertia, inertia_inv : ndarray (3, 3)    # about the centre of mass, body axes
     up : ndarray (3,)                        # unit vector opposite to gravity
@@ -594,8 +712,10 @@ def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, subst
     n_steps, save_every, map_code, max_newton : int
     newton_tol : float
     A (3, 3), a (3,), Pi (3,), p (3,), s (3,) : ndarray    # IN/OUT state
+    n (3,) : ndarray                         # IN/OUT ground normal at the contact
     F (3,), xi (3,) : ndarray                # IN/OUT warm starts of the step's Newton solve
     chart (1,) intp, z (2,) : ndarray        # IN/OUT ground chart of the contact
+    clock (2,) : ndarray                     # IN/OUT the time and the work of the forces
     out : ndarray (n_steps // save_every, FRAME_SIZE)      # OUT
     info : ndarray (3,) intp                 # OUT [status of a failure (0 on success), -,
                                              #      steps committed] (INFO_* of newton)
@@ -610,7 +730,8 @@ def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, subst
         all its sub-steps succeeded: after a failure they hold the state at its start.
     """
     committed = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
-                 "F": F.copy(), "xi": xi.copy(), "chart": int(chart[0]), "z": z.copy()}
+                 "n": n.copy(), "F": F.copy(), "xi": xi.copy(), "chart": int(chart[0]),
+                 "z": z.copy(), "t": float(clock[0]), "work": float(clock[1])}
     info[0] = OK
     info[INFO_COMMITTED] = 0
     h_last = h * substeps[-1]  # the warm start xi belongs to the last sub-step taken
@@ -619,15 +740,16 @@ def rolling_run(shape, ground, mass, inertia, inertia_inv, gravity, up, h, subst
         for frac in substeps:
             state = dict(state, xi=state["xi"] * (h * frac / h_last))
             h_last = h * frac
-            status, state, c = rolling_step(shape, ground, mass, inertia, inertia_inv, gravity,
-                                            up, h * frac, map_code, newton_tol, max_newton,
-                                            state)
+            status, state, c = rolling_step(shape, ground, forces, mass, inertia, inertia_inv,
+                                            gravity, up, h * frac, map_code, newton_tol,
+                                            max_newton, state)
             if status:
                 info[0] = status
                 return k + 1
         committed = state
         A[:], a[:], Pi[:], p[:], s[:] = state["A"], state["a"], state["Pi"], state["p"], state["s"]
-        F[:], xi[:], z[:] = state["F"], state["xi"], state["z"]
+        n[:], F[:], xi[:], z[:] = state["n"], state["F"], state["xi"], state["z"]
+        clock[0], clock[1] = state["t"], state["work"]
         chart[0] = state["chart"]
         if (k + 1) % save_every == 0:
             out[(k + 1) // save_every - 1] = frame(state, c)

@@ -1,0 +1,25 @@
+# The applied forces of a rigid body as data (the twin, and the derivation of how steps use
+# them, is nhphys/twins/forces.py): a ForceSet evaluates, without the GIL, the wrench of its
+# potential elements, of its time- and pose-dependent elements, and its damping.
+
+cdef class ForceSet:
+    cdef readonly bint empty
+    cdef double[::1] breaks
+    cdef double[::1] coef
+    cdef Py_ssize_t[:, ::1] sched
+    cdef Py_ssize_t[:, ::1] force_rows
+    cdef double[:, ::1] force_points
+    cdef Py_ssize_t[:, ::1] torque_rows
+    cdef double[:, ::1] springs
+    cdef double field[3]
+    cdef double[:, ::1] motor_values
+    cdef Py_ssize_t[:, ::1] motor_rows
+    cdef readonly double drag, spin_all, spin_normal, rolling
+
+    cdef void evaluate(self, Py_ssize_t j, double t, double* out) noexcept nogil
+    cdef double potential(self, const double* A, const double* a) noexcept nogil
+    cdef void potential_wrench(self, const double* A, const double* a, double* f,
+                               double* tau) noexcept nogil
+    cdef void applied_wrench(self, double t, const double* A, const double* a, double* f,
+                             double* tau) noexcept nogil
+    cdef double damping(self, const double* A, const double* n, double* D) noexcept nogil

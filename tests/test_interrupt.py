@@ -23,6 +23,7 @@ import nhphys.twins.rolling
 import nhphys.twins.se2_retraction
 import nhphys.twins.suslov
 from nhphys import SuslovContact, Trajectory, _backend, conditions
+from nhphys.forces import LinearDrag, Torque
 from nhphys.integrators import Newmark, Retraction
 from nhphys.surfaces import Ellipsoid, ParametricSurface, Plane, Sphere
 from nhphys.systems import KnifeEdge, RollingBody, Suslov
@@ -53,12 +54,17 @@ CASES = {
     "rolling": (lambda: RollingBody(ball(), Sphere(1.0).as_ground("inside")), Retraction(),
                 {"omega": [1.0, 2.0, 0.5], "position": [0.2, 0, -1]}, 0.01,
                 nhphys.twins.rolling, "rolling_step", ("rolling", "rolling_run")),
+    "rolling-forces": (lambda: RollingBody(ball(), Sphere(1.0).as_ground("inside"),
+                                           forces=[LinearDrag(0.3), Torque([0.0, 0.0, 0.02])]),
+                       Retraction(), {"omega": [1.0, 2.0, 0.5], "position": [0.2, 0, -1]}, 0.01,
+                       nhphys.twins.rolling, "rolling_step", ("rolling", "rolling_run")),
 }
 LOOPS = {"suslov": nhphys.twins.suslov.retraction_run,
          "suslov-order4": nhphys.twins.suslov.retraction_run,
          "se2": nhphys.twins.se2_retraction.retraction_run,
          "newmark": nhphys.twins.newmark.nonholonomic_run,
-         "rolling": nhphys.twins.rolling.rolling_run}
+         "rolling": nhphys.twins.rolling.rolling_run,
+         "rolling-forces": nhphys.twins.rolling.rolling_run}
 
 
 def start(case, backend):
@@ -213,7 +219,7 @@ def interrupt_as_the_kernel_returns(monkeypatch, case, call):
     monkeypatch.setattr(kernel, name, interrupted)
 
 
-@pytest.mark.parametrize("case", ["suslov", "se2", "newmark", "rolling"])
+@pytest.mark.parametrize("case", ["suslov", "se2", "newmark", "rolling", "rolling-forces"])
 def test_simulate_returns_and_streams_the_frames_committed_before_ctrl_c(case, backend,
                                                                        monkeypatch, tmp_path):
     monkeypatch.setattr(driver, "CHUNK_STEPS", 10)

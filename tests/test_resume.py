@@ -15,6 +15,7 @@ import pytest
 import nhphys
 import nhphys.twins.suslov
 from nhphys import RollingContact, SuslovContact, Trajectory, conditions
+from nhphys.forces import Force, LinearDrag, Schedule, Torque
 from nhphys.integrators import DLA, Composition, Newmark, Reference, Retraction
 from nhphys.surfaces import Ellipsoid, Plane, Sphere
 from nhphys.systems import KnifeEdge, RollingBody, Suslov
@@ -43,6 +44,12 @@ CASES = {
                         {"velocity": 0.1, "turning_rate": 1.0}),
     "rolling": (lambda: RollingBody(ball(), Sphere(1.0).as_ground("inside")), Retraction(),
                 {"omega": [1.0, 2.0, 0.5], "position": [0.2, 0, -1]}),
+    # the forces' clock (time and work) and the contact normal are part of the state
+    "rolling-forces": (lambda: RollingBody(
+        ball(), Sphere(1.0).as_ground("inside"),
+        forces=[LinearDrag(0.3), Torque(Schedule([0.0, 0.1, 0.3], [[0, 0, 0], [0, 0, 0.02],
+                                                                   [0.01, 0, 0]]))]),
+        Retraction(), {"omega": [1.0, 2.0, 0.5], "position": [0.2, 0, -1]}),
 }
 DT = 0.01
 
@@ -318,6 +325,28 @@ def test_a_checkpoint_that_does_not_match_its_frames_is_refused(tmp_path):
     bad.save(tmp_path / "bad.npz")
     with pytest.raises(ValueError, match="follows 50 frames, but the run has 11"):
         simulate("suslov", "python", 10, resume=tmp_path / "bad.npz")
+
+
+def test_a_run_with_a_python_callable_force_resumes(backend, monkeypatch, tmp_path):
+    """A callable steps on the twin whatever the backend; the resumed run has its own callable
+    (the repr of a function holds its address, which differs from process to process)."""
+
+    def system():
+        def push(t, state):
+            return [0.05 * np.cos(5 * t), 0.0, 0.0]
+        return RollingBody(ball(), Sphere(1.0).as_ground("inside"), forces=[Force(push)])
+
+    monkeypatch.setattr(driver, "CHUNK_STEPS", 6)
+    ic = CASES["rolling"][2]
+    reference = nhphys.simulate(system(), 0.2, DT, backend=backend, save_every=2, **ic)
+    assert reference.meta["backend"].startswith("python")
+    out = tmp_path / "run.npz"
+    revive = kill_at_append(monkeypatch, 2)
+    with pytest.raises(Killed):
+        nhphys.simulate(system(), 0.2, DT, backend=backend, save_every=2, out=out, **ic)
+    revive()
+    assert_same(nhphys.simulate(system(), 0.2, DT, backend=backend, save_every=2, out=out,
+                                resume=True, **ic), reference)
 
 
 # -- scenes --------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 import contextlib
 import numbers
 import os
+import re
 import sys
 import warnings
 from typing import NamedTuple
@@ -272,6 +273,17 @@ def check_run_memory(first, n_steps, save_every, limit):
     )
 
 
+def _comparable(value):
+    """``value`` (a setting of the metadata) without the memory addresses that the repr of a
+    Python callable holds (``<function f at 0x7f...>``): they differ from process to process, so
+    a user's callable is compared by its name only."""
+    if isinstance(value, str):
+        return re.sub(r" at 0x[0-9a-fA-F]+", "", value)
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    return value
+
+
 def check_resume(source, run, meta, first, n_steps, save_every):
     """Check that ``source`` (a :class:`~nhphys.trajectory.ResumeSource`) is a run that
     ``run`` (just started, with ``meta`` and initial frame ``first``) continues.
@@ -284,14 +296,16 @@ def check_resume(source, run, meta, first, n_steps, save_every):
     Raises
     ------
     ValueError
-        Naming what differs: a setting of ``RESUME_KEYS``, the fields or the initial state; or a
+        Naming what differs: a setting of ``RESUME_KEYS`` (a Python callable in them, such as a
+        force element's, compared by its name), the fields or the initial state; or a
         checkpoint past ``n_steps`` or off the ``save_every`` schedule; or a run that cannot be
         restored (``Reference``).
     """
     where = source.where
     old = source.trajectory.meta
     for key in RESUME_KEYS:
-        if (key in old or key in meta) and old.get(key) != meta.get(key):
+        if (key in old or key in meta) and _comparable(old.get(key)) != _comparable(
+                meta.get(key)):
             raise ValueError(f"Cannot resume {where}: its {key} is {old.get(key)!r}, this "
                              f"run's is {meta.get(key)!r}.")
     if not hasattr(run, "restore"):

@@ -545,6 +545,130 @@ cdef int contact_final(ConvexShape shape, ChartSurface ground, const double* A, 
 
 # -- the step -----------------------------------------------------------------------------------
 
+cdef struct Placement:
+    # the ground's rigid motion at one time: x_space = Q x_ground + d; w its angular velocity,
+    # v = dd/dt (see the twin's GroundMotion)
+    double Q[9]
+    double d[3]
+    double w[3]
+    double v[3]
+
+
+cdef class GroundMotion:
+    """A rigid motion of the ground (base: at rest); see the twin."""
+
+    cdef readonly bint moving
+
+    def __init__(self):
+        self.moving = False
+
+    cdef void at(self, double t, Placement* M) noexcept nogil:
+        cdef int i
+        for i in range(9):
+            M.Q[i] = 1.0 if i % 4 == 0 else 0.0
+        for i in range(3):
+            M.d[i] = 0.0
+            M.w[i] = 0.0
+            M.v[i] = 0.0
+
+
+cdef class SteadyRotation(GroundMotion):
+    """Rotation at ``rate`` about the unit ``axis`` through ``center`` (see the twin)."""
+
+    cdef double rate
+    cdef double axis[3]
+    cdef double center[3]
+
+    def __init__(self, double rate, axis, center):
+        cdef int i
+        self.moving = True
+        self.rate = rate
+        for i in range(3):
+            self.axis[i] = axis[i]
+            self.center[i] = center[i]
+
+    cdef void at(self, double t, Placement* M) noexcept nogil:
+        cdef double tw[3]
+        cdef double Qc[3]
+        cdef int i
+        for i in range(3):
+            M.w[i] = self.rate * self.axis[i]
+            tw[i] = t * M.w[i]
+        exp3(tw, M.Q)
+        matvec3(M.Q, self.center, Qc)
+        cross3(M.w, Qc, M.v)
+        for i in range(3):
+            M.d[i] = self.center[i] - Qc[i]
+            M.v[i] = -M.v[i]
+
+
+cdef class UniformTranslation(GroundMotion):
+    """Translation at a constant ``velocity`` (see the twin)."""
+
+    cdef double velocity[3]
+
+    def __init__(self, velocity):
+        cdef int i
+        self.moving = True
+        for i in range(3):
+            self.velocity[i] = velocity[i]
+
+    cdef void at(self, double t, Placement* M) noexcept nogil:
+        cdef int i
+        for i in range(9):
+            M.Q[i] = 1.0 if i % 4 == 0 else 0.0
+        for i in range(3):
+            M.d[i] = t * self.velocity[i]
+            M.w[i] = 0.0
+            M.v[i] = self.velocity[i]
+
+
+cdef inline void ground_velocity(const Placement* M, const double* x, double* V) noexcept nogil:
+    # V = w x (x - d) + v
+    cdef double r[3]
+    cdef int i
+    for i in range(3):
+        r[i] = x[i] - M.d[i]
+    cross3(M.w, r, V)
+    for i in range(3):
+        V[i] += M.v[i]
+
+
+cdef int contact_at(ConvexShape shape, ChartSurface ground, const Placement* M,
+                    const double* A, const double* a, int chart, const double* z0, double tol,
+                    int max_iter, Contact* c) noexcept nogil:
+    # contact() on a ground placed by *M (NULL: at rest), as the twin's contact_at
+    cdef double Ag[9]
+    cdef double ag[3]
+    cdef double r[3]
+    cdef double y[3]
+    cdef double B[9]
+    cdef int i, j, k, st
+    if M == NULL:
+        return contact(shape, ground, A, a, chart, z0, tol, max_iter, c)
+    for i in range(3):
+        for j in range(3):
+            Ag[3 * i + j] = M.Q[i] * A[j] + M.Q[3 + i] * A[3 + j] + M.Q[6 + i] * A[6 + j]
+        r[i] = a[i] - M.d[i]
+    matTvec3(M.Q, r, ag)
+    st = contact(shape, ground, Ag, ag, chart, z0, tol, max_iter, c)
+    if st == OK:
+        matvec3(M.Q, c.x, y)
+        for i in range(3):
+            c.x[i] = y[i] + M.d[i]
+        matvec3(M.Q, c.n, y)
+        for i in range(3):
+            c.n[i] = y[i]
+        for i in range(3):  # ds/da <- ds/da Q^T
+            for j in range(3):
+                B[3 * i + j] = 0.0
+                for k in range(3):
+                    B[3 * i + j] += c.ds_da[3 * i + k] * M.Q[3 * j + k]
+        for i in range(9):
+            c.ds_da[i] = B[i]
+    return st
+
+
 cdef struct State:
     # the state of rolling_run (see the twin's rolling_run), one step's working copy
     double A[9]
@@ -576,6 +700,8 @@ cdef struct StepProblem:
     double kick_row[9]  # h/2 hat(s_k) A_k^T (+ rolling resistance): Pi_half = Pi + kick_row F
     double kick_const[3]  # h/2 tau_k of the applied forces
     double p_start[3]   # p + h/2 f_k
+    const Placement* Mm  # the ground's placement at mid-step and at the end (NULL: at rest)
+    const Placement* M1
     double c2           # h^2 / (2 m)
     int chart1          # the contacts' last solutions (their warm starts)
     double z1[2]
@@ -612,8 +738,8 @@ cdef int step_residual(void* problem, double* x, double* E, double* E_scale) noe
     matmul3(S.A, Q, P.A1)
     for i in range(3):
         a1[i] = S.a[i] + (P.h / P.mass) * (P.p_start[i] + 0.5 * P.h * (F[i] - P.weight[i]))
-    st = contact(<ConvexShape>P.shape, <ChartSurface>P.ground, P.A1, a1, P.chart1, P.z1,
-                 P.newton_tol, P.max_newton, &P.c1)
+    st = contact_at(<ConvexShape>P.shape, <ChartSurface>P.ground, P.M1, P.A1, a1, P.chart1,
+                    P.z1, P.newton_tol, P.max_newton, &P.c1)
     if st:
         return st
     rotation_vector(xi, P.map_code, P.phi, P.dphi)
@@ -623,8 +749,8 @@ cdef int step_residual(void* problem, double* x, double* E, double* E_scale) noe
     matmul3(S.A, Q, P.Am)
     for i in range(3):
         am[i] = 0.5 * (S.a[i] + a1[i])
-    st = contact(<ConvexShape>P.shape, <ChartSurface>P.ground, P.Am, am, P.chart_m, P.zm,
-                 P.newton_tol, P.max_newton, &P.cm)
+    st = contact_at(<ConvexShape>P.shape, <ChartSurface>P.ground, P.Mm, P.Am, am, P.chart_m,
+                    P.zm, P.newton_tol, P.max_newton, &P.cm)
     if st:
         return st
     P.chart1 = P.c1.chart
@@ -643,6 +769,10 @@ cdef int step_residual(void* problem, double* x, double* E, double* E_scale) noe
     for i in range(3):
         N[i] = (a1[i] - S.a[i]) + AmXs[i]
         E[i] = pim[i] - S.Pi[i] - kick[i]
+    if P.Mm != NULL:  # the ground's material point moves: the body's must move with it
+        ground_velocity(P.Mm, P.cm.x, xs)
+        for i in range(3):
+            N[i] = N[i] - P.h * xs[i]
     E[3] = P.c1.gap
     for k in range(2):
         E[4 + k] = P.T[k] * N[0] + P.T[2 + k] * N[1] + P.T[4 + k] * N[2]
@@ -779,7 +909,8 @@ cdef int start_wrench(ForceSet forces, double h, double mass, const double* Iinv
 cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
                   const double* weight, double t1, const double* A1, const double* a1,
                   Contact* c1, const double* F, const double* p_half, const double* pi_end,
-                  double* Pi1, double* p1, double* u, double* power) noexcept nogil:
+                  const double* target, double* Pi1, double* p1, double* u,
+                  double* power) noexcept nogil:
     # the twin's end_kick: the second half kick with applied forces
     cdef double f_pot[3]
     cdef double tau_pot[3]
@@ -857,7 +988,7 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
     matTvec3(A1, y, v3)
     matvec3(SG, w, y)
     for i in range(3):
-        rhs[i] = -((alpha / mass) * v3[i] - y[i])
+        rhs[i] = -((alpha / mass) * v3[i] - y[i]) + target[i]
     if not solve_small(3, K, rhs):
         return SINGULAR_JACOBIAN
     for i in range(3):
@@ -880,8 +1011,8 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
     return OK
 
 
-cdef int rolling_step(ConvexShape shape, ChartSurface ground, ForceSet forces, double mass,
-                      const double* I,
+cdef int rolling_step(ConvexShape shape, ChartSurface ground, GroundMotion motion,
+                      ForceSet forces, double mass, const double* I,
                       const double* Iinv, double gravity, const double* up, double h,
                       int map_code, double newton_tol, int max_newton, State* S,
                       Contact* c1) noexcept nogil:
@@ -915,6 +1046,11 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, ForceSet forces, d
     cdef double power_end = 0.0
     cdef double Pi1[3]
     cdef double p1[3]
+    cdef double target[3]
+    cdef double V0[3]
+    cdef double V1[3]
+    cdef double xk[3]
+    cdef Placement M0, Mm, M1
     cdef NewtonRule rule
     cdef int i, j, st
     P.shape = <PyObject*>shape
@@ -927,6 +1063,14 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, ForceSet forces, d
     P.max_newton = max_newton
     P.st = S
     P.c2 = h * h / (2.0 * mass)
+    P.Mm = NULL
+    P.M1 = NULL
+    if motion.moving:
+        motion.at(S.t, &M0)
+        motion.at(S.t + 0.5 * h, &Mm)
+        motion.at(S.t + h, &M1)
+        P.Mm = &Mm
+        P.M1 = &M1
     P.chart1 = S.chart
     P.chart_m = S.chart
     P.z1[0] = S.z[0]
@@ -971,10 +1115,15 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, ForceSet forces, d
     for i in range(3):
         p_half[i] = P.p_start[i] + 0.5 * h * (x[3 + i] - P.weight[i])
         a1[i] = S.a[i] + (h / mass) * p_half[i]
-    st = contact(shape, ground, A1, a1, P.chart1, P.z1, newton_tol, max_newton, c1)
+    st = contact_at(shape, ground, P.M1, A1, a1, P.chart1, P.z1, newton_tol, max_newton, c1)
     if st:
         return st
     momentum_plus(x, I, h, map_code, pi_end)
+    for i in range(3):
+        target[i] = 0.0
+    if motion.moving:
+        ground_velocity(&M1, c1.x, V1)
+        matTvec3(A1, V1, target)
     if forces.empty:
         # K = h/2 (I/m - hat(s) I^-1 hat(s)) ; rhs = -(A^T p_half/m - h/2 g A^T up + (I^-1 Pi) x s)
         hat3(c1.s, B1)
@@ -989,7 +1138,7 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, ForceSet forces, d
         matvec3(Iinv, pi_end, w)
         cross3(w, c1.s, xs)
         for i in range(3):
-            rhs[i] = -(v3[i] / mass - 0.5 * h * gravity * row[i] + xs[i])
+            rhs[i] = -(v3[i] / mass - 0.5 * h * gravity * row[i] + xs[i]) + target[i]
         if not solve_small(3, Kk, rhs):
             return SINGULAR_JACOBIAN
         for i in range(3):
@@ -1001,11 +1150,17 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, ForceSet forces, d
             p1[i] = p_half[i] + 0.5 * h * (Au[i] - P.weight[i])
     else:
         st = end_kick(forces, h, mass, Iinv, P.weight, S.t + h, A1, a1, c1, &x[3], p_half,
-                      pi_end, Pi1, p1, u, &power_end)
+                      pi_end, target, Pi1, p1, u, &power_end)
         if st:
             return st
         matvec3(A1, u, Au)
         S.work += 0.5 * h * (power_start[0] + power_start[1] * dot3(S.n, &x[3]) + power_end)
+    if motion.moving:  # the ground's work: the contact force's power on its material point
+        matvec3(S.A, S.s, xk)
+        for i in range(3):
+            xk[i] += S.a[i]
+        ground_velocity(&M0, xk, V0)
+        S.work += 0.5 * h * (dot3(&x[3], V0) + dot3(Au, V1))
     for i in range(9):
         S.A[i] = A1[i]
     for i in range(3):
@@ -1039,11 +1194,13 @@ cdef inline void write_frame(double* out, const State* S, Contact* c) noexcept n
     out[30] = c.gap
     out[31] = S.normal_force
     out[32] = S.work
+    out[33] = S.t
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def rolling_run(ConvexShape shape, ChartSurface ground, ForceSet forces, double mass,
+def rolling_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, ForceSet forces,
+                double mass,
                 const double[:, ::1] inertia, const double[:, ::1] inertia_inv, double gravity,
                 const double[::1] up, double h, const double[::1] substeps,
                 Py_ssize_t n_steps, Py_ssize_t save_every,
@@ -1089,7 +1246,8 @@ def rolling_run(ConvexShape shape, ChartSurface ground, ForceSet forces, double 
                 for i in range(3):
                     work.xi[i] *= hj / h_last  # the warm start belongs to the last sub-step
                 h_last = hj
-                st = rolling_step(shape, ground, forces, mass, &inertia[0, 0], &inertia_inv[0, 0],
+                st = rolling_step(shape, ground, motion, forces, mass, &inertia[0, 0],
+                                  &inertia_inv[0, 0],
                                   gravity, &up[0], hj, map_code, newton_tol, max_newton,
                                   &work, &c)
                 if st:

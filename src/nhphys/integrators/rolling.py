@@ -72,9 +72,14 @@ class RollingRun(Run):
         if uses_callables(system.forces):  # a Python callable steps on the twin only
             backend = "python"
             self.backend_note = "a force element is a Python callable"
+        if system.motion is not None and system.motion.uses_callable:
+            backend = "python"
+            self.backend_note = "the ground's motion is a Python callable"
         self.kernel, self.backend = _backend.choose("rolling", backend)
         self.forces = build_force_set(system.forces,
                                       _backend.choose("forces", self.backend)[0])
+        self.motion = (self.kernel.GroundMotion() if system.motion is None
+                       else system.motion.build(self.kernel))
         self.ground = system.ground.with_backend(self.backend).kernel
         self.shape = system.contact_shape(self.kernel, self.backend)
         self.inertia = np.ascontiguousarray(system.inertia, dtype=float)
@@ -110,7 +115,7 @@ class RollingRun(Run):
     def _loop(self, n_steps, save_every, out, info):
         system = self.system
         return self.kernel.rolling_run(
-            self.shape, self.ground, self.forces, system.mass, self.inertia,
+            self.shape, self.ground, self.motion, self.forces, system.mass, self.inertia,
             self.inertia_inv, system.gravity, self.up, self.dt, self.substeps, n_steps,
             save_every, self.map_code, self.newton_tol, self.max_newton, self.A, self.a,
             self.Pi, self.p, self.s, self.n, self.F, self.xi, self.chart, self.z, self.clock,

@@ -17,6 +17,12 @@ Examples
 from nhphys.surfaces.base import Domain, Location, Surface
 from nhphys.surfaces.builtin import Ellipsoid, Paraboloid, Plane, Sphere, Torus
 from nhphys.surfaces.graphs import HeightField, SurfaceOfRevolution
+from nhphys.surfaces.moving import (
+    MovingGround,
+    PrescribedMotion,
+    SteadyRotation,
+    UniformTranslation,
+)
 from nhphys.surfaces.parametric import ParametricSurface
 
 __all__ = [
@@ -31,4 +37,8 @@ __all__ = [
     "SurfaceOfRevolution",
     "HeightField",
     "ParametricSurface",
+    "MovingGround",
+    "SteadyRotation",
+    "UniformTranslation",
+    "PrescribedMotion",
 ]

@@ -169,6 +169,16 @@ class Surface:
         """
         return self.with_orientation(-1)
 
+    def moving(self, motion=None, *, rate=None, axis=(0.0, 0.0, 1.0), center=(0.0, 0.0, 0.0),
+               velocity=None):
+        """This surface as a ground under a rigid motion: a turntable (``rate`` rad/s about
+        ``axis`` through ``center``), a uniform translation (``velocity``), or any
+        :class:`~nhphys.surfaces.moving.GroundMotion` (a callable ``t -> (Q, d, w, v)`` too).
+        See :mod:`nhphys.surfaces.moving`."""
+        from nhphys.surfaces.moving import moving
+
+        return moving(self, motion, rate=rate, axis=axis, center=center, velocity=velocity)
+
     def as_ground(self, side: str = "outside") -> "Surface":
         """This surface as a ground, with the normal toward the side the body is on.
 

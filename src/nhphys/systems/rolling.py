@@ -108,9 +108,13 @@ class RollingBody:
     Parameters
     ----------
     body : RigidBody
-    ground : nhphys.surfaces.Surface
+    ground : nhphys.surfaces.Surface or nhphys.surfaces.MovingGround
         Any surface, with its normal pointing toward the side the body is on (e.g.
-        ``Plane()``, ``Sphere(1.0).as_ground("inside")`` for a bowl).
+        ``Plane()``, ``Sphere(1.0).as_ground("inside")`` for a bowl), at rest or under a
+        prescribed rigid motion (``Plane().moving(rate=2.0)``: a turntable; see
+        :mod:`nhphys.surfaces.moving`). On a moving ground the no-slip condition moves the
+        body's material contact point with the ground's, and the ground's work through the
+        contact force is part of ``work``.
     gravity : float
         Acceleration of gravity, >= 0, along ``-up``.
     up : array_like, shape (3,)
@@ -141,8 +145,14 @@ class RollingBody:
 
         if not isinstance(body, RigidBody):
             raise TypeError(f"Expected `body` to be a RigidBody, got {body!r}.")
+        from nhphys.surfaces.moving import MovingGround
+
+        self.motion = None  # a GroundMotion, or None for a ground at rest
+        if isinstance(ground, MovingGround):
+            ground, self.motion = ground.surface, ground.motion
         if not isinstance(ground, Surface):
-            raise TypeError(f"Expected `ground` to be an nhphys.surfaces.Surface, got {ground!r}.")
+            raise TypeError(f"Expected `ground` to be an nhphys.surfaces.Surface or a "
+                            f"MovingGround, got {ground!r}.")
         gravity = float(as_float_array(gravity, "gravity"))
         if gravity < 0:
             raise ValueError(f"Expected `gravity` to be >= 0, got {gravity}.")
@@ -160,6 +170,7 @@ class RollingBody:
 
     def __repr__(self):
         extra = f", forces={list(self.forces)!r}" if self.forces else ""
+        extra += f", motion={self.motion!r}" if self.motion is not None else ""
         return (f"RollingBody(body={self.body!r}, ground={self.ground!r}, "
                 f"gravity={self.gravity}{extra})")
 
@@ -207,6 +218,25 @@ class RollingBody:
         R0 = as_rotation(R0, "R0")
         omega0 = as_vector3(omega0, "omega0")
         ground_point = as_vector3(ground_point, "ground_point")
+        if self.motion is not None:  # place the body in the ground's frame at t = 0
+            Q0, d0, _, _ = self.motion_twin().at(0.0)
+            state = self._place(Q0.T @ R0, omega0, Q0.T @ (ground_point - d0))
+            c = state["contact"]
+            c.x, c.n, c.ds_da = Q0 @ c.x + d0, Q0 @ c.n, c.ds_da @ Q0.T
+            V = spec.ground_velocity(self.motion_twin().at(0.0), c.x)
+            state.update(A=R0.copy(), a=Q0 @ state["a"] + d0,
+                         p=self.mass * (V - R0 @ np.cross(omega0, c.s)))
+            return state
+        return self._place(R0, omega0, ground_point)
+
+    def motion_twin(self):
+        """The ground's motion as the twin evaluates it (:class:`nhphys.twins.rolling.GroundMotion`)."""
+        if self.motion is None:
+            return spec.GroundMotion()
+        return self.motion.build(spec)
+
+    def _place(self, R0, omega0, ground_point):
+        """:meth:`place` on the ground at rest (or in the moving ground's frame)."""
         loc = self.ground.project(ground_point)
         chart, z = int(loc.chart), np.array(loc.uv, dtype=float)
         shape, ground = self._twins()
@@ -295,7 +325,7 @@ class RollingBody:
         saved : dict
             The arrays of :data:`nhphys.twins.rolling.FRAME_FIELDS` with leading axis n:
             ``A`` (n, 3, 3), ``a``, ``Pi``, ``p``, ``s``, ``x``, ``n``, ``n_M`` (n, 3), ``gap``,
-            ``normal_force`` and ``work`` (n,).
+            ``normal_force``, ``work`` and ``t`` (n,).
 
         Returns
         -------
@@ -311,6 +341,10 @@ class RollingBody:
         omega = Pi @ self.inertia_inv
         An_M = np.einsum("nij,nj->ni", A, n_M)
         slip = p / self.mass + np.einsum("nij,nj->ni", A, np.cross(omega, s))
+        if self.motion is not None:  # relative to the ground's material point
+            motion = self.motion_twin()
+            slip = slip - np.array([spec.ground_velocity(motion.at(t), xi)
+                                    for t, xi in zip(saved["t"], x)]).reshape(slip.shape)
         contact = np.maximum(np.linalg.norm(An_M - n, axis=1), np.abs(gap))
         energy = (0.5 * np.einsum("ni,ni->n", omega, Pi)
                   + 0.5 * np.einsum("ni,ni->n", p, p) / self.mass
@@ -345,7 +379,17 @@ class RollingBody:
         (``W`` the work of the applied forces, 0 at the start).
 
         The ground chart of the contact is kept for the whole reference run.
+
+        Raises
+        ------
+        NotImplementedError
+            On a moving ground (the reference equations are those of a ground at rest).
         """
+        if self.motion is not None:
+            raise NotImplementedError(
+                "Reference integrates the rolling equations on a ground at rest; a moving "
+                "ground is integrated by Retraction only."
+            )
         from nhphys.forces import build_force_set
         from nhphys.twins import forces as twin
 
@@ -450,5 +494,5 @@ class RollingBody:
             a = x - A @ s
             p = -self.mass * (A @ np.cross(omega, s))
             frames.append(np.concatenate([A.ravel(), a, self.inertia @ omega, p, s, x, n, n_M,
-                                          [0.0, normal_force, st[14]]]))
+                                          [0.0, normal_force, st[14], t]]))
         return spec.unpack_frames(np.array(frames).reshape(-1, spec.FRAME_SIZE))

@@ -107,6 +107,30 @@ callable force is evaluated at each kick's time and pose, with the velocities of
 the step (it cannot see the end's, which the kick solves for): exact for forces of time and
 pose, first order for a callable that depends on the velocities.
 
+Moving grounds
+--------------
+A ground carried by a rigid motion ``x_space = Q(t) x + d(t)`` (:class:`GroundMotion`) moves
+its material point at ``x`` with ``V(x) = w x (x - d) + v``. Rolling without slipping then
+means that the body's material contact point moves with the ground's:
+``v + A (Omega x s) = V(x)``, and the gap is measured to the ground where it is at that time.
+The step changes in three places, all symmetric in time:
+
+* every contact solve poses the body in the ground's frame at the solve's time
+  (``Q^T A``, ``Q^T (a - d)``; :func:`contact_at`): the end pose at ``t + h``, the midpoint
+  pose at ``t + h/2``;
+* the discrete no-slip condition of step 3 becomes
+  ``(a_{k+1} - a_k) + A_mid (phi x s_mid) - h V_mid(x_mid) = 0`` (tangential part), the
+  midpoint rule on the relative velocity. The Newton Jacobian leaves out the derivative of
+  ``h V_mid(x_mid)`` with respect to the unknowns (``h w x dx_mid``): the iteration stays
+  convergent (its contraction is of order ``h |w|``) and ends on the same residual test, so the
+  solution is unchanged; only an iteration may be added;
+* the second kick's no-slip condition is ``A^T p_{k+1} / m + Omega_{k+1} x s = A^T V(x_{k+1})``:
+  ``A^T V`` joins the right-hand side of its linear system.
+
+The ground's work is the trapezoidal rule on the power of the contact force on the ground's
+material point, ``F . V(x_k)`` at the start (the first kick's force) and ``(A u) . V(x_{k+1})``
+at the end: ``energy - work`` is conserved to the method's order.
+
 Newton on step 3 has the analytic Jacobian (``delta_1 = J_r(xi) dxi``,
 ``delta_mid = J_mid dxi`` with ``J_mid = J_r^exp(phi/2) (dphi/dxi) / 2``,
 ``da_{k+1} = h^2/(2m) dF``):
@@ -157,8 +181,8 @@ step to the Newton tolerance; ``A`` is kept on SO(3) as in :mod:`nhphys.twins.su
 Saved frame layout (``FRAME_SIZE`` numbers): ``A`` (9, row-major), ``a`` (3), ``Pi`` (3),
 ``p`` (3), ``s`` (3), ``x`` (3), ``n`` (3, ground normal at ``x``), ``n_M`` (3, the body's
 into-body normal at ``s`` evaluated from its own chart), ``gap`` (1), the normal contact
-force ``n . (F + F')/2`` of the step that ended there (1; 0 in the initial frame), and the
-work ``W`` of the applied forces so far (1). A negative
+force ``n . (F + F')/2`` of the step that ended there (1; 0 in the initial frame), the
+work ``W`` of the applied forces and of a moving ground so far (1), and the time (1). A negative
 normal force means the ground pulls the body: a real body would lift off there, while this
 model keeps the contact.
 """
@@ -191,11 +215,11 @@ from nhphys.twins.suslov import (
     reorthonormalize,
 )
 
-FRAME_SIZE = 33
+FRAME_SIZE = 34
 # the saved frame (FRAME_SIZE numbers) as named arrays: name, first column, shape of one frame
 FRAME_FIELDS = (("A", 0, (3, 3)), ("a", 9, (3,)), ("Pi", 12, (3,)), ("p", 15, (3,)),
                 ("s", 18, (3,)), ("x", 21, (3,)), ("n", 24, (3,)), ("n_M", 27, (3,)),
-                ("gap", 30, ()), ("normal_force", 31, ()), ("work", 32, ()))
+                ("gap", 30, ()), ("normal_force", 31, ()), ("work", 32, ()), ("t", 33, ()))
 ROUNDOFF = 8 * np.finfo(float).eps  # residuals this small (relative) are converged
 
 
@@ -504,6 +528,102 @@ def contact_final(shape, ground, A, a, chart, z):
     return OK, c
 
 
+class GroundMotion:
+    """A rigid motion of the ground: ``x_space = Q(t) x_ground + d(t)`` (base: at rest).
+
+    :meth:`at` gives ``(Q (3, 3), d (3,), w (3,), v (3,))`` at time ``t``: ``w`` the ground's
+    angular velocity and ``v = dd/dt`` (space), so the ground's material point at ``x`` moves at
+    ``V(x) = w x (x - d) + v``. A ground at rest has ``moving = False`` and the step skips
+    everything below.
+    """
+
+    moving = False
+
+    def at(self, t):
+        return np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3)
+
+
+class SteadyRotation(GroundMotion):
+    """Rotation at ``rate`` (rad/s) about the unit ``axis`` through ``center``: a turntable.
+
+    ``Q = exp(t rate hat(axis))``, ``d = center - Q center`` (the centre stays put), ``w = rate
+    axis``, ``v = -w x (Q center)``.
+    """
+
+    moving = True
+
+    def __init__(self, rate, axis, center):
+        self.rate = float(rate)
+        self.axis = np.asarray(axis, dtype=float)
+        self.center = np.asarray(center, dtype=float)
+
+    def at(self, t):
+        w = self.rate * self.axis
+        Q = so3.exp((t * w)[None])[0]
+        Qc = Q @ self.center
+        return Q, self.center - Qc, w, -cross(w, Qc)
+
+
+class UniformTranslation(GroundMotion):
+    """Translation at constant ``velocity`` (3,): ``Q = I``, ``d = t velocity``."""
+
+    moving = True
+
+    def __init__(self, velocity):
+        self.velocity = np.asarray(velocity, dtype=float)
+
+    def at(self, t):
+        return np.eye(3), t * self.velocity, np.zeros(3), self.velocity.copy()
+
+
+class PrescribedMotion(GroundMotion):
+    """A motion given by a Python callable ``motion(t) -> (Q, d, w, v)`` (checked at each call:
+    ``Q`` a rotation, everything finite)."""
+
+    moving = True
+
+    def __init__(self, motion):
+        self.motion = motion
+
+    def at(self, t):
+        out = self.motion(t)
+        try:
+            Q, d, w, v = (np.asarray(x, dtype=float) for x in out)
+        except (TypeError, ValueError):
+            raise ValueError(f"PrescribedMotion: expected the callable {self.motion!r} to return "
+                             f"(Q, d, w, v), got {out!r} at t = {t:.6g}.") from None
+        shapes_ok = Q.shape == (3, 3) and d.shape == w.shape == v.shape == (3,)
+        if not shapes_ok or not all(np.all(np.isfinite(x)) for x in (Q, d, w, v)):
+            raise ValueError(f"PrescribedMotion: expected (Q (3, 3), d (3,), w (3,), v (3,)), "
+                             f"finite, got {out!r} at t = {t:.6g}.")
+        if np.abs(Q.T @ Q - np.eye(3)).max() > 1e-9 or np.linalg.det(Q) <= 0:
+            raise ValueError(f"PrescribedMotion: expected Q to be a rotation at t = {t:.6g}, got "
+                             f"|Q^T Q - I| = {np.abs(Q.T @ Q - np.eye(3)).max():.3g}.")
+        return Q, d, w, v
+
+
+def ground_velocity(motion_state, x):
+    """``V(x) = w x (x - d) + v`` (3,) of the ground's material point at ``x`` (space)."""
+    Q, d, w, v = motion_state
+    return cross(w, x - d) + v
+
+
+def contact_at(shape, ground, motion_state, A, a, chart, z, tol, max_iter):
+    """:func:`contact` on a moving ground placed by ``motion_state = (Q, d, w, v)`` (``None``: at
+    rest): the pose is taken into the ground's frame (``Q^T A``, ``Q^T (a - d)``), the contact
+    solved there, and ``x``, ``n`` and ``ds/da`` taken back to space (``s``, ``n_M``, ``S'`` and
+    ``ds/ddelta`` are body-frame quantities, the same in both)."""
+    if motion_state is None:
+        return contact(shape, ground, A, a, chart, z, tol, max_iter)
+    Q, d = motion_state[0], motion_state[1]
+    st, c = contact(shape, ground, Q.T @ A, Q.T @ (a - d), chart, z, tol, max_iter)
+    if st == OK:
+        c.x = Q @ c.x + d
+        c.n = Q @ c.n
+        c.ds_da = c.ds_da @ Q.T
+    return st, c
+
+
 def start_wrench(forces, h, mass, inertia_inv, state):
     """What the first half kick adds for the applied forces: ``(p_start, kick_const,
     rolling_row, power)`` (module docstring, "Applied forces").
@@ -533,9 +653,10 @@ def start_wrench(forces, h, mass, inertia_inv, state):
 
 
 def end_kick(forces, h, mass, inertia, inertia_inv, weight, t1, A1, a1, c1, F, p_half, pi_end,
-             v_start, omega_start):
+             v_start, omega_start, target):
     """The second half kick with applied forces (module docstring, "Applied forces"):
-    ``(status, Pi_1, p_1, u, power_1)``."""
+    ``(status, Pi_1, p_1, u, power_1)``; ``target`` (3,) is the body-frame velocity the contact
+    point must end with (``A^T V`` of a moving ground, else 0)."""
     f_pot, tau_pot, f_app, tau_app = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3)
     forces.potential_wrench(A1, a1, f_pot, tau_pot)
     forces.applied_wrench(t1, A1, a1, f_app, tau_app)
@@ -550,7 +671,7 @@ def end_kick(forces, h, mass, inertia, inertia_inv, weight, t1, A1, a1, c1, F, p
     S = hat(c1.s)
     K = 0.5 * h * ((alpha / mass) * np.eye(3) - S @ G @ S)
     rhs = -((alpha / mass) * (A1.T @ (p_half + 0.5 * h * (f_c - weight)))
-            - S @ (G @ (pi_end + 0.5 * h * tau_c)))
+            - S @ (G @ (pi_end + 0.5 * h * tau_c))) + target
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         try:
             u = np.linalg.solve(K, rhs)
@@ -564,12 +685,13 @@ def end_kick(forces, h, mass, inertia, inertia_inv, weight, t1, A1, a1, c1, F, p
     return OK, Pi1, p1, u, power
 
 
-def rolling_step(shape, ground, forces, mass, inertia, inertia_inv, gravity, up, h, map_code,
-                 newton_tol, max_newton, state):
+def rolling_step(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up, h,
+                 map_code, newton_tol, max_newton, state):
     """One step from ``state``, a dict with ``A, a, Pi, p, s, n, F, xi, chart, z, t, work``
     (see :func:`rolling_run`; ``F`` and ``xi`` are the warm starts, ``chart, z`` the
     contact's, ``n`` its ground normal, ``t`` the time and ``work`` the work done so far),
-    under the applied forces of ``forces`` (a :class:`nhphys.twins.forces.ForceSet`).
+    under the applied forces of ``forces`` (a :class:`nhphys.twins.forces.ForceSet`), on a
+    ground moving by ``motion`` (a :class:`GroundMotion`).
 
     Returns
     -------
@@ -592,20 +714,25 @@ def rolling_step(shape, ground, forces, mass, inertia, inertia_inv, gravity, up,
         p_start, kick_const, rolling_row, power_start = start_wrench(forces, h, mass,
                                                                      inertia_inv, state)
         kick_row = kick_row + np.outer(0.5 * h * rolling_row, state["n"])
+    # the ground's placement at the start, the middle and the end of the step (None: at rest)
+    t = state["t"]
+    M0, Mm, M1 = ((motion.at(t), motion.at(t + 0.5 * h), motion.at(t + h)) if motion.moving
+                  else (None, None, None))
     at = {}  # what the residual leaves for the Jacobian
 
     def residual(x):
         xi, F = x[:3], x[3:]
         A1 = A @ retract(xi, map_code)
         a1 = a + (h / mass) * (p_start + 0.5 * h * (F - weight))
-        st, c1 = contact(shape, ground, A1, a1, warm["chart"], warm["z"], newton_tol, max_newton)
+        st, c1 = contact_at(shape, ground, M1, A1, a1, warm["chart"], warm["z"], newton_tol,
+                            max_newton)
         if st:
             return st, None, None
         phi, dphi = rotation_vector(xi, map_code)
         Am = A @ so3.exp(0.5 * phi[None])[0]  # the geodesic midpoint of A_k and A_{k+1}
         am = 0.5 * (a + a1)
-        st, cm = contact(shape, ground, Am, am, warm["chart_mid"], warm["z_mid"], newton_tol,
-                         max_newton)
+        st, cm = contact_at(shape, ground, Mm, Am, am, warm["chart_mid"], warm["z_mid"],
+                            newton_tol, max_newton)
         if st:
             return st, None, None
         warm.update(chart=c1.chart, z=c1.z, chart_mid=cm.chart, z_mid=cm.z)
@@ -613,6 +740,8 @@ def rolling_step(shape, ground, forces, mass, inertia, inertia_inv, gravity, up,
         T = tangent_basis(cm.n)
         kick = kick_row @ F + kick_const
         N = (a1 - a) + Am @ cross(phi, cm.s)
+        if Mm is not None:  # the ground's material point moves: the body's must move with it
+            N = N - h * ground_velocity(Mm, cm.x)
         E = np.concatenate([pi_minus - Pi - kick, [c1.gap], T.T @ N])
         momentum = np.abs(pi_minus).max() + np.abs(Pi).max() + np.abs(kick).max()
         gap = np.abs(c1.x).max() + np.abs(c1.s).max()
@@ -654,28 +783,33 @@ def rolling_step(shape, ground, forces, mass, inertia, inertia_inv, gravity, up,
     A1 = reorthonormalize(A @ retract(xi, map_code))
     p_half = p_start + 0.5 * h * (F - weight)
     a1 = a + (h / mass) * p_half
-    st, c1 = contact(shape, ground, A1, a1, warm["chart"], warm["z"], newton_tol, max_newton)
+    st, c1 = contact_at(shape, ground, M1, A1, a1, warm["chart"], warm["z"], newton_tol,
+                        max_newton)
     if st:
         return st, None, None
     _, pi_end = momentum_pair(xi, inertia, h, map_code)
     s1 = c1.s
     work = state["work"]
+    target = np.zeros(3) if M1 is None else A1.T @ ground_velocity(M1, c1.x)
     if forces.empty:
         S = hat(s1)
         K = 0.5 * h * (np.eye(3) / mass - S @ inertia_inv @ S)
         rhs = -(A1.T @ p_half / mass - 0.5 * h * gravity * (A1.T @ up)
-                + cross(inertia_inv @ pi_end, s1))
+                + cross(inertia_inv @ pi_end, s1)) + target
         u = np.linalg.solve(K, rhs)
         Pi1 = pi_end + 0.5 * h * cross(s1, u)
         p1 = p_half + 0.5 * h * (A1 @ u - weight)
     else:
         st, Pi1, p1, u, power_end = end_kick(
             forces, h, mass, inertia, inertia_inv, weight, state["t"] + h, A1, a1, c1, F,
-            p_half, pi_end, p / mass, inertia_inv @ Pi)
+            p_half, pi_end, p / mass, inertia_inv @ Pi, target)
         if st:
             return st, None, None
         power = power_start[0] + power_start[1] * (state["n"] @ F)
         work = work + 0.5 * h * (power + power_end)
+    if M0 is not None:  # the ground's work: the contact force's power on its material point
+        V0 = ground_velocity(M0, a + A @ s_k)
+        work = work + 0.5 * h * (F @ V0 + (A1 @ u) @ ground_velocity(M1, c1.x))
     new = {
         "A": A1, "a": a1, "Pi": Pi1, "p": p1,
         "s": s1, "n": c1.n.copy(), "F": F.copy(), "xi": xi.copy(), "chart": c1.chart,
@@ -689,19 +823,20 @@ def frame(state, c):
     """One saved frame (FRAME_SIZE,) of a state and its contact."""
     return np.concatenate([
         state["A"].ravel(), state["a"], state["Pi"], state["p"], c.s, c.x, c.n, c.n_M, [c.gap],
-        [state.get("normal_force", 0.0)], [state.get("work", 0.0)],
+        [state.get("normal_force", 0.0)], [state.get("work", 0.0)], [state.get("t", 0.0)],
     ])
 
 
-def rolling_run(shape, ground, forces, mass, inertia, inertia_inv, gravity, up, h, substeps,
-                n_steps, save_every, map_code, newton_tol, max_newton, A, a, Pi, p, s, n, F, xi,
-                chart, z, clock, out, info):
+def rolling_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up, h,
+                substeps, n_steps, save_every, map_code, newton_tol, max_newton, A, a, Pi, p, s,
+                n, F, xi, chart, z, clock, out, info):
     """Advance ``n_steps`` steps, saving every ``save_every``-th frame into ``out``.
 
     Parameters
     ----------
     shape : ChartShape, Disk, Cylinder or Wheel   # IN, the body's convex shape
     ground : twin surface object             # IN, the ground (normal toward the body)
+    motion : GroundMotion                    # IN, the ground's rigid motion (may be at rest)
     forces : nhphys.twins.forces.ForceSet    # IN, the applied forces (may be empty)
     mass, gravity : float
     inertia, inertia_inv : ndarray (3, 3)    # about the centre of mass, body axes
@@ -740,9 +875,9 @@ def rolling_run(shape, ground, forces, mass, inertia, inertia_inv, gravity, up, 
         for frac in substeps:
             state = dict(state, xi=state["xi"] * (h * frac / h_last))
             h_last = h * frac
-            status, state, c = rolling_step(shape, ground, forces, mass, inertia, inertia_inv,
-                                            gravity, up, h * frac, map_code, newton_tol,
-                                            max_newton, state)
+            status, state, c = rolling_step(shape, ground, motion, forces, mass, inertia,
+                                            inertia_inv, gravity, up, h * frac, map_code,
+                                            newton_tol, max_newton, state)
             if status:
                 info[0] = status
                 return k + 1

@@ -1,0 +1,148 @@
+"""Grounds under a prescribed rigid motion: turntables, moving floors.
+
+A :class:`MovingGround` is a surface carried by a rigid motion ``x_space = Q(t) x + d(t)``; the
+ground's material point at ``x`` moves at ``V(x) = w x (x - d) + v`` (``w`` the ground's angular
+velocity, ``v = dd/dt``). A body rolling on it without slipping moves its material contact point
+with the ground's: ``v_body + A (Omega x s) = V(x)``. Energy is then not conserved: the ground
+does work through the contact force, which trajectories record in ``work``.
+
+>>> from nhphys.surfaces import Plane
+>>> turntable = Plane().moving(rate=1.5)            # about +z through the origin
+>>> tilted = Plane().moving(rate=1.0, axis=[0.1, 0, 1.0], center=[0, 0, 0])
+>>> conveyor = Plane().moving(velocity=[0.2, 0, 0])
+
+The motions: :class:`SteadyRotation` (a turntable, tilted or not), :class:`UniformTranslation`,
+and :class:`PrescribedMotion` (a Python callable ``t -> (Q, d, w, v)``, which steps on the
+Python twin). Built-in motions are the identity at ``t = 0``; a prescribed one places the
+ground by its value at ``t = 0``, and initial conditions (``ground_point``) are then given in
+space. The step's equations are in :mod:`nhphys.twins.rolling` ("Moving grounds").
+"""
+
+import numpy as np
+
+from nhphys._validation import as_vector3
+
+__all__ = ["GroundMotion", "MovingGround", "PrescribedMotion", "SteadyRotation",
+           "UniformTranslation"]
+
+
+class GroundMotion:
+    """Base of the ground motions."""
+
+    uses_callable = False
+
+    def build(self, module):  # pragma: no cover - abstract
+        """This motion in ``module`` (``nhphys_ext.rolling`` or :mod:`nhphys.twins.rolling`)."""
+        raise NotImplementedError
+
+
+class SteadyRotation(GroundMotion):
+    """Rotation at ``rate`` rad/s about ``axis`` (normalised) through ``center``.
+
+    Parameters
+    ----------
+    rate : float
+        Finite; positive turns counter-clockwise seen from the tip of ``axis``.
+    axis : array_like (3,)
+        Nonzero.
+    center : array_like (3,)
+        A point on the axis (it stays put).
+    """
+
+    def __init__(self, rate, axis=(0.0, 0.0, 1.0), center=(0.0, 0.0, 0.0)):
+        rate = np.asarray(rate, dtype=float)
+        if rate.shape != () or not np.isfinite(rate):
+            raise ValueError(f"SteadyRotation: expected `rate` to be a finite number, got "
+                             f"{rate!r}.")
+        axis = as_vector3(axis, "axis")
+        if np.linalg.norm(axis) == 0:
+            raise ValueError("SteadyRotation: expected `axis` to be a nonzero vector.")
+        self.rate = float(rate)
+        self.axis = axis / np.linalg.norm(axis)
+        self.center = as_vector3(center, "center")
+
+    def build(self, module):
+        return module.SteadyRotation(self.rate, self.axis, self.center)
+
+    def __repr__(self):
+        return (f"SteadyRotation(rate={self.rate}, axis={self.axis.tolist()}, "
+                f"center={self.center.tolist()})")
+
+
+class UniformTranslation(GroundMotion):
+    """Translation at a constant ``velocity`` (3,), m/s."""
+
+    def __init__(self, velocity):
+        self.velocity = as_vector3(velocity, "velocity")
+
+    def build(self, module):
+        return module.UniformTranslation(self.velocity)
+
+    def __repr__(self):
+        return f"UniformTranslation(velocity={self.velocity.tolist()})"
+
+
+class PrescribedMotion(GroundMotion):
+    """A motion given by ``motion(t) -> (Q, d, w, v)``: the rotation (3, 3), translation (3,),
+    angular velocity (3,) and ``dd/dt`` (3,) at time ``t``. It runs on the Python twin; every
+    value is checked when it is called (``Q`` a rotation, all finite), and a bad one stops the
+    run at that step with a ``ValueError`` naming the motion."""
+
+    uses_callable = True
+
+    def __init__(self, motion):
+        if not callable(motion):
+            raise TypeError(f"PrescribedMotion: expected a callable t -> (Q, d, w, v), got "
+                            f"{motion!r}.")
+        self.motion = motion
+
+    def build(self, module):
+        from nhphys.twins import rolling
+
+        return rolling.PrescribedMotion(self.motion)
+
+    def __repr__(self):
+        return f"PrescribedMotion({self.motion!r})"
+
+
+class MovingGround:
+    """A ground surface carried by a :class:`GroundMotion`.
+
+    Parameters
+    ----------
+    surface : nhphys.surfaces.Surface
+        The ground in its own frame (with its normal toward the body, as for a ground at rest).
+    motion : GroundMotion
+    """
+
+    def __init__(self, surface, motion):
+        from nhphys.surfaces.base import Surface
+
+        if not isinstance(surface, Surface):
+            raise TypeError(f"Expected `surface` to be an nhphys.surfaces.Surface, got "
+                            f"{surface!r}.")
+        if not isinstance(motion, GroundMotion):
+            raise TypeError(f"Expected `motion` to be a GroundMotion (SteadyRotation, "
+                            f"UniformTranslation, PrescribedMotion), got {motion!r}.")
+        self.surface = surface
+        self.motion = motion
+
+    def __repr__(self):
+        return f"MovingGround({self.surface!r}, {self.motion!r})"
+
+
+def moving(surface, motion=None, *, rate=None, axis=(0.0, 0.0, 1.0), center=(0.0, 0.0, 0.0),
+           velocity=None):
+    """``surface`` carried by ``motion``, or by a steady rotation (``rate``, ``axis``,
+    ``center``), or a uniform translation (``velocity``): exactly one of the three."""
+    given = [motion is not None, rate is not None, velocity is not None]
+    if sum(given) != 1:
+        raise ValueError("Expected exactly one of `motion`, `rate` (a steady rotation) or "
+                         "`velocity` (a uniform translation).")
+    if rate is not None:
+        motion = SteadyRotation(rate, axis, center)
+    elif velocity is not None:
+        motion = UniformTranslation(velocity)
+    elif callable(motion) and not isinstance(motion, GroundMotion):
+        motion = PrescribedMotion(motion)
+    return MovingGround(surface, motion)

@@ -1,8 +1,10 @@
-"""What a force element adds to the cost of a rolling step (compiled kernel).
+"""What a force element, or a moving ground, adds to the cost of a rolling step (compiled
+kernel).
 
 A ball rolls in a bowl (``Retraction('exp')``, h = 1e-3) with no force element, with each
-element alone, and with all of them; the cases run interleaved, repeat by repeat, in one
-process, so they see the same machine load. The table gives the median steps per second of
+element alone, with all of them, and in the bowl turning about its axis (``SteadyRotation``: the
+same motion relative to the bowl's material, on a moving ground); the cases run interleaved,
+repeat by repeat, in one process, so they see the same machine load. The table gives the median steps per second of
 each and its cost relative to the run without forces.
 
 Run ``python benchmarks/bench_forces.py [--repeats N] [--steps N]``.
@@ -55,6 +57,7 @@ def main(argv=None):
     ball = nhphys.RigidBody(1.0, [0.004] * 3, Sphere(0.1))
     bowl = Sphere(1.0).as_ground("inside")
     systems = {name: RollingBody(ball, bowl, forces=elements) for name, elements in CASES.items()}
+    systems["bowl turning at 1 rad/s (moving ground)"] = RollingBody(ball, bowl.moving(rate=1.0))
     for system in systems.values():  # warm up (imports, first calls)
         steps_per_second(system, 200)
     rates = {name: [] for name in systems}

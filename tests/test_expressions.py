@@ -70,3 +70,15 @@ def test_allowed_expressions_mean_what_they_say():
     height = HeightField.from_function("0.1*sin(x)*cos(y)", (-1, 1), (-1, 1), samples=33)
     np.testing.assert_allclose(height.point([0.4, 0.2])[2], 0.1 * np.sin(0.4) * np.cos(0.2),
                                atol=1e-6)
+
+
+@pytest.mark.parametrize(("z", "where"), [("1/u", r"u in \{0\}"), ("1/(u - 0.3)", r"u in \{0.3"),
+                                          ("1/(u*u + v*v)", r"near \(u, v\)"),
+                                          ("u/(u + v)", r"near \(u, v\)")])
+def test_a_pole_inside_the_domain_is_refused(z, where):
+    from nhphys.surfaces import ParametricSurface
+
+    with pytest.raises(ValueError, match=r"`z` to be defined on the whole domain.*" + where):
+        ParametricSurface.from_expressions("u", "v", z, u_range=(-1, 1), v_range=(-1, 1))
+    # away from the pole the same expression is a surface
+    ParametricSurface.from_expressions("u", "v", z, u_range=(2, 3), v_range=(2, 3))

@@ -50,6 +50,9 @@ CASES = {
         forces=[LinearDrag(0.3), Torque(Schedule([0.0, 0.1, 0.3], [[0, 0, 0], [0, 0, 0.02],
                                                                    [0.01, 0, 0]]))]),
         Retraction(), {"omega": [1.0, 2.0, 0.5], "position": [0.2, 0, -1]}),
+    # a turntable: the ground's pose depends on the clock's time
+    "rolling-turntable": (lambda: RollingBody(ball(), Plane().moving(rate=1.5)), Retraction(),
+                          {"omega": [1.0, 2.0, 0.0], "position": [0.3, 0.1, 0.1]}),
 }
 DT = 0.01
 

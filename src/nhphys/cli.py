@@ -7,12 +7,16 @@
                      [--size WxH]
     nhphys view SCENE [--dt H] [--speed S] [--frames N] [--record OUT.gif] [--off-screen]
     nhphys render RUN.npz [--gif OUT.gif | --mp4 OUT.mp4 | --png OUT.png] [--scene SCENE]
+    nhphys scene-file (RUN.npz | SCENE) [-o OUT.toml]
     nhphys list
     nhphys bench [SCENE] [--frames N]
 
-``SCENE`` is a Python file (``.py``) that sets ``scene = nhphys.Scene(...)`` (and optionally a
-dict ``defaults`` with ``t_final``, ``dt``, ``integrator``, ``fps``, ``speed``, ``save_every``,
-``size``), or the name of a bundled scene (``nhphys list``). ``run`` with no output option writes
+``SCENE`` is a declarative scene file (``.toml``, read as data: no code in it runs; see
+``docs/scene-files.md``), a Python file (``.py``) that sets ``scene = nhphys.Scene(...)`` (and
+optionally a dict ``defaults`` with ``t_final``, ``dt``, ``integrator``, ``fps``, ``speed``,
+``save_every``, ``size``), or the name of a bundled scene (``nhphys list``). ``scene-file``
+writes the scene file of a saved run (the scene and run settings that repeat it) or of a scene.
+``run`` with no output option writes
 ``out/NAME.npz`` and ``out/NAME.gif``. Every file is written under a temporary name and renamed
 when complete, and only a complete run replaces ``--out``: a run that fails is kept in
 ``NAME.failed.npz`` beside it (and an interrupted one in ``NAME.interrupted.npz``), and the
@@ -82,19 +86,48 @@ def describe_scene_file(path):
     return (doc[0] if doc else ""), defines
 
 
+def describe_toml_scene(path):
+    """The first line of a ``.toml`` scene file's ``description``, read without building it;
+    ``None`` when the file is not TOML."""
+    from nhphys.scenefile import read_description
+
+    try:
+        return read_description(path)
+    except (ValueError, OSError):
+        return None
+
+
+def _scene_entries(folder):
+    """``(name, path, first line, runnable)`` of the scene files of ``folder``, by name: the
+    ``.py`` files (runnable when they define ``scene``; the others are scripts) and the
+    ``.toml`` files that are TOML."""
+    entries = []
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if name.startswith("_") or not os.path.isfile(path):
+            continue
+        if name.endswith(".py"):
+            try:
+                line, defines = describe_scene_file(path)
+            except (SyntaxError, OSError, UnicodeDecodeError, ValueError):
+                continue
+            entries.append((name[:-3], path, line, defines))
+        elif name.endswith(".toml"):
+            line = describe_toml_scene(path)
+            if line is not None:
+                entries.append((name[:-5], path, line, True))
+    return entries
+
+
 def bundled_scenes():
-    """``{name: path}`` of the scene files in :func:`scene_dirs` that define ``scene``."""
+    """``{name: path}`` of the scenes in :func:`scene_dirs`: the ``.py`` files that define
+    ``scene`` and the ``.toml`` scene files (a name found twice: the first folder's, and in one
+    folder the ``.py``)."""
     found = {}
     for d in scene_dirs():
-        for name in sorted(os.listdir(d)):
-            if name.endswith(".py") and not name.startswith("_"):
-                path = os.path.join(d, name)
-                try:
-                    _, defines = describe_scene_file(path)
-                except (SyntaxError, OSError, UnicodeDecodeError):
-                    continue
-                if defines:
-                    found.setdefault(name[:-3], path)
+        for name, path, _, runnable in _scene_entries(d):
+            if runnable:
+                found.setdefault(name, path)
     return found
 
 
@@ -102,7 +135,7 @@ def resolve_scene(arg):
     """A scene file path from a path or a bundled scene's name."""
     if os.path.isfile(arg):
         return arg
-    if not arg.endswith(".py") and os.sep not in arg:
+    if not arg.endswith((".py", ".toml")) and os.sep not in arg:
         scenes = bundled_scenes()
         if arg in scenes:
             return scenes[arg]
@@ -117,9 +150,10 @@ def load_scene(arg):
     from nhphys.scene_file import load_scene_file
 
     path = resolve_scene(arg)
-    if not path.endswith(".py"):
+    if not path.endswith((".py", ".toml")):
         raise UsageError(f"{arg!r} is not a scene file: expected a Python file ending with .py "
-                         f"that sets `scene = nhphys.Scene(...)`")
+                         f"that sets `scene = nhphys.Scene(...)`, or a declarative scene file "
+                         f"ending with .toml")
     try:
         scene, defaults = load_scene_file(path)
     except SyntaxError as exc:
@@ -562,15 +596,55 @@ def cmd_list(args):
         return 0
     for d in dirs:
         print(f"{d}:")
-        for name in sorted(os.listdir(d)):
-            if not name.endswith(".py") or name.startswith("_"):
-                continue
-            try:
-                line, defines = describe_scene_file(os.path.join(d, name))
-            except (SyntaxError, OSError, UnicodeDecodeError):
-                continue
-            tag = "" if defines else f"  (script: python -m nhphys.scenes.{name[:-3]})"
-            print(f"  {name[:-3]:<20s} {line}{tag}")
+        for name, path, line, runnable in _scene_entries(d):
+            if path.endswith(".toml"):
+                tag = "  (scene file, .toml)"
+            else:
+                tag = "" if runnable else f"  (script: python -m nhphys.scenes.{name})"
+            print(f"  {name:<20s} {line}{tag}")
+    return 0
+
+
+def cmd_scene_file(args):
+    """Write the scene file (TOML) of a saved run, or of a scene file or bundled scene."""
+    from nhphys.scenefile import run_scene_toml
+
+    source = args.source
+    if args.out is not None:
+        _output(args.out, "--out", (".toml",))
+    if source.endswith((".npz", ".part")) or os.path.isdir(source):
+        if not os.path.exists(source):
+            raise UsageError(f"no run file {source!r}")
+        from nhphys import Trajectory
+
+        try:
+            traj = Trajectory.load(source)
+        except ValueError as exc:
+            raise UsageError(f"cannot read the run: {exc}") from None
+        except OSError as exc:
+            raise UsageError(f"cannot read {source!r}: {exc.strerror or exc}") from None
+        try:
+            text = run_scene_toml(traj)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        scene, options, path = load_scene(source)
+        if not scene.description and path.endswith(".py"):
+            scene.description = describe_scene_file(path)[0]
+        run = {k: v for k, v in options.items()
+               if v is not None and (k in scene.defaults or v != FALLBACK_DEFAULTS[k])}
+        try:
+            text = scene.to_toml(run=run)
+        except ValueError as exc:
+            raise UsageError(f"{path} cannot be written as a scene file: {exc}") from None
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    from nhphys.trajectory import atomic_path
+
+    with atomic_path(args.out) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    _print_written([args.out])
     return 0
 
 
@@ -625,7 +699,7 @@ def build_parser():
         p.add_argument("--size", type=_size, help="WIDTHxHEIGHT in pixels")
 
     p = sub.add_parser("run", help="simulate a scene; save the run and render a GIF/MP4")
-    p.add_argument("scene", help="scene file (.py) or bundled scene name")
+    p.add_argument("scene", help="scene file (.toml or .py) or bundled scene name")
     p.add_argument("--t-final", type=_positive(float), help="end time [s]")
     p.add_argument("--save-every", type=_positive(int), help="keep every N-th step")
     p.add_argument("--out", help="trajectory file (.npz), streamed while running")
@@ -640,7 +714,7 @@ def build_parser():
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("view", help="open a window stepping the scene live")
-    p.add_argument("scene", help="scene file (.py) or bundled scene name")
+    p.add_argument("scene", help="scene file (.toml or .py) or bundled scene name")
     p.add_argument("--frames", type=_positive(int), help="stop after N frames")
     p.add_argument("--off-screen", action="store_true", help="render without a window")
     p.add_argument("--record", help="off screen: save the frames as a GIF")
@@ -658,6 +732,13 @@ def build_parser():
     p.add_argument("--speed", type=_positive(float))
     p.add_argument("--size", type=_size)
     p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("scene-file", help="write the scene file (.toml) that repeats a saved "
+                                          "run, or of a scene")
+    p.add_argument("source", help="a run (.npz) written by `nhphys run` or Scene.simulate, or a "
+                                  "scene file or bundled scene name")
+    p.add_argument("-o", "--out", help="the .toml file to write (default: print it)")
+    p.set_defaults(func=cmd_scene_file)
 
     p = sub.add_parser("list", help="the bundled scenes, one line each")
     p.set_defaults(func=cmd_list)

@@ -166,6 +166,8 @@ class Scene:
                 raise ValueError(f"Expected `camera` to be a nonzero vector, got {self.camera}.")
         self.grounds = []
         self.bodies = []
+        self.description = ""  # a scene file's `description`
+        self.defaults = {}  # run settings (t_final, dt, ...): a scene file's [run]
 
     def __repr__(self):
         return (f"<Scene {self.name!r}: {len(self.grounds)} ground(s), "
@@ -284,6 +286,7 @@ class Scene:
         points = np.asarray(points, dtype=float) - com
         entry = SceneBody(body, contact, system, values, name, color,
                           (points, np.asarray(faces, dtype=np.int64)), integrator)
+        entry.resolution, entry.custom_mesh = resolution, mesh is not None  # for to_toml
         self.bodies.append(entry)
         return entry
 
@@ -371,11 +374,73 @@ class Scene:
         meta = dict(run.meta, save_every=args.save_every)
         display_meta, static = self.display().to_meta()
         meta["scene"] = display_meta
+        from nhphys.scenefile import run_toml
+
+        scene_toml = run_toml(self, args.t_final, args.dt, args.integrator, args.save_every)
+        if scene_toml is not None:  # the scene file that repeats this run
+            meta["scene_toml"] = scene_toml
         return drive(run, args.n_steps, args.dt, args.save_every, meta, progress=progress,
                      writer=writer, static=static,
                      chunk_steps=max(1, CHUNK_STEPS // len(self.bodies)),
                      work_per_step=len(self.bodies), desc=self.name, resume=source,
                      max_run_bytes=limit)
+
+    # -- scene files -------------------------------------------------------------------------
+    def to_toml(self, path=None, *, run=None):
+        """This scene as a declarative scene file (TOML text; see ``docs/scene-files.md``).
+
+        Parameters
+        ----------
+        path : str or path, optional
+            Also write the text there (atomically).
+        run : dict, optional
+            Run settings for its ``[run]`` table (``t_final``, ``dt``, ``integrator``,
+            ``save_every``, ``fps``, ``speed``, ``size``); default :attr:`defaults`.
+
+        Returns
+        -------
+        str
+            Read back by :meth:`from_toml`, it builds the same scene to the last bit.
+
+        Raises
+        ------
+        ValueError
+            Naming the body or ground that a scene file cannot describe (a surface made from
+            Python functions, a custom display mesh, an integrator whose options have no name).
+        """
+        from nhphys.scenefile import scene_to_toml
+        from nhphys.trajectory import atomic_path
+
+        text = scene_to_toml(self, run)
+        if path is not None:
+            with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
+    @classmethod
+    def from_toml(cls, path_or_text):
+        """A scene from a declarative scene file; no code in it runs.
+
+        Parameters
+        ----------
+        path_or_text : str, bytes or path
+            A path (``os.PathLike``, or a one-line str ending with ``.toml``) or the TOML text.
+
+        Returns
+        -------
+        Scene
+            With :attr:`defaults` holding the file's ``[run]`` settings.
+
+        Raises
+        ------
+        nhphys.scenefile.SceneFileError
+            A ``ValueError`` naming the field, e.g. ``bodies[2].shape.radius: expected a
+            number > 0, got -1``.
+        FileNotFoundError
+        """
+        from nhphys.scenefile import load
+
+        return load(path_or_text)
 
     # -- viewing -----------------------------------------------------------------------------
     def show(self, dt=0.01, integrator=None, backend="auto", **options):

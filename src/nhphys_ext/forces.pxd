@@ -23,3 +23,6 @@ cdef class ForceSet:
     cdef void applied_wrench(self, double t, const double* A, const double* a, double* f,
                              double* tau) noexcept nogil
     cdef double damping(self, const double* A, const double* n, double* D) noexcept nogil
+    cdef double wrench(self, double t, const double* A, const double* a, const double* n,
+                       double* f_pot, double* tau_pot, double* f_app, double* tau_app,
+                       double* D) noexcept nogil

@@ -190,6 +190,22 @@ cdef class ForceSet:
                                      * self.motor_values[j, c])
         return self.drag
 
+    cdef double wrench(self, double t, const double* A, const double* a, const double* n,
+                       double* f_pot, double* tau_pot, double* f_app, double* tau_app,
+                       double* D) noexcept nogil:
+        # the twin's wrench (without callables): zeroes the outputs, returns the drag
+        cdef int i
+        for i in range(3):
+            f_pot[i] = 0.0
+            tau_pot[i] = 0.0
+            f_app[i] = 0.0
+            tau_app[i] = 0.0
+        for i in range(9):
+            D[i] = 0.0
+        self.potential_wrench(A, a, f_pot, tau_pot)
+        self.applied_wrench(t, A, a, f_app, tau_app)
+        return self.damping(A, n, D)
+
     # -- the twin's methods, callable from Python (for the parity tests) -----------------------
     def py_potential(self, A, a):
         cdef double[:, ::1] Am = np.ascontiguousarray(A, dtype=float)
@@ -204,8 +220,7 @@ cdef class ForceSet:
         cdef double[::1] nm = np.ascontiguousarray(n, dtype=float)
         cdef double[::1] fp = np.zeros(3), tp = np.zeros(3), fa = np.zeros(3), ta = np.zeros(3)
         cdef double[:, ::1] D = np.zeros((3, 3))
-        self.potential_wrench(&Am[0, 0], &am[0], &fp[0], &tp[0])
-        self.applied_wrench(t, &Am[0, 0], &am[0], &fa[0], &ta[0])
-        drag = self.damping(&Am[0, 0], &nm[0], &D[0, 0])
+        drag = self.wrench(t, &Am[0, 0], &am[0], &nm[0], &fp[0], &tp[0], &fa[0], &ta[0],
+                           &D[0, 0])
         return (np.asarray(fp), np.asarray(tp), np.asarray(fa), np.asarray(ta), np.asarray(D),
                 drag)

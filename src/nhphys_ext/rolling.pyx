@@ -881,16 +881,8 @@ cdef int start_wrench(ForceSet forces, double h, double mass, const double* Iinv
     cdef int i
     for i in range(3):
         v[i] = S.p[i] / mass
-        f_pot[i] = 0.0
-        tau_pot[i] = 0.0
-        f_app[i] = 0.0
-        tau_app[i] = 0.0
     matvec3(Iinv, S.Pi, omega)
-    forces.potential_wrench(S.A, S.a, f_pot, tau_pot)
-    forces.applied_wrench(S.t, S.A, S.a, f_app, tau_app)
-    for i in range(9):
-        D[i] = 0.0
-    drag = forces.damping(S.A, S.n, D)
+    drag = forces.wrench(S.t, S.A, S.a, S.n, f_pot, tau_pot, f_app, tau_app, D)
     matvec3(D, omega, Dw)
     for i in range(3):
         f_np[i] = f_app[i] - drag * v[i]
@@ -937,16 +929,7 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
     cdef double Dw[3]
     cdef double drag, alpha, rollN
     cdef int i, j
-    for i in range(3):
-        f_pot[i] = 0.0
-        tau_pot[i] = 0.0
-        f_app[i] = 0.0
-        tau_app[i] = 0.0
-    forces.potential_wrench(A1, a1, f_pot, tau_pot)
-    forces.applied_wrench(t1, A1, a1, f_app, tau_app)
-    for i in range(9):
-        D[i] = 0.0
-    drag = forces.damping(A1, c1.n, D)
+    drag = forces.wrench(t1, A1, a1, c1.n, f_pot, tau_pot, f_app, tau_app, D)
     rollN = forces.rolling * dot3(c1.n, F)
     tangent_projector(A1, c1.n, Pt)
     for i in range(9):

@@ -50,6 +50,8 @@ def main(argv=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from nhphys.viz import plots
+
     save = max(1, round(0.01 / args.dt))
     runs = {}
     for label, forces in (("damped", DAMPING), ("undamped", ())):
@@ -79,21 +81,8 @@ def main(argv=None):
     fig.tight_layout()
     fig.savefig(paths[0], dpi=110)
     plt.close(fig)
-    fig, axes = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
-    e0 = damped.energy[0]
-    axes[0].plot(damped.t, damped.energy - e0, lw=1, label="energy - energy(0)")
-    axes[0].plot(damped.t, damped.work, lw=1, ls="--", label="work of the damping")
-    axes[0].set_ylabel("J")
-    axes[0].legend()
-    axes[1].plot(damped.t, balance - balance[0], lw=1, color="k")
-    axes[1].set_ylabel("(energy - work) drift [J]")
-    axes[1].set_xlabel("t [s]")
-    for ax in axes:
-        ax.grid(True, alpha=0.3)
-    fig.suptitle(f"damped rattleback, Retraction('exp'), h = {args.dt:g} s")
-    fig.tight_layout()
-    fig.savefig(paths[1], dpi=110)
-    plt.close(fig)
+    plt.close(plots.energy_balance(damped, paths[1], work_label="work of the damping",
+                                   title=f"damped rattleback, Retraction('exp'), h = {args.dt:g} s"))
     print("wrote:")
     for p in paths:
         print("  " + os.path.abspath(p))

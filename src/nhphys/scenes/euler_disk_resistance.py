@@ -9,7 +9,8 @@ run, whose lean stays within a small fraction of a degree of 30). With rolling r
 proportion to the normal force), it loses energy, leans further and turns faster, until it
 lies flat: the contact event ends the run (:class:`nhphys.errors.ContactEvent`, with every frame
 up to it). Figures: lean and turning rate against time with and without resistance
-(``spiral.png``), energy against the work of the resistance (``energy.png``).
+(``spiral.png``), energy against the work of the resistance, with the drift of their
+difference (``energy.png``).
 
 Run ``python -m nhphys.scenes.euler_disk_resistance [--out DIR]``: writes PNGs into
 ``out/euler_disk_resistance/`` and prints their paths. ``nhphys view euler_disk_resistance``
@@ -66,6 +67,8 @@ def main(argv=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from nhphys.viz import plots
+
     runs = {"rolling resistance": run([RESISTANCE], args.t_final, args.dt),
             "lossless": run([], min(args.t_final, 3.0), args.dt)}
     paths = [os.path.join(args.out, "spiral.png"), os.path.join(args.out, "energy.png")]
@@ -94,17 +97,9 @@ def main(argv=None):
     balance = damped.energy - damped.work
     print(f"rolling resistance: energy - work drifts by at most "
           f"{np.abs(balance - balance[0]).max():.1e} J")
-    fig, ax = plt.subplots(figsize=(8, 4))
-    ax.plot(damped.t, damped.energy - damped.energy[0], lw=1, label="energy - energy(0)")
-    ax.plot(damped.t, damped.work, lw=1, ls="--", label="work of the rolling resistance")
-    ax.set_xlabel("t [s]")
-    ax.set_ylabel("J")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    ax.set_title(f"Euler disk with rolling resistance, Retraction('exp'), h = {args.dt:g} s")
-    fig.tight_layout()
-    fig.savefig(paths[1], dpi=110)
-    plt.close(fig)
+    plt.close(plots.energy_balance(
+        damped, paths[1], work_label="work of the rolling resistance",
+        title=f"Euler disk with rolling resistance, Retraction('exp'), h = {args.dt:g} s"))
     print("wrote:")
     for p in paths:
         print("  " + os.path.abspath(p))

@@ -6,7 +6,8 @@ and rolls back down. With a motor on its axle holding the starting spin,
 ``Motor(target_speed=w0, gain=2.0)`` (a torque ``gain (w0 - Omega . e)`` about the axle ``e``),
 it climbs over the top at almost constant speed; the motor's work equals the energy the wheel
 gains, to the integrator's order. Figures: position along the slope and height against time
-(``climb.png``), and energy against the motor's work (``energy.png``).
+(``climb.png``), and energy against the motor's work, with the drift of their difference
+(``energy.png``).
 
 Run ``python -m nhphys.scenes.motor_hill [--out DIR] [--t-final T]``: writes PNGs into
 ``out/motor_hill/`` and prints their paths. ``nhphys view motor_hill`` shows it live.
@@ -56,6 +57,8 @@ def main(argv=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from nhphys.viz import plots
+
     save = max(1, round(0.01 / args.dt))
     runs = {label: nhphys.simulate(RollingBody(wheel, hill, forces=forces), args.t_final,
                                    args.dt, save_every=save, **START)
@@ -83,17 +86,9 @@ def main(argv=None):
     fig.tight_layout()
     fig.savefig(paths[0], dpi=110)
     plt.close(fig)
-    fig, ax = plt.subplots(figsize=(8, 4))
-    ax.plot(driven.t, driven.energy - driven.energy[0], lw=1, label="energy - energy(0)")
-    ax.plot(driven.t, driven.work, lw=1, ls="--", label="work of the motor")
-    ax.set_xlabel("t [s]")
-    ax.set_ylabel("J")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    ax.set_title(f"wheel driven up the hill, Retraction('exp'), h = {args.dt:g} s")
-    fig.tight_layout()
-    fig.savefig(paths[1], dpi=110)
-    plt.close(fig)
+    plt.close(plots.energy_balance(
+        driven, paths[1], work_label="work of the motor",
+        title=f"wheel driven up the hill, Retraction('exp'), h = {args.dt:g} s"))
     print("wrote:")
     for p in paths:
         print("  " + os.path.abspath(p))

@@ -108,6 +108,9 @@ class Surface:
     closed = False
     strictly_convex = False
     n_charts = 1
+    # what the surface was made from where its attributes do not keep it (expression text, a
+    # plane's normal before normalising): read by nhphys.scene_toml to write it as data
+    source = None
 
     def __init__(self, orientation="outward", backend="auto"):
         self._orientation = as_orientation(orientation)

@@ -62,6 +62,7 @@ class Plane(Surface):
         norm = float(np.linalg.norm(n))
         if norm == 0.0:
             raise ValueError("Expected `normal` to be a non-zero vector, got (0, 0, 0).")
+        self.source = {"normal": n.copy()}
         n = n / norm
         axis = np.zeros(3)
         axis[int(np.argmin(np.abs(n)))] = 1.0

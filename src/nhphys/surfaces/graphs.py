@@ -22,6 +22,11 @@ def _as_count(value, name, minimum):
     return int(value)
 
 
+def _is_text(spec):
+    """True for an expression given as text or a number (what a scene file can hold)."""
+    return isinstance(spec, (str, int, float)) and not isinstance(spec, bool)
+
+
 def _profile_function(spec, name, n_derivatives):
     """Values and derivatives of a 1-D function of ``t`` at an array of ``t``.
 
@@ -112,6 +117,8 @@ class SurfaceOfRevolution(Surface):
                 )
             data.append(vals)
         self._set_knots(np.concatenate(data, axis=-1), t)
+        if _is_text(radius) and _is_text(height):
+            self.source = {"radius": radius, "height": height}
 
     @classmethod
     def from_samples(cls, t, radius, height, *, periodic=False, knots=None, **kwargs):
@@ -143,7 +150,10 @@ class SurfaceOfRevolution(Surface):
             curves.append(make_interp_spline(t, arr, k=5, bc_type="periodic" if periodic else None))
         rho_s, z_s = curves
         n = knots if knots is not None else max(1025, 8 * len(t))
-        return cls._from_splines(rho_s, z_s, (float(t[0]), float(t[-1])), periodic, n, kwargs)
+        obj = cls._from_splines(rho_s, z_s, (float(t[0]), float(t[-1])), periodic, n, kwargs)
+        obj.source = {"samples": {"t": t.copy(), "radius": np.array(radius, dtype=float),
+                                  "height": np.array(height, dtype=float)}}
+        return obj
 
     @classmethod
     def _from_splines(cls, rho_s, z_s, t_range, periodic, n, kwargs):
@@ -327,7 +337,10 @@ class HeightField(Surface):
             Z = np.broadcast_to(np.asarray(g(X, Y), dtype=float), X.shape)
         if not np.all(np.isfinite(Z)):
             raise ValueError("Expected `f` to be finite on the grid.")
-        return cls(np.array(Z), xr, yr, **kwargs)
+        obj = cls(np.array(Z), xr, yr, **kwargs)
+        if _is_text(f):
+            obj.source = {"function": f, "samples": (nx, ny)}
+        return obj
 
     def _build(self, module):
         (x0, x1), (y0, y1) = self.x_range, self.y_range

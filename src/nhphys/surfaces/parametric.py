@@ -59,6 +59,52 @@ def _probe_points(domain: Domain, n: int = 5):
     return [(u0 + a * (u1 - u0), v0 + b * (v1 - v0)) for a in frac for b in frac]
 
 
+def _check_denominators(exprs, syms, domain):
+    """Refuse an expression whose denominator vanishes inside the chart's domain (``1/u`` on
+    (-1, 1)): probing points can step over a pole, so the poles are looked for directly.
+
+    A denominator of one variable is solved exactly on its interval (sympy's ``solveset``); one
+    of both variables is sampled on a 101 x 101 grid of the closed domain, where a sign change
+    or a zero is a pole.
+
+    Raises
+    ------
+    ValueError
+        Naming the coordinate (``x``, ``y``, ``z``), the denominator and where it vanishes.
+    """
+    import sympy
+
+    ranges = dict(zip(syms, (domain.u, domain.v)))
+    for name, expr in zip(("x", "y", "z"), exprs):
+        _, den = sympy.fraction(sympy.together(expr))
+        free = den.free_symbols & set(syms)
+        if not free:
+            continue
+        where = None
+        if len(free) == 1:
+            (var,) = free
+            lo, hi = ranges[var]
+            roots = sympy.solveset(den, var, sympy.Interval(lo, hi))
+            if roots != sympy.S.EmptySet:
+                where = f"{var} in {roots}"
+        else:
+            grid_u = np.linspace(*domain.u, 101)
+            grid_v = np.linspace(*domain.v, 101)
+            f = sympy.lambdify(syms, den, modules="numpy")
+            with np.errstate(all="ignore"):
+                values = np.broadcast_to(f(grid_u[:, None], grid_v[None, :]), (101, 101))
+            finite = values[np.isfinite(values)]
+            if finite.size and (finite.min() <= 0 <= finite.max()):
+                i, j = np.unravel_index(np.argmin(np.abs(np.where(np.isfinite(values), values,
+                                                                   np.inf))), values.shape)
+                where = f"near (u, v) = ({grid_u[i]:.6g}, {grid_v[j]:.6g})"
+        if where is not None:
+            raise ValueError(
+                f"Expected `{name}` to be defined on the whole domain, but its denominator "
+                f"{den} vanishes there ({where})."
+            )
+
+
 class ParametricSurface(Surface):
     """A surface given by one chart ``r(u, v)`` and its first and second derivatives.
 
@@ -184,6 +230,8 @@ class ParametricSurface(Surface):
         obj.domain = Domain(as_range(u_range, "u_range"), as_range(v_range, "v_range"), periodic)
         obj.closed = bool(closed)
         obj.expressions = tuple(exprs)
+        if all(isinstance(e, (str, int, float)) and not isinstance(e, bool) for e in (x, y, z)):
+            obj.source = {"x": x, "y": y, "z": z, "variables": tuple(variables)}
 
         def evaluate(uu, vv):
             vals = f(uu, vv)
@@ -194,6 +242,7 @@ class ParametricSurface(Surface):
             )
 
         obj._evaluate = evaluate
+        _check_denominators(exprs, (u, v), obj.domain)
         obj._check_regular(names=("x", "y", "z"))
         return obj
 

@@ -123,6 +123,10 @@ class RollingBody:
         Applied forces, torques, springs, fields, damping and motors (:mod:`nhphys.forces`).
         The potentials of springs and fields are part of ``energy``; the work of every other
         element is the trajectory's ``work``, so that ``energy - work`` is conserved.
+    allow_negative_normal_force : bool
+        Start the body even where the ground would have to pull it (a negative normal contact
+        force at the start, where a real body would leave the ground); by default that is a
+        ``ValueError``. On a moving ground it is not checked.
 
     Examples
     --------
@@ -139,7 +143,8 @@ class RollingBody:
     start_keywords = ("R0", "omega0", "ground_point")  # Retraction.start's own names
     reference_times = True  # reference_unpack takes the states' times (scheduled forces)
 
-    def __init__(self, body, ground, gravity=9.81, up=(0.0, 0.0, 1.0), forces=None):
+    def __init__(self, body, ground, gravity=9.81, up=(0.0, 0.0, 1.0), forces=None,
+                 allow_negative_normal_force=False):
         from nhphys.forces import check_forces
         from nhphys.surfaces import Surface
 
@@ -167,6 +172,7 @@ class RollingBody:
         self.inertia = body.inertia
         self.inertia_inv = np.linalg.inv(body.inertia)
         self.forces = check_forces(forces)
+        self.allow_negative_normal_force = bool(allow_negative_normal_force)
 
     def __repr__(self):
         extra = f", forces={list(self.forces)!r}" if self.forces else ""
@@ -241,6 +247,14 @@ class RollingBody:
         chart, z = int(loc.chart), np.array(loc.uv, dtype=float)
         shape, ground = self._twins()
         x, J, H, n, W = spec.ground_geometry(ground, chart, z)
+        off = float(np.linalg.norm(ground_point - x))
+        if off > self.size:
+            raise ValueError(
+                f"Expected `ground_point` on the ground (or within the body's size "
+                f"{self.size:.4g} of it), but {np.round(ground_point, 6).tolist()} is {off:.4g} "
+                f"from the ground's nearest point {np.round(x, 6).tolist()}: give a point where "
+                "the body should touch the ground."
+            )
         status, s, Sp, n_M = shape.support(-R0.T @ n)
         if status in EVENTS:
             _, what = event_message(status, self.body.shape, at_start=True)
@@ -257,11 +271,46 @@ class RollingBody:
         if st:
             raise ValueError(f"Could not place the body on the ground near {ground_point}.")
         self._check_regular(shape, ground, R0, c)
+        if self.motion is None and not self.allow_negative_normal_force:
+            self._check_pressing(R0, c, omega0)
         return {
             "A": R0.copy(), "a": a, "Pi": self.inertia @ omega0,
             "p": -self.mass * (R0 @ np.cross(omega0, c.s)), "s": c.s,
             "chart": c.chart, "z": c.z, "contact": c,
         }
+
+    @property
+    def size(self):
+        """The body's size: the largest distance (m) from its centre of mass to a point of its
+        surface, over the support points in 26 directions."""
+        if getattr(self, "_size", None) is None:
+            shape, _ = self._twins()
+            dirs = np.array([(i, j, k) for i in (-1, 0, 1) for j in (-1, 0, 1)
+                             for k in (-1, 0, 1) if (i, j, k) != (0, 0, 0)], dtype=float)
+            sizes = []
+            for d in dirs:
+                status, s, _, _ = shape.support(d / np.linalg.norm(d))
+                if status == 0:
+                    sizes.append(np.linalg.norm(s))
+            self._size = max(sizes)
+        return self._size
+
+    def _check_pressing(self, R0, c, omega0):
+        """Refuse a start where the ground would have to pull the body (negative normal force):
+        a real body would leave the ground at once, and the rolling model would hold it."""
+        from nhphys.forces import build_force_set
+        from nhphys.twins import forces as twin
+
+        self._reference_chart = c.chart
+        self._reference_forces = build_force_set(self.forces, twin)
+        normal_force = self._rates(R0, c.z, omega0, 0.0)[7]
+        if normal_force < 0:
+            raise ValueError(
+                f"Expected the ground to push the body at the start, but the normal contact "
+                f"force there is {normal_force:.4g} N < 0 (the ground would pull it: a real body "
+                "would leave the ground at once). Start it elsewhere or slower, or pass "
+                "RollingBody(..., allow_negative_normal_force=True) to run it anyway."
+            )
 
     def _check_regular(self, shape, ground, A, c):
         """Refuse a contact that is not regular (``Lambda`` singular) or where the body does not
@@ -452,13 +501,7 @@ class RollingBody:
             return s, x, n, n_M, s_dot, z_dot, omega_dot, N, 0.0
         a = x - A @ s
         v = -A @ np.cross(omega, s)
-        f_pot, tau_pot, f_app, tau_app = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3)
-        forces.potential_wrench(A, a, f_pot, tau_pot)
-        forces.applied_wrench(t, A, a, f_app, tau_app)
-        if forces.callables:
-            forces.callable_wrench(t, A, a, v, omega, f_app, tau_app)
-        D = np.zeros((3, 3))
-        drag = forces.damping(A, n, D)
+        f_pot, tau_pot, f_app, tau_app, D, drag = forces.wrench(t, A, a, n, v, omega)
         f_np, tau_np = f_app - drag * v, tau_app - D @ omega
         f, tau = f_pot + f_np, tau_pot + tau_np
         w = forces.rolling * (np.eye(3) - np.outer(nb, nb)) @ omega

@@ -232,6 +232,20 @@ class ForceSet:
             D += np.outer(values[3] * values[:3], values[:3])
         return self.drag
 
+    def wrench(self, t, A, a, n, v, omega):
+        """Everything a kick needs at one time, ``(f_pot, tau_pot, f_app, tau_app, D, drag)``:
+        the potential and the applied wrenches (:meth:`potential_wrench`,
+        :meth:`applied_wrench`, and the callables', which see the velocities ``v`` (space) and
+        ``omega`` (body)), and the damping (:meth:`damping`, at the contact normal ``n``)."""
+        f_pot, tau_pot, f_app, tau_app = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3)
+        self.potential_wrench(A, a, f_pot, tau_pot)
+        self.applied_wrench(t, A, a, f_app, tau_app)
+        if self.callables:
+            self.callable_wrench(t, A, a, v, omega, f_app, tau_app)
+        D = np.zeros((3, 3))
+        drag = self.damping(A, n, D)
+        return f_pot, tau_pot, f_app, tau_app, D, drag
+
     # -- the kernel's Python entry points (for the parity tests) --------------------------
     def py_potential(self, A, a):
         return self.potential(np.asarray(A, dtype=float), np.asarray(a, dtype=float))
@@ -240,11 +254,7 @@ class ForceSet:
         """``(f_potential, tau_potential, f_applied, tau_applied, D, drag)`` at ``(t, A, a)``
         with contact normal ``n``."""
         A, a, n = (np.asarray(x, dtype=float) for x in (A, a, n))
-        fp, tp, fa, ta, D = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros((3, 3))
-        self.potential_wrench(A, a, fp, tp)
-        self.applied_wrench(t, A, a, fa, ta)
-        drag = self.damping(A, n, D)
-        return fp, tp, fa, ta, D, drag
+        return self.wrench(t, A, a, n, np.zeros(3), np.zeros(3))
 
 
 def tangent_projector(A, n):

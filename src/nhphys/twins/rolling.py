@@ -636,13 +636,7 @@ def start_wrench(forces, h, mass, inertia_inv, state):
     A, a, Pi, p, n = state["A"], state["a"], state["Pi"], state["p"], state["n"]
     t = state["t"]
     v, omega = p / mass, inertia_inv @ Pi
-    f_pot, tau_pot, f_app, tau_app = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3)
-    forces.potential_wrench(A, a, f_pot, tau_pot)
-    forces.applied_wrench(t, A, a, f_app, tau_app)
-    if forces.callables:
-        forces.callable_wrench(t, A, a, v, omega, f_app, tau_app)
-    D = np.zeros((3, 3))
-    drag = forces.damping(A, n, D)
+    f_pot, tau_pot, f_app, tau_app, D, drag = forces.wrench(t, A, a, n, v, omega)
     f_np = f_app - drag * v
     tau_np = tau_app - D @ omega
     rolling_row = -forces.rolling * (tangent_projector(A, n) @ omega)
@@ -657,13 +651,8 @@ def end_kick(forces, h, mass, inertia, inertia_inv, weight, t1, A1, a1, c1, F, p
     """The second half kick with applied forces (module docstring, "Applied forces"):
     ``(status, Pi_1, p_1, u, power_1)``; ``target`` (3,) is the body-frame velocity the contact
     point must end with (``A^T V`` of a moving ground, else 0)."""
-    f_pot, tau_pot, f_app, tau_app = np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3)
-    forces.potential_wrench(A1, a1, f_pot, tau_pot)
-    forces.applied_wrench(t1, A1, a1, f_app, tau_app)
-    if forces.callables:
-        forces.callable_wrench(t1, A1, a1, v_start, omega_start, f_app, tau_app)
-    D = np.zeros((3, 3))
-    drag = forces.damping(A1, c1.n, D)
+    f_pot, tau_pot, f_app, tau_app, D, drag = forces.wrench(t1, A1, a1, c1.n, v_start,
+                                                            omega_start)
     D += (forces.rolling * (c1.n @ F)) * tangent_projector(A1, c1.n)
     f_c, tau_c = f_pot + f_app, tau_pot + tau_app
     alpha = 1.0 / (1.0 + 0.5 * h * drag / mass)

@@ -66,6 +66,43 @@ def energy_error(trajectory, ax=None, label=None):
     return ax
 
 
+def energy_balance(trajectory, path=None, title=None, work_label="work of the forces"):
+    """Energy against the work of the force elements (and a moving ground), above, and the drift
+    of their difference ``energy - work``, the conserved quantity, below: a figure (one body).
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+        With ``energy`` and ``work`` (n,).
+    path : str or path, optional
+        Written atomically.
+    title : str, optional
+    work_label : str
+        The legend of the work curve.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    plt = _pyplot()
+    fig, axes = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
+    t, energy, work = trajectory.t, trajectory.energy, trajectory.work
+    axes[0].plot(t, energy - energy[0], lw=1, label="energy - energy(0)")
+    axes[0].plot(t, work, lw=1, ls="--", label=work_label)
+    axes[0].set_ylabel("J")
+    axes[0].legend()
+    balance = energy - work
+    axes[1].plot(t, balance - balance[0], lw=1, color="k")
+    axes[1].set_ylabel("(energy - work) drift [J]")
+    axes[1].set_xlabel("t [s]")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def constraint_residuals(trajectory, ax=None, label=None):
     """Constraint residual per body, log scale (exact zeros drawn at 1e-18)."""
     ax = _axes(ax)

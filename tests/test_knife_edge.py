@@ -143,7 +143,7 @@ def test_retraction_step_then_negative_step_returns(map_code, backend):
     g1, p1 = g.copy(), p.copy()
     impl = _backend.implementation("se2_retraction", backend)
     out_g, out_p = np.empty((1, 3)), np.empty((1, 2))
-    info = np.zeros(2, dtype=np.intp)
+    info = np.zeros(3, dtype=np.intp)
     assert impl.retraction_run(inertia, basis, g1, p1, y.copy(), 0.05, 1, 1, map_code, 1e-13,
                                30, out_g, out_p, info) == 0
     assert impl.retraction_run(inertia, basis, g1, p1, -y, -0.05, 1, 1, map_code, 1e-13, 30,
@@ -200,7 +200,7 @@ def test_retraction_single_step_kernel_matches_twin(v, w, spin, h, map_code, dis
         impl = nhphys._backend.implementation("se2_retraction", backend)
         g, p, y = g0.copy(), p0.copy(), y0.copy()
         out_g, out_p = np.empty((1, g.size)), np.empty((1, p.size))
-        info = np.zeros(2, dtype=np.intp)
+        info = np.zeros(3, dtype=np.intp)
         assert impl.retraction_run(inertia, basis, g, p, y, h, 1, 1, map_code, 1e-13, 30,
                                    out_g, out_p, info) == 0
         results.append((g, p))

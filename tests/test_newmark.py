@@ -51,7 +51,7 @@ def _steps(backend, method, model, q, v, h, lam=None, n=1, newton_tol=1e-14):
     q, v = np.array(q, dtype=float), np.array(v, dtype=float)
     lam = np.zeros(model.r) if lam is None else np.array(lam, dtype=float)
     out_q, out_v = np.empty((1, q.size)), np.empty((1, q.size))
-    info = np.zeros(2, dtype=np.intp)
+    info = np.zeros(3, dtype=np.intp)
     assert impl.nonholonomic_run(model, method.stage_rows(), q, v, lam, h, n, n, newton_tol, 30,
                                  out_q, out_v, info) == 0
     return q, v
@@ -274,7 +274,7 @@ def test_every_system_and_method_kernel_matches_twin(system, method):
         q, v = q0.copy(), v0.copy()
         lam = system.coordinates.multiplier(q, v)
         out_q, out_v = np.empty((200, q.size)), np.empty((200, q.size))
-        info = np.zeros(2, dtype=np.intp)
+        info = np.zeros(3, dtype=np.intp)
         assert impl.nonholonomic_run(model, METHODS[method].stage_rows(), q, v, lam, dt,
                                      10_000, 50, 1e-12, 30, out_q, out_v, info) == 0
         results.append((out_q, out_v, lam, info[1]))

@@ -3,7 +3,8 @@
 ::
 
     nhphys run SCENE [--t-final T] [--dt H] [--integrator NAME] [--backend B] [--save-every N]
-                     [--out RUN.npz] [--gif OUT.gif] [--mp4 OUT.mp4] [--fps F] [--size WxH]
+                     [--out RUN.npz] [--resume] [--gif OUT.gif] [--mp4 OUT.mp4] [--fps F]
+                     [--size WxH]
     nhphys view SCENE [--dt H] [--speed S] [--frames N] [--record OUT.gif] [--off-screen]
     nhphys render RUN.npz [--gif OUT.gif | --mp4 OUT.mp4 | --png OUT.png] [--scene SCENE]
     nhphys scene-file (RUN.npz | SCENE) [-o OUT.toml]
@@ -18,14 +19,16 @@ writes the scene file of a saved run (the scene and run settings that repeat it)
 ``run`` with no output option writes
 ``out/NAME.npz`` and ``out/NAME.gif``. Every file is written under a temporary name and renamed
 when complete, and only a complete run replaces ``--out``: a run that fails is kept in
-``NAME.failed.npz`` beside it (and an interrupted one in ``NAME.interrupted.npz`` once the driver
-keeps interrupted runs beside too), and the command says where.
+``NAME.failed.npz`` beside it (and an interrupted one in ``NAME.interrupted.npz``), and the
+command says where.
 
 Every argument, scene default and output path is checked before anything is computed or
 written: numbers must be finite, ``--fps`` in [``FPS_RANGE``], sizes in [``SIZE_RANGE``] pixels,
 an animation at most ``MAX_ANIMATION_FRAMES`` frames. Exit status: 0 on success, 1 when the
 simulation fails, 2 for usage errors (one line on stderr naming the problem; nothing is
-written), 130 when interrupted (what was computed is written first).
+written), 130 when interrupted (what was computed is written first). ``run --resume`` continues
+the killed or interrupted run of its ``--out`` (its ``.part`` folder, ``NAME.interrupted.npz``
+or ``NAME.killed.npz``) to the same file, bit for bit, as if it had never stopped.
 """
 
 import argparse
@@ -420,7 +423,8 @@ def cmd_run(args):
         try:
             traj = scene.simulate(float(plan.t_final), float(plan.dt), integrator=plan.integrator,
                                   backend=args.backend, save_every=int(plan.save_every),
-                                  progress=not args.no_progress, out=out)
+                                  progress=not args.no_progress, out=out,
+                                  resume=bool(getattr(args, "resume", False)))
         except (ValueError, TypeError) as exc:
             raise UsageError(str(exc)) from None
         except NewtonError as exc:
@@ -702,6 +706,8 @@ def build_parser():
     p.add_argument("--t-final", type=_positive(float), help="end time [s]")
     p.add_argument("--save-every", type=_positive(int), help="keep every N-th step")
     p.add_argument("--out", help="trajectory file (.npz), streamed while running")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the killed or interrupted run of --out (same settings)")
     p.add_argument("--gif", help="animated GIF to render")
     p.add_argument("--mp4", help="MP4 video to render")
     p.add_argument("--no-render", action="store_true",

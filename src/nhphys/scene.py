@@ -47,7 +47,7 @@ from nhphys.scene_display import (
 )
 from nhphys.scene_file import load_scene_file
 from nhphys.simulate import check_run_arguments
-from nhphys.trajectory import TrajectoryWriter
+from nhphys.trajectory import TrajectoryWriter, resume_source
 
 CHUNK_STEPS = 20_000  # steps per body per call: bounds the latency of progress and Ctrl-C
 
@@ -319,7 +319,7 @@ class Scene:
         return SceneRun(self, args.dt, args.integrator, args.backend)
 
     def simulate(self, t_final, dt, integrator=None, backend="auto", save_every=1,
-                 progress=None, out=None):
+                 progress=None, out=None, resume=False, max_run_bytes=None):
         """Step every body from t = 0 to ``t_final``; returns one :class:`Trajectory`.
 
         Parameters
@@ -338,6 +338,14 @@ class Scene:
             ``out + ".part"`` (which :meth:`Trajectory.load` reads if the process is killed). A
             complete run replaces ``out`` atomically; a failed or interrupted one goes beside it
             (``NAME.failed.npz``, ``NAME.interrupted.npz``) and never replaces an existing file.
+            Each chunk carries every body's integrator state at its end (a checkpoint).
+        resume : bool, str or path
+            Continue a killed or interrupted run of this scene, bit for bit, as for
+            :func:`nhphys.simulate`: ``True`` finds it beside ``out``, a path names its file or
+            ``.part`` folder.
+        max_run_bytes : int, optional
+            Refuse a run whose frames would take more memory (default 2 GiB, or
+            ``$NHPHYS_MAX_RUN_BYTES``), as for :func:`nhphys.simulate`.
 
         Returns
         -------
@@ -347,13 +355,16 @@ class Scene:
             ``meta["bodies"]`` names the bodies and ``meta["scene"]`` describes the display.
             Interrupted with Ctrl-C: the frames so far, ``meta["interrupted"] = True``.
         """
-        from nhphys.simulate import drive
+        from nhphys.simulate import drive, run_memory_limit
 
         args = check_run_arguments(dt, t_final, save_every, integrator, backend)
         if not self.bodies:
             raise ValueError("Expected the scene to have at least one body; add one with "
                              "scene.add_body(body, contact, ...).")
-        writer = TrajectoryWriter(out) if out is not None else None  # checks `out` early
+        limit = run_memory_limit(max_run_bytes)
+        source = None if resume is False or resume is None else resume_source(resume, out)
+        writer = TrajectoryWriter(out, resume=bool(source and source.in_part)) \
+            if out is not None else None  # checks `out` early
         try:
             run = SceneRun(self, args.dt, args.integrator, args.backend)
         except BaseException:
@@ -371,7 +382,8 @@ class Scene:
         return drive(run, args.n_steps, args.dt, args.save_every, meta, progress=progress,
                      writer=writer, static=static,
                      chunk_steps=max(1, CHUNK_STEPS // len(self.bodies)),
-                     work_per_step=len(self.bodies), desc=self.name)
+                     work_per_step=len(self.bodies), desc=self.name, resume=source,
+                     max_run_bytes=limit)
 
     # -- scene files -------------------------------------------------------------------------
     def to_toml(self, path=None, *, run=None):
@@ -451,7 +463,14 @@ class SceneRun:
     :func:`nhphys.simulate.check_run_arguments` (``dt`` a float, ``integrator`` an object or
     ``None``, ``backend`` resolved). ``initial()`` and ``advance(n_steps, save_every)`` return
     the common fields stacked over bodies (leading axes (k, B)); ``steps_done`` counts the steps
-    taken.
+    taken. ``checkpoint()`` and ``restore(checkpoint)`` save and put back every body's state
+    (see :class:`nhphys.integrators.run.Run`).
+
+    The bodies take each call's steps one after the other. A failure, an exception or Ctrl-C in
+    one body stops the whole run (it refuses to advance after it, since the bodies are then at
+    different steps); Ctrl-C carries in its ``frames`` attribute the frames that every body
+    had computed (those of the saved steps the last body committed when Ctrl-C came in its
+    loop, none when it came in an earlier body's).
     """
 
     def __init__(self, scene, dt, integrator, backend):
@@ -470,6 +489,7 @@ class SceneRun:
             except (TypeError, ValueError) as exc:
                 raise _named(exc, b.name) from exc
         self.steps_done = 0
+        self.failure = None
         self.meta = {
             "bodies": scene.body_names,
             "systems": [repr(b.system) for b in scene.bodies],
@@ -491,14 +511,86 @@ class SceneRun:
     def advance(self, n_steps, save_every=None):
         """Take ``n_steps`` steps on every body; the frames saved every ``save_every`` steps
         (default: only the last)."""
+        if self.failure is not None:
+            raise RuntimeError(f"This run stopped after step {self.steps_done} "
+                               f"({type(self.failure).__name__}); start a new one to go on.") \
+                from self.failure
         save_every = n_steps if save_every is None else save_every
         out = []
-        for b, r in zip(self.scene.bodies, self.runs):
+        last = len(self.runs) - 1
+        for i, (b, r) in enumerate(zip(self.scene.bodies, self.runs)):
             try:
                 saved = r.advance(n_steps, save_every)
+            except KeyboardInterrupt as exc:
+                self.failure = exc
+                frames = getattr(exc, "frames", None)
+                exc.frames = None  # an earlier body's interruption: no frame has every body
+                if i == last and frames is not None:
+                    kept = len(next(iter(frames.values())))
+                    fields = [{k: v[:kept] for k, v in f.items()} for f in out]
+                    exc.frames = self._stack(fields + [b.contact.fields(b.body, b.system,
+                                                                        frames)])
+                raise
             except NewtonError as err:
+                self.failure = err
                 err.args = (f"Body {b.name!r}: {err.args[0]}",)
+                raise
+            except BaseException as exc:
+                self.failure = exc
                 raise
             out.append(b.contact.fields(b.body, b.system, saved))
         self.steps_done += n_steps
         return self._stack(out)
+
+    def checkpoint(self):
+        """Every body's :meth:`~nhphys.integrators.run.Run.checkpoint` (names prefixed by the
+        body's index, ``"0.R"``, ...) and ``steps_done``; ``None`` when a body's run has none
+        (a :class:`~nhphys.integrators.Reference` run).
+
+        Raises
+        ------
+        RuntimeError
+            The run stopped (a failure or Ctrl-C): its bodies are at different steps.
+        """
+        if self.failure is not None:
+            raise RuntimeError(f"This run stopped after step {self.steps_done}; it has no "
+                               "checkpoint after that.")
+        if not all(hasattr(r, "checkpoint") for r in self.runs):
+            return None
+        state = {"steps_done": np.array(self.steps_done, dtype=np.int64)}
+        for i, r in enumerate(self.runs):
+            state.update({f"{i}.{k}": v for k, v in r.checkpoint().items()})
+        return state
+
+    def restore(self, checkpoint):
+        """Put back a :meth:`checkpoint` of a run of the same scene, started the same way.
+
+        Raises
+        ------
+        ValueError
+            The checkpoint is not of this scene's bodies and runs (naming the body and what
+            differs).
+        """
+        names = self.scene.body_names
+        known = {"steps_done"} | {f"{i}." for i in range(len(self.runs))}
+        stray = sorted(k for k in checkpoint if k != "steps_done"
+                       and k[:k.find(".") + 1] not in known)
+        if "steps_done" not in checkpoint or stray:
+            raise ValueError(f"Expected a checkpoint of a scene with {len(names)} bodies "
+                             f"{names}, got the arrays {sorted(checkpoint)}.")
+        steps = int(np.asarray(checkpoint["steps_done"]))
+        for i, (name, r) in enumerate(zip(names, self.runs)):
+            if not hasattr(r, "restore"):
+                raise ValueError(f"Body {name!r}: its run ({type(r).__name__}) cannot be "
+                                 "resumed from a checkpoint.")
+            prefix = f"{i}."
+            part = {k[len(prefix):]: v for k, v in checkpoint.items() if k.startswith(prefix)}
+            try:
+                r.restore(part)
+            except ValueError as exc:
+                raise ValueError(f"Body {name!r}: {exc}") from None
+            if r.steps_done != steps:
+                raise ValueError(f"Body {name!r}: its checkpoint is at step {r.steps_done}, "
+                                 f"the scene's at step {steps}.")
+        self.steps_done = steps
+        self.failure = None

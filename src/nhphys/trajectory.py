@@ -677,6 +677,11 @@ def check_writable(path, name="out"):
 
 
 OUTCOMES = ("failed", "interrupted", "killed")
+# A run's checkpoint (the whole integrator state at a chunk's end, see
+# nhphys.integrators.run.Run.checkpoint) is stored under names with this prefix: beside the
+# frames in each chunk of a .part folder, and among the static arrays of a whole run's file.
+# Besides the run's own arrays it holds `frames`, the number of frames up to its step.
+CHECKPOINT_PREFIX = "checkpoint."
 
 
 def outcome_path(path, outcome):
@@ -696,24 +701,71 @@ def records_failure(trajectory):
     return "failure" in trajectory.meta or "event" in trajectory.meta
 
 
+def split_checkpoint(arrays):
+    """``(others, checkpoint)``: the arrays of ``arrays`` without the prefix
+    :data:`CHECKPOINT_PREFIX`, and those with it (prefix removed), or ``None`` if none."""
+    others, checkpoint = {}, {}
+    for k, v in arrays.items():
+        if k.startswith(CHECKPOINT_PREFIX):
+            checkpoint[k[len(CHECKPOINT_PREFIX):]] = v
+        else:
+            others[k] = v
+    return others, (checkpoint or None)
+
+
+def with_checkpoint(static, checkpoint):
+    """``static`` with ``checkpoint`` (a dict of arrays, or None) in place of any it had."""
+    static, _ = split_checkpoint(dict(static or {}))
+    static.update({CHECKPOINT_PREFIX + k: np.asarray(v) for k, v in (checkpoint or {}).items()})
+    return static
+
+
+def checkpoint_of(trajectory):
+    """The checkpoint stored with ``trajectory`` (its static arrays ``checkpoint.*``), or None.
+
+    A run streamed to disk stores one with every chunk of frames, and every whole-run file the
+    driver writes holds the last one: the state at the end of the last chunk finished. Its
+    ``frames`` is the number of frames up to that step, ``steps_done`` the step.
+    """
+    return split_checkpoint(trajectory.static)[1]
+
+
+def _remove_folder(folder):
+    """Remove ``folder`` without ever leaving it half-removed under its name: it is renamed
+    (one atomic step) to a hidden name beside it, then deleted; a kill in between leaves the
+    hidden folder, never a ``.part`` folder with some of its chunks gone."""
+    parent, base = os.path.split(os.path.abspath(folder))
+    trash = os.path.join(parent, f".{base}.removing-{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        os.rename(folder, trash)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(trash, ignore_errors=True)
+
+
 class TrajectoryWriter:
     """Streams a run to disk as it is computed, and never lets an incomplete run replace a file.
 
     Each chunk of frames goes to its own file in the folder ``path + ".part"`` (each written
-    atomically), so a killed process loses at most the chunk being computed:
-    ``Trajectory.load(path + ".part")`` reads what is there. :meth:`finish` writes the whole run
-    in one file and removes the folder: at ``path`` only when the run is complete; a failed or
-    interrupted run goes beside it (:func:`outcome_path`) and ``path`` keeps what it had.
+    atomically), with the run's checkpoint at the chunk's end when the driver gives one, so a
+    killed process loses at most the chunk being computed: ``Trajectory.load(path + ".part")``
+    reads what is there, and ``nhphys.simulate(..., resume=True)`` continues from it.
+    :meth:`finish` writes the whole run in one file and removes the folder: at ``path`` only when
+    the run is complete; a failed or interrupted run goes beside it (:func:`outcome_path`) and
+    ``path`` keeps what it had.
 
     A ``.part`` folder already there when the writer is made holds the frames of a run that was
     killed: they are kept in ``NAME.killed.npz`` (with a warning) before anything else happens,
-    and one that cannot be read is an error rather than something to delete. One run at a time
-    may write to a given path.
+    unless ``resume`` asks to continue that run in it (:meth:`reopen`); one that cannot be read
+    is an error rather than something to delete. One run at a time may write to a given path.
 
     Parameters
     ----------
     path : str or path
         The run's file; ``.npz`` is appended if missing. Checked to be writable here.
+    resume : bool
+        Leave a ``.part`` folder found at ``path`` for :meth:`reopen` (a resumed run continues
+        writing into it) instead of keeping its frames in ``NAME.killed.npz``.
 
     Attributes
     ----------
@@ -726,7 +778,7 @@ class TrajectoryWriter:
         Where the frames of a killed run found at the start were kept.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, *, resume=False):
         path = check_writable(os.fspath(path))
         if not path.endswith(".npz"):
             path = check_writable(path + ".npz")
@@ -734,12 +786,28 @@ class TrajectoryWriter:
         self.folder = path + ".part"
         self.count = 0
         self.written = None
-        self.kept = self._keep_killed_run() if os.path.isdir(self.folder) else None
+        self.kept = None
+        if os.path.isdir(self.folder) and not (resume and self.has_chunks()):
+            self.kept = self._keep_killed_run()
+        self._remove_leftovers()
+
+    def _remove_leftovers(self):
+        """Delete what a process killed while removing this path's chunk folder left (the
+        folder under its hidden name, see ``_remove_folder``)."""
+        parent, base = os.path.split(os.path.abspath(self.folder))
+        for name in os.listdir(parent):
+            if name.startswith(f".{base}.removing-"):
+                shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+
+    def has_chunks(self):
+        """True when the chunk folder holds at least one chunk of frames."""
+        return os.path.isdir(self.folder) and any(
+            f.startswith("chunk") for f in os.listdir(self.folder))
 
     def _keep_killed_run(self):
         """Move the frames of a killed run out of the way (into ``NAME.killed.npz``)."""
-        if not any(f.startswith("chunk") for f in os.listdir(self.folder)):
-            shutil.rmtree(self.folder)  # started but never computed a frame: nothing to keep
+        if not self.has_chunks():
+            _remove_folder(self.folder)  # started but never computed a frame: nothing to keep
             return None
         try:
             traj = self.recover(self.folder)
@@ -749,7 +817,7 @@ class TrajectoryWriter:
                 f"cannot be read ({exc}); move or remove it before writing {self.path}."
             ) from None
         kept = traj.save(outcome_path(self.path, "killed"))
-        shutil.rmtree(self.folder)
+        _remove_folder(self.folder)
         warnings.warn(f"{self.folder} held the frames of a run that was killed "
                       f"({len(traj)} frames); they are kept in {kept}.", RuntimeWarning,
                       stacklevel=3)
@@ -758,16 +826,51 @@ class TrajectoryWriter:
     def begin(self, meta, static=None):
         """Start the chunk folder with the run's metadata and static arrays."""
         if os.path.isdir(self.folder):  # left by an earlier begin() of this writer
-            shutil.rmtree(self.folder)
+            _remove_folder(self.folder)
         os.makedirs(self.folder)
+        self.count = 0
         Trajectory({"t": np.zeros(0)}, meta, static).save(os.path.join(self.folder, "meta.npz"))
 
-    def append(self, frames):
-        """Write one chunk of frames (a dict of arrays with a leading time axis)."""
+    def reopen(self, meta, static=None):
+        """Continue writing into the chunk folder of a run being resumed.
+
+        The chunks up to the last one holding a checkpoint stay (they are the frames the
+        resumed run starts from); later ones (the frames an interruption kept past the last
+        checkpoint, which the resumed run computes again) and temporary files of a killed write
+        are removed, and the metadata is rewritten.
+
+        Returns
+        -------
+        int
+            The number of frames in the chunks kept.
+        """
+        names = sorted(os.listdir(self.folder))
+        for name in names:
+            if name.startswith(".") and ".tmp" in name:  # a write a kill cut short
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(self.folder, name))
+        chunks = [f for f in names if f.startswith("chunk") and f.endswith(".npz")]
+        frames = 0
+        keep = 0
+        for i, name in enumerate(chunks):
+            _, checkpoint = split_checkpoint(read_npz(os.path.join(self.folder, name)))
+            if checkpoint is not None:
+                keep, frames = i + 1, int(checkpoint["frames"])
+        for name in reversed(chunks[keep:]):  # from the last, so the chunks stay contiguous
+            os.remove(os.path.join(self.folder, name))
+        Trajectory({"t": np.zeros(0)}, meta, static).save(os.path.join(self.folder, "meta.npz"))
+        self.count = keep
+        return frames
+
+    def append(self, frames, checkpoint=None):
+        """Write one chunk of frames (a dict of arrays with a leading time axis), with the
+        run's ``checkpoint`` (a dict of arrays) at the chunk's end if given."""
         name = os.path.join(self.folder, f"chunk{self.count:06d}.npz")
+        arrays = dict(frames)
+        arrays.update({CHECKPOINT_PREFIX + k: v for k, v in (checkpoint or {}).items()})
         with atomic_path(name) as tmp:
             with open(tmp, "wb") as f:
-                np.savez(f, **frames)
+                np.savez(f, **arrays)
         self.count += 1
 
     def finish(self, trajectory, complete=None):
@@ -805,12 +908,16 @@ class TrajectoryWriter:
     def discard(self):
         """Remove the chunk folder (its frames are in the file :meth:`finish` wrote)."""
         if os.path.isdir(self.folder):
-            shutil.rmtree(self.folder, ignore_errors=True)
+            _remove_folder(self.folder)
 
     @staticmethod
     def recover(folder, max_bytes=None):
         """The trajectory in a ``.part`` folder (of a run that did not finish), checked like
-        :meth:`Trajectory.load` (``max_bytes`` for all its files together)."""
+        :meth:`Trajectory.load` (``max_bytes`` for all its files together).
+
+        Its static arrays hold the last checkpoint found in the chunks (see
+        :func:`checkpoint_of`), if any.
+        """
         folder = os.fspath(folder)
         names = sorted(os.listdir(folder))
         if "meta.npz" not in names:
@@ -818,27 +925,158 @@ class TrajectoryWriter:
         chunks = [f for f in names if f.startswith("chunk") and f.endswith(".npz")]
         if not chunks:
             raise ValueError(f"Expected saved frames in {folder}, found none.")
+        expected = [f"chunk{i:06d}.npz" for i in range(len(chunks))]
+        if chunks != expected:
+            missing = sorted(set(expected) - set(chunks))
+            raise ValueError(f"{folder}: the chunks are not numbered from chunk000000.npz "
+                             f"without gaps (missing {missing[:3]}, found {chunks[:3]} ...).")
         if max_bytes is None:
             size = sum(os.path.getsize(os.path.join(folder, f)) for f in chunks + ["meta.npz"])
             max_bytes = default_load_limit(size)
         head = Trajectory.load(os.path.join(folder, "meta.npz"), max_bytes=max_bytes)
         budget = max_bytes - sum(v.nbytes for v in head.static.values())
         parts = []
+        checkpoint, count = None, 0
         for name in chunks:
             path = os.path.join(folder, name)
-            part = read_npz(path, max(budget, 0))
+            part, state = split_checkpoint(read_npz(path, max(budget, 0)))
             budget -= sum(v.nbytes for v in part.values())
+            budget -= sum(v.nbytes for v in (state or {}).values())
             if parts and (set(part) != set(parts[0]) or any(
                     part[k].shape[1:] != parts[0][k].shape[1:] for k in part)):
                 raise ValueError(f"{path}: its fields {sorted(part)} or their shapes differ "
                                  f"from those of {chunks[0]}.")
+            if "t" not in part:
+                raise ValueError(f"{path}: no field 't' (the times); it holds {sorted(part)}.")
             parts.append(part)
+            count += len(part["t"])
+            if state is not None:
+                frames = state.get("frames")
+                if frames is None or frames.shape != () or frames.dtype.kind not in "iu" \
+                        or int(frames) != count:
+                    raise ValueError(f"{path}: its checkpoint does not say it follows the "
+                                     f"{count} frames up to it (`frames` = {frames!r}).")
+                checkpoint = state
         meta = dict(head.meta, interrupted=True, recovered_from=os.path.basename(folder))
         try:
             fields = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
         except ValueError as exc:
             raise ValueError(f"{folder}: the chunks do not fit together ({exc}).") from None
         check_run(fields, meta, head.static, folder)
-        traj = Trajectory(fields, meta, head.static)
+        traj = Trajectory(fields, meta, with_checkpoint(head.static, checkpoint))
         traj.file = folder
         return traj
+
+
+class ResumeSource:
+    """A run to continue (see :func:`resume_source`).
+
+    Attributes
+    ----------
+    trajectory : Trajectory
+        Its frames up to its checkpoint's step (later frames are dropped: the resumed run
+        computes them again), with its metadata.
+    checkpoint : dict of str -> ndarray
+        The run's state at that step (``frames`` and ``steps_done`` included).
+    where : str
+        The file or ``.part`` folder it was read from.
+    in_part : bool
+        ``where`` is the ``.part`` folder of the output the resumed run writes (it continues
+        writing into it).
+    superseded : bool
+        ``where`` is the ``NAME.interrupted.npz`` or ``NAME.killed.npz`` of that output: a
+        complete resumed run holds all its frames, and removes it.
+    """
+
+    def __init__(self, trajectory, checkpoint, where, in_part=False, superseded=False):
+        self.trajectory = trajectory
+        self.checkpoint = checkpoint
+        self.where = where
+        self.in_part = in_part
+        self.superseded = superseded
+
+    @property
+    def steps(self):
+        """The step of the checkpoint."""
+        return int(self.checkpoint["steps_done"])
+
+
+def read_resume_source(where, in_part=False, superseded=False):
+    """The :class:`ResumeSource` of a run file or a ``.part`` folder.
+
+    Raises
+    ------
+    ValueError
+        Not a run, or a run without a checkpoint (one run with ``Reference``, which cannot be
+        resumed, or written before checkpoints were stored), or a checkpoint that does not
+        match the frames.
+    OSError
+        It cannot be read.
+    """
+    traj = Trajectory.load(where)
+    checkpoint = checkpoint_of(traj)
+    if checkpoint is None:
+        raise ValueError(f"{where} holds no checkpoint to resume from: only runs streamed or "
+                         "saved by nhphys.simulate / Scene.simulate with an integrator that "
+                         "keeps its state (not Reference) can be resumed.")
+    for key in ("frames", "steps_done"):
+        value = checkpoint.get(key)
+        if value is None or value.shape != () or value.dtype.kind not in "iu":
+            raise ValueError(f"{where}: its checkpoint has no whole number `{key}`.")
+    frames = int(checkpoint["frames"])
+    if not 1 <= frames <= len(traj):
+        raise ValueError(f"{where}: its checkpoint follows {frames} frames, but the run has "
+                         f"{len(traj)}.")
+    if frames < len(traj):  # frames an interruption kept past the checkpoint
+        fields = {k: traj[k][:frames] for k in traj.fields}
+        kept = Trajectory(fields, traj.meta, traj.static)
+        kept.file = traj.file
+        traj = kept
+    return ResumeSource(traj, checkpoint, os.fspath(where), in_part, superseded)
+
+
+def resume_source(resume, out=None):
+    """What ``resume=`` of :func:`nhphys.simulate` names: a :class:`ResumeSource`, or None.
+
+    Parameters
+    ----------
+    resume : bool, str or path
+        ``True``: the unfinished run of ``out``, the first of its ``.part`` folder (a killed
+        run), ``NAME.interrupted.npz``, ``NAME.killed.npz``, or ``out`` itself (a complete
+        run, to extend); ``None`` when there is none of them (the run starts from the
+        beginning). A path: that run file or ``.part`` folder, which must exist.
+    out : str or path, optional
+
+    Raises
+    ------
+    ValueError
+        ``resume=True`` without ``out``; a named file that does not exist or holds no
+        checkpoint.
+    """
+    if resume is True:
+        if out is None:
+            raise ValueError("Expected `out` with resume=True (it finds the run to continue "
+                             "beside `out`); or give the run's file as `resume`.")
+        path = os.fspath(out)
+        if not path.endswith(".npz"):
+            path += ".npz"
+        folder = path + ".part"
+        if os.path.isdir(folder) and any(f.startswith("chunk") for f in os.listdir(folder)):
+            return read_resume_source(folder, in_part=True)
+        for candidate in (outcome_path(path, "interrupted"), outcome_path(path, "killed")):
+            if os.path.isfile(candidate):
+                return read_resume_source(candidate, superseded=True)
+        return read_resume_source(path) if os.path.isfile(path) else None
+    if isinstance(resume, bool) or not isinstance(resume, (str, os.PathLike)):
+        raise TypeError(f"Expected `resume` to be True, False or the path of a run file or "
+                        f".part folder, got {resume!r}.")
+    where = os.fspath(resume)
+    if not os.path.exists(where):
+        raise ValueError(f"Expected `resume` to name an existing run file or .part folder, "
+                         f"got {where!r}.")
+    in_part = False
+    if out is not None and os.path.isdir(where):
+        path = os.fspath(out)
+        path = path if path.endswith(".npz") else path + ".npz"
+        in_part = os.path.abspath(where) == os.path.abspath(path + ".part")
+    return read_resume_source(where, in_part)

@@ -14,6 +14,7 @@ from libc.math cimport fabs, isfinite
 
 from nhphys_ext.dense cimport max_abs, solve_small
 from nhphys_ext.models cimport CoordinateModel, NMAX, RMAX
+from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 from nhphys_ext.newton cimport (newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN,
                                 NOT_FINITE)
 
@@ -709,7 +710,7 @@ def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[
     model : CoordinateModel IN; stages : (s, 6) IN, rows (kind, disc, beta, beta', alpha,
     weight); q, v : (n,) IN/OUT; lam : (r,) IN/OUT; h : float; n_steps, save_every : int;
     newton_tol : float; max_newton : int; out_q, out_v : (n_steps // save_every, n) OUT;
-    info : (2,) OUT, [status of the failed step, residual evaluations].
+    info : (3,) OUT, [status of the failed step, residual evaluations, steps committed].
 
     Returns
     -------
@@ -735,9 +736,9 @@ def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[
     cdef int status = OK
     cdef int failed = 0
     cdef NewtonRule rule
-    if q.shape[0] != n or v.shape[0] != n or lam.shape[0] != r or info.shape[0] < 2:
+    if q.shape[0] != n or v.shape[0] != n or lam.shape[0] != r or info.shape[0] < INFO_SIZE:
         raise ValueError(f"Expected q, v of shape ({n},), lam of shape ({r},) and info of "
-                         f"shape (2,) for {model!r}.")
+                         f"shape ({INFO_SIZE},) for {model!r}.")
     rule.correction_tol = newton_tol
     rule.residual_tol = RESIDUAL_TOL
     rule.max_iter = max_newton
@@ -789,4 +790,5 @@ def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[
                     out_v[jj, i] = v[i]
     info[0] = status
     info[1] = evaluations
+    info[INFO_COMMITTED] = failed - 1 if failed else n_steps
     return failed

@@ -29,6 +29,14 @@ cdef enum Status:
     CALLBACK_RAISED = 11   # a Python callback raised (the run re-raises its exception)
 
 
+# The slots of a time loop's info array (twin: INFO_* of nhphys/twins/newton.py)
+cdef enum:  # anonymous: plain int constants, usable as memoryview indices
+    INFO_STATUS = 0        # the status of the failed step (OK when none failed)
+    INFO_EVALUATIONS = 1   # residual evaluations of every Newton solve (where counted)
+    INFO_COMMITTED = 2     # steps committed to the IN/OUT state in this call
+    INFO_SIZE = 3
+
+
 cdef struct NewtonRule:
     double correction_tol  # converged when every |dx_i| <= correction_tol (|x_i| + x_floor_i)
     double residual_tol    # ... or, before a correction, every |F_i| <= residual_tol F_scale_i

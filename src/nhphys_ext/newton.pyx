@@ -18,6 +18,12 @@ def status_table():
     }
 
 
+
+def info_slots():
+    """``{name: index}`` of the slots of the kernels' ``info`` arrays, and their size."""
+    return {"INFO_STATUS": INFO_STATUS, "INFO_EVALUATIONS": INFO_EVALUATIONS,
+            "INFO_COMMITTED": INFO_COMMITTED, "INFO_SIZE": INFO_SIZE}
+
 cdef struct Cubic:
     double target[2]
     int evaluations

@@ -33,6 +33,7 @@ from nhphys_ext.newton cimport (
     CONTACT_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED, FLAT, RIM_TO_SIDE, INNER_CONTACT,
     CALLBACK_RAISED,
 )
+from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 
 DEF ROUNDOFF = 8 * 2.220446049250313e-16  # ROUNDOFF of the twin: the step's residual test
 
@@ -1194,13 +1195,15 @@ def rolling_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, For
 
     Returns 0 on success, ``k + 1`` if step ``k`` failed (``info[0]`` says why; the IN/OUT
     state holds the state at the start of that step: a step is committed only when all its
-    sub-steps succeeded).
+    sub-steps succeeded). ``info`` (3,) OUT: [the status, -, steps committed].
     """
     cdef Contact c
     cdef State committed, work
     cdef Py_ssize_t k, j, n_sub = substeps.shape[0]
     cdef int status = 0, st = OK, i
     cdef double h_last = h * substeps[n_sub - 1], hj
+    if info.shape[0] < INFO_SIZE:
+        raise ValueError(f"Expected `info` of shape ({INFO_SIZE},), got ({info.shape[0]},).")
     info[0] = OK
     for i in range(9):
         committed.A[i] = A[i // 3, i % 3]
@@ -1256,6 +1259,7 @@ def rolling_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, For
     chart[0] = committed.chart
     z[0] = committed.z[0]
     z[1] = committed.z[1]
+    info[INFO_COMMITTED] = status - 1 if status else n_steps
     return status
 
 

@@ -13,6 +13,7 @@ cimport cython
 from libc.math cimport sin, cos, atan, fabs
 
 from nhphys_ext.newton cimport newton_solve, NewtonRule, OK
+from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 from nhphys_ext.so3 cimport coeff_c, coeff_dc, coeff_sinc, coeff_a
 
 DEF DMAX = 6
@@ -237,7 +238,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
     p : (m,) IN/OUT; y : (m,) IN/OUT; h : float; n_steps, save_every : int;
     map_code : 0 exp, 1 Cayley; newton_tol : float; max_newton : int;
     out_g : (n_steps // save_every, d) OUT; out_p : (n_steps // save_every, m) OUT;
-    info : (2,) OUT, [status of the failed step, residual evaluations].
+    info : (3,) OUT, [status of the failed step, residual evaluations, steps committed].
 
     Returns
     -------
@@ -258,9 +259,9 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
     cdef int status = OK
     cdef int failed = 0
     cdef NewtonRule rule
-    if d > DMAX or m > DMAX or d < 3 or info.shape[0] < 2:
-        raise ValueError(f"Expected 3 <= d <= {DMAX}, m <= {DMAX} and info of shape (2,), "
-                         f"got d={d}, m={m}.")
+    if d > DMAX or m > DMAX or d < 3 or info.shape[0] < INFO_SIZE:
+        raise ValueError(f"Expected 3 <= d <= {DMAX}, m <= {DMAX} and info of shape "
+                         f"({INFO_SIZE},), got d={d}, m={m}, info ({info.shape[0]},).")
     rule.correction_tol = newton_tol
     rule.residual_tol = RESIDUAL_TOL
     rule.max_iter = max_newton
@@ -292,4 +293,5 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
                     out_p[j, a] = p[a]
     info[0] = status
     info[1] = evaluations
+    info[INFO_COMMITTED] = failed - 1 if failed else n_steps
     return failed

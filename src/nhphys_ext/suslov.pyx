@@ -14,6 +14,7 @@ from nhphys_ext.so3 cimport cross3, norm3, exp3, cay3
 from nhphys_ext.dense cimport matmul3
 from nhphys_ext.rigid cimport momentum_minus, momentum_minus_jacobian, reorthonormalize
 from nhphys_ext.newton cimport newton_solve, NewtonRule, OK, FAR_BRANCH
+from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 
 DEF RESIDUAL_TOL = 8 * 2.220446049250313e-16  # RESIDUAL_TOL of the twin
 
@@ -119,7 +120,8 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
     y : (m,) IN/OUT; h : float; substeps : (k,) fractions of h; n_steps, save_every : int;
     map_code : 0 exp, 1 Cayley;
     newton_tol : float; max_newton : int; out_R : (n_steps // save_every, 3, 3) OUT;
-    out_p : (n_steps // save_every, m) OUT; info : (1,) OUT the status of a failure.
+    out_p : (n_steps // save_every, m) OUT; info : (3,) OUT [the status of a failure, -,
+    steps committed].
 
     Returns
     -------
@@ -147,6 +149,8 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
     rule.correction_tol = newton_tol
     rule.residual_tol = RESIDUAL_TOL
     rule.max_iter = max_newton
+    if info.shape[0] < INFO_SIZE:
+        raise ValueError(f"Expected `info` of shape ({INFO_SIZE},), got ({info.shape[0]},).")
     info[0] = OK
     for i in range(9):
         R0[i] = R[i // 3, i % 3]
@@ -199,4 +203,5 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
     for a in range(m):
         p[a] = p0[a]
         y[a] = y0[a]
+    info[INFO_COMMITTED] = status - 1 if status else n_steps
     return status

@@ -20,6 +20,7 @@ from nhphys import _backend
 from nhphys._validation import as_choice
 from nhphys.integrators.run import Run, check_newton_options
 from nhphys.twins.models import compiled_counterpart
+from nhphys.twins.newton import INFO_EVALUATIONS
 
 DISCRETIZATIONS = ("point", "average")
 KINDS = {"newmark": 0, "dla_midpoint": 1, "dla_trapezoidal": 2}
@@ -66,6 +67,8 @@ class NonholonomicRun(Run):
         Residual evaluations of every Newton solve so far (the cost of the implicit steps).
     """
 
+    state_names = ("q", "v", "lam", "newton_evaluations")
+
     def __init__(self, system, stages, dt, backend, newton_tol, max_newton, initial_conditions):
         self.system = system
         model = system.coordinates
@@ -91,18 +94,20 @@ class NonholonomicRun(Run):
     def _initial_frame(self):
         return self._saved(self.q[None].copy(), self.v[None].copy())
 
-    def _loop(self, n_steps, save_every, n_saved):
-        out_q = np.empty((n_saved, self.q.size))
-        out_v = np.empty((n_saved, self.q.size))
-        info = np.zeros(2, dtype=np.intp)
+    def _allocate(self, n_saved):
+        return np.empty((n_saved, self.q.size)), np.empty((n_saved, self.q.size))
+
+    def _loop(self, n_steps, save_every, saved, info):
+        out_q, out_v = saved
         # a user model's exception (or Ctrl-C) in the twin loop goes up as itself; Run.advance
         # then stops the run
-        code = self.kernel.nonholonomic_run(
-            self.model, self.stages, self.q, self.v, self.lam, self.dt, n_steps, save_every,
-            self.newton_tol, self.max_newton, out_q, out_v, info,
-        )
-        self.newton_evaluations += int(info[1])
-        return code, int(info[0]), (out_q, out_v)
+        try:
+            return self.kernel.nonholonomic_run(
+                self.model, self.stages, self.q, self.v, self.lam, self.dt, n_steps,
+                save_every, self.newton_tol, self.max_newton, out_q, out_v, info,
+            )
+        finally:
+            self.newton_evaluations += int(info[INFO_EVALUATIONS])
 
     def _frames(self, saved, count):
         out_q, out_v = saved

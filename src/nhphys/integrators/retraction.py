@@ -19,22 +19,11 @@ import numpy as np
 
 from nhphys import _backend
 from nhphys._validation import as_rotation, as_vector3
-from nhphys.errors import NewtonError
 from nhphys.integrators.run import Run, check_newton_options
 from nhphys.lie.retraction import get_retraction
 
 FIXED_POINT = "SO(3)"  # the configuration group of a rigid body about a fixed point
 ROLLING = "SO(3) x R^3"  # of a free rigid body (orientation, centre of mass) in rolling contact
-
-
-def stopped_inside(run, exc):
-    """The failure recorded when ``exc`` (a Python callback's exception, or Ctrl-C) escaped the
-    time loop of the Python twin, whose state is then at the start of the step it stopped (the
-    twin commits whole steps only); the run refuses to advance after it."""
-    return NewtonError(
-        run.steps_done, run.steps_done * run.dt,
-        f"{type(exc).__name__} raised inside the time loop, in the steps from {run.steps_done} on",
-    )
 
 
 class FixedPointRun(Run):
@@ -70,6 +59,8 @@ class FixedPointRun(Run):
         What steps.
     """
 
+    state_names = ("R", "p", "y")
+
     def __init__(self, system, basis, R0, omega0, dt, map_code, backend, newton_tol,
                  max_newton, substeps=(1.0,)):
         self.system = system
@@ -93,20 +84,16 @@ class FixedPointRun(Run):
     def _initial_frame(self):
         return self._saved(self.R[None].copy(), self.p[None].copy())
 
-    def _loop(self, n_steps, save_every, n_saved):
-        out_R = np.empty((n_saved, 3, 3))
-        out_p = np.empty((n_saved, self.basis.shape[1]))
-        info = np.zeros(1, dtype=np.intp)
-        try:
-            code = self.kernel.retraction_run(
-                self.inertia, self.basis, self.R, self.p, self.y, self.dt, self.substeps,
-                n_steps, save_every, self.map_code, self.newton_tol, self.max_newton, out_R,
-                out_p, info,
-            )
-        except BaseException as exc:  # Ctrl-C inside the Python twin
-            self.failure = stopped_inside(self, exc)
-            raise
-        return code, int(info[0]), (out_R, out_p)
+    def _allocate(self, n_saved):
+        return np.empty((n_saved, 3, 3)), np.empty((n_saved, self.basis.shape[1]))
+
+    def _loop(self, n_steps, save_every, saved, info):
+        out_R, out_p = saved
+        return self.kernel.retraction_run(
+            self.inertia, self.basis, self.R, self.p, self.y, self.dt, self.substeps,
+            n_steps, save_every, self.map_code, self.newton_tol, self.max_newton, out_R,
+            out_p, info,
+        )
 
     def _frames(self, saved, count):
         out_R, out_p = saved

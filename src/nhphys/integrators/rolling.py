@@ -10,7 +10,6 @@ import numpy as np
 
 from nhphys import _backend
 from nhphys.forces import build_force_set, uses_callables
-from nhphys.integrators.retraction import stopped_inside
 from nhphys.integrators.run import Run
 from nhphys.lie.retraction import get_retraction
 from nhphys.systems.rolling import event_message
@@ -56,9 +55,16 @@ class RollingRun(Run):
     chart : ndarray, shape (1,), intp
     z : ndarray, shape (2,)
         The ground chart coordinates of the contact.
+    n : ndarray, shape (3,)
+        The ground's normal at the contact.
+    clock : ndarray, shape (2,)
+        The time and the work of the applied forces.
     backend : {"cython", "python"}
         What steps.
     """
+
+    state_names = ("A", "a", "Pi", "p", "s", "n", "F", "xi", "chart", "z", "clock",
+                   "warned_lift_off")
 
     def __init__(self, system, state, dt, map_code, backend, newton_tol, max_newton,
                  substeps=(1.0,)):
@@ -103,22 +109,18 @@ class RollingRun(Run):
     def _initial_frame(self):
         return self.system.observables(spec.unpack_frames(self._first[None]))
 
-    def _loop(self, n_steps, save_every, n_saved):
-        out = np.empty((n_saved, spec.FRAME_SIZE))
-        info = np.zeros(1, dtype=np.intp)
+    def _allocate(self, n_saved):
+        return np.empty((n_saved, spec.FRAME_SIZE))
+
+    def _loop(self, n_steps, save_every, out, info):
         system = self.system
-        try:
-            code = self.kernel.rolling_run(
-                self.shape, self.ground, self.motion, self.forces, system.mass, self.inertia,
-                self.inertia_inv, system.gravity, self.up, self.dt, self.substeps, n_steps,
-                save_every, self.map_code, self.newton_tol, self.max_newton, self.A, self.a,
-                self.Pi, self.p, self.s, self.n, self.F, self.xi, self.chart, self.z, self.clock,
-                out, info,
-            )
-        except BaseException as exc:  # a Python callback (or Ctrl-C) inside the Python twin
-            self.failure = stopped_inside(self, exc)
-            raise
-        return code, int(info[0]), out
+        return self.kernel.rolling_run(
+            self.shape, self.ground, self.motion, self.forces, system.mass, self.inertia,
+            self.inertia_inv, system.gravity, self.up, self.dt, self.substeps, n_steps,
+            save_every, self.map_code, self.newton_tol, self.max_newton, self.A, self.a,
+            self.Pi, self.p, self.s, self.n, self.F, self.xi, self.chart, self.z, self.clock,
+            out, info,
+        )
 
     def _frames(self, saved, count):
         return self.system.observables(spec.unpack_frames(saved[:count]))

@@ -7,6 +7,7 @@ import numpy as np
 
 from nhphys import _backend
 from nhphys.integrators.run import Run, check_newton_options
+from nhphys.twins.newton import INFO_EVALUATIONS
 
 
 class SE2RetractionRun(Run):
@@ -41,6 +42,8 @@ class SE2RetractionRun(Run):
         Residual evaluations of every Newton solve so far.
     """
 
+    state_names = ("g", "p", "y", "newton_evaluations")
+
     def __init__(self, system, model, q0, v0, dt, integrator, backend):
         from nhphys.lie.retraction import get_retraction
 
@@ -71,16 +74,18 @@ class SE2RetractionRun(Run):
     def _initial_frame(self):
         return self._saved(self.g[None].copy(), self.p[None].copy())
 
-    def _loop(self, n_steps, save_every, n_saved):
-        out_g = np.empty((n_saved, self.g.size))
-        out_p = np.empty((n_saved, self.basis.shape[1]))
-        info = np.zeros(2, dtype=np.intp)
-        code = self.kernel.retraction_run(
-            self.inertia, self.basis, self.g, self.p, self.y, self.dt, n_steps, save_every,
-            self.map_code, self.newton_tol, self.max_newton, out_g, out_p, info,
-        )
-        self.newton_evaluations += int(info[1])
-        return code, int(info[0]), (out_g, out_p)
+    def _allocate(self, n_saved):
+        return np.empty((n_saved, self.g.size)), np.empty((n_saved, self.basis.shape[1]))
+
+    def _loop(self, n_steps, save_every, saved, info):
+        out_g, out_p = saved
+        try:
+            return self.kernel.retraction_run(
+                self.inertia, self.basis, self.g, self.p, self.y, self.dt, n_steps,
+                save_every, self.map_code, self.newton_tol, self.max_newton, out_g, out_p, info,
+            )
+        finally:
+            self.newton_evaluations += int(info[INFO_EVALUATIONS])
 
     def _frames(self, saved, count):
         out_g, out_p = saved

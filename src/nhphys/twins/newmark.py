@@ -199,6 +199,7 @@ when all its sub-steps succeeded.
 import numpy as np
 
 from nhphys.twins.newton import (
+    INFO_COMMITTED,
     NOT_FINITE,
     OK,
     SINGULAR_JACOBIAN,
@@ -524,8 +525,9 @@ def nonholonomic_run(model, stages, q, v, lam, h, n_steps, save_every, newton_to
     newton_tol : float                              # the rule's correction_tol
     max_newton : int                                # the rule's max_iter
     out_q, out_v : ndarray, shape (n_steps // save_every, n)   # OUT
-    info : ndarray of intp, shape (2,)              # OUT: [status of the failed step,
-                                                    #       residual evaluations]
+    info : ndarray of intp, shape (3,)              # OUT: [status of the failed step,
+                                                    #       residual evaluations,
+                                                    #       steps committed]
 
     Returns
     -------
@@ -537,6 +539,7 @@ def nonholonomic_run(model, stages, q, v, lam, h, n_steps, save_every, newton_to
     rule = NewtonRule(newton_tol, RESIDUAL_TOL, max_newton)
     info[0] = OK
     info[1] = 0
+    info[INFO_COMMITTED] = 0
     for k in range(n_steps):
         qn, vn, ln = q.copy(), v.copy(), lam.copy()
         status = OK
@@ -558,4 +561,5 @@ def nonholonomic_run(model, stages, q, v, lam, h, n_steps, save_every, newton_to
             j = (k + 1) // save_every - 1
             out_q[j] = q
             out_v[j] = v
+        info[INFO_COMMITTED] = k + 1  # last: the step and its frame are complete
     return 0

@@ -70,6 +70,17 @@ RIM_TO_SIDE = CODES["RIM_TO_SIDE"]
 INNER_CONTACT = CODES["INNER_CONTACT"]
 CALLBACK_RAISED = CODES["CALLBACK_RAISED"]
 
+# The slots of a time loop's ``info`` array (intp, INFO_SIZE long), the same in every kernel
+# (the InfoSlot enum of newton.pxd) and every twin:
+INFO_STATUS = 0  # the status of the failed step (OK when none failed)
+INFO_EVALUATIONS = 1  # residual evaluations of every Newton solve (the loops that count them)
+# steps committed to the IN/OUT state in this call, written after a step's commit and its saved
+# frame: ``out[:info[INFO_COMMITTED] // save_every]`` are complete frames even when the loop
+# was stopped in the middle of a step (Ctrl-C in a twin), and the state arrays hold exactly
+# that many steps unless the stop fell inside the commit itself
+INFO_COMMITTED = 2
+INFO_SIZE = 3
+
 
 def message(code):
     """The failure message of a status ``code``."""

@@ -195,6 +195,7 @@ from nhphys.twins.newton import (  # the shared status table (statuses of shapes
     CONTACT_FAILED,
     FAR_BRANCH,
     FLAT,
+    INFO_COMMITTED,
     INNER_CONTACT,
     NOT_CONVERGED,
     NOT_FINITE,
@@ -840,7 +841,8 @@ def rolling_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravi
     chart (1,) intp, z (2,) : ndarray        # IN/OUT ground chart of the contact
     clock (2,) : ndarray                     # IN/OUT the time and the work of the forces
     out : ndarray (n_steps // save_every, FRAME_SIZE)      # OUT
-    info : ndarray (1,) intp                 # OUT the status of a failure (0 on success)
+    info : ndarray (3,) intp                 # OUT [status of a failure (0 on success), -,
+                                             #      steps committed] (INFO_* of newton)
 
     Returns
     -------
@@ -855,6 +857,7 @@ def rolling_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravi
                  "n": n.copy(), "F": F.copy(), "xi": xi.copy(), "chart": int(chart[0]),
                  "z": z.copy(), "t": float(clock[0]), "work": float(clock[1])}
     info[0] = OK
+    info[INFO_COMMITTED] = 0
     h_last = h * substeps[-1]  # the warm start xi belongs to the last sub-step taken
     for k in range(n_steps):
         state = committed
@@ -874,6 +877,7 @@ def rolling_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravi
         chart[0] = state["chart"]
         if (k + 1) % save_every == 0:
             out[(k + 1) // save_every - 1] = frame(state, c)
+        info[INFO_COMMITTED] = k + 1  # last: the step and its frame are complete
     return 0
 
 

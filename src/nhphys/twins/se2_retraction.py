@@ -82,7 +82,7 @@ import numpy as np
 
 from nhphys.lie import se2
 from nhphys.twins import se2 as se2_twin
-from nhphys.twins.newton import OK, NewtonRule, newton_solve
+from nhphys.twins.newton import INFO_COMMITTED, OK, NewtonRule, newton_solve
 
 EXP, CAYLEY = 0, 1
 RESIDUAL_TOL = 4.0 * np.finfo(float).eps  # residuals at round-off end a solve (see above)
@@ -200,8 +200,9 @@ def retraction_run(inertia, basis, g, p, y, h, n_steps, save_every, map_code, ne
     max_newton : int                                # the rule's max_iter
     out_g : ndarray, shape (n_steps // save_every, d)   # OUT
     out_p : ndarray, shape (n_steps // save_every, m)   # OUT
-    info : ndarray of intp, shape (2,)              # OUT: [status of the failed step,
-                                                    #       residual evaluations]
+    info : ndarray of intp, shape (3,)              # OUT: [status of the failed step,
+                                                    #       residual evaluations,
+                                                    #       steps committed]
 
     Returns
     -------
@@ -213,6 +214,7 @@ def retraction_run(inertia, basis, g, p, y, h, n_steps, save_every, map_code, ne
     rule = NewtonRule(newton_tol, RESIDUAL_TOL, max_newton)
     info[0] = OK
     info[1] = 0
+    info[INFO_COMMITTED] = 0
     retract = se2_twin.exp if map_code == EXP else se2_twin.cay  # the twins: (n, 3) -> (n, 3)
     for k in range(n_steps):
         status, xi, p_new, y_new = retraction_step(inertia, basis, p, y, h, map_code, rule,
@@ -232,4 +234,5 @@ def retraction_run(inertia, basis, g, p, y, h, n_steps, save_every, map_code, ne
             j = (k + 1) // save_every - 1
             out_g[j] = g
             out_p[j] = p
+        info[INFO_COMMITTED] = k + 1  # last: the step and its frame are complete
     return 0

@@ -97,7 +97,7 @@ Why not the formulas printed in the seed paper: see ``docs/suslov.md``.
 import numpy as np
 
 from nhphys.twins import so3
-from nhphys.twins.newton import FAR_BRANCH, OK, NewtonRule, newton_solve
+from nhphys.twins.newton import FAR_BRANCH, INFO_COMMITTED, OK, NewtonRule, newton_solve
 
 EXP, CAYLEY = 0, 1  # the retraction tau (nhphys.lie.retraction: ExponentialRetraction.code, ...)
 RESIDUAL_TOL = 8 * np.finfo(float).eps  # residuals this small (relative to their terms) are solved
@@ -226,7 +226,8 @@ def retraction_run(inertia, basis, R, p, y, h, substeps, n_steps, save_every, ma
     max_newton : int
     out_R : ndarray, shape (n_steps // save_every, 3, 3)   # OUT
     out_p : ndarray, shape (n_steps // save_every, m)      # OUT
-    info : ndarray, shape (1,), intp                # OUT the status of a failure (0 on success)
+    info : ndarray, shape (3,), intp                # OUT [status of a failure (0 on success), -,
+                                                    #      steps committed] (see INFO_* of newton)
 
     Returns
     -------
@@ -238,6 +239,7 @@ def retraction_run(inertia, basis, R, p, y, h, substeps, n_steps, save_every, ma
     """
     retract = so3.exp if map_code == EXP else so3.cay
     info[0] = OK
+    info[INFO_COMMITTED] = 0
     h_last = h * substeps[-1]  # the warm start y belongs to the last sub-step taken
     for k in range(n_steps):
         R_k, p_k, y_k = R.copy(), p.copy(), y.copy()
@@ -256,4 +258,5 @@ def retraction_run(inertia, basis, R, p, y, h, substeps, n_steps, save_every, ma
             j = (k + 1) // save_every - 1
             out_R[j] = R
             out_p[j] = p
+        info[INFO_COMMITTED] = k + 1  # last: the step and its frame are complete
     return 0

@@ -150,7 +150,12 @@ class Schedule:
         return out if self.values.ndim == 2 else out[0]
 
     def __repr__(self):
-        return f"Schedule({self.times.size} times, dim={self.dim}, kind={self.kind!r})"
+        # the digest tells schedules apart where runs are compared by their settings (resume)
+        import hashlib
+
+        digest = hashlib.sha256(self.times.tobytes() + self.values.tobytes()).hexdigest()[:12]
+        return (f"Schedule({self.times.size} times, dim={self.dim}, kind={self.kind!r}, "
+                f"data={digest})")
 
 
 def _value(value, dim, owner):

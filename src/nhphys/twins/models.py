@@ -631,10 +631,10 @@ class BodyForces:
         if self.body.rolling:
             nb = A.T @ self.normal
             D += (self.body.rolling * self.normal_force) * (np.eye(3) - np.outer(nb, nb))
-        C = drag * (Jv.T @ Jv) + JW.T @ D @ JW
+        C = drag * (Jv.T @ Jv) + JW.T @ (D @ JW)
         Dm = np.zeros((3, 3))
         self.motors.damping(A, self.normal, Dm)
-        C = C + Jm.T @ Dm @ Jm
+        C = C + Jm.T @ (Dm @ Jm)
         return Qc, Qa, C
 
     # -- the kernel's Python entry points (for the parity tests) ------------------------------

@@ -215,7 +215,7 @@ def group_terms(forces, t, g, xi_call):
     T``); a Python callable sees the body velocity ``xi_call``."""
     q, T = forces.model.group_coordinates(g)
     Qc, Qa, C = forces.terms(t, q, T @ xi_call)
-    return T.T @ (Qc + Qa), T.T @ Qa, T.T @ C @ T
+    return T.T @ (Qc + Qa), T.T @ Qa, T.T @ (C @ T)
 
 
 def node_velocity(reduced, basis, p):
@@ -243,7 +243,7 @@ def forced_step(inertia, basis, reduced, forces, g, p, y, h, t, map_code, rule, 
     F0, Fa, Cg = group_terms(forces, t + h, g1, xi0)
     rhs = p_plus + 0.5 * h * (basis.T @ F0)
     if np.any(Cg):
-        z1 = solve_small(reduced + 0.5 * h * (basis.T @ Cg @ basis), rhs)
+        z1 = solve_small(reduced + 0.5 * h * (basis.T @ (Cg @ basis)), rhs)
         if z1 is None:
             return SINGULAR_JACOBIAN, xi, p, y, 0.0, 0.0
         p_new = reduced @ z1

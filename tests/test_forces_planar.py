@@ -87,7 +87,8 @@ def test_viscous_drag_decays_the_sleigh_exponentially(backend, method):
 @pytest.mark.parametrize("element", ["drag", "rolling"])
 def test_drag_and_rolling_resistance_decay_a_rolling_disk_exponentially(backend, element):
     # (I_a + m R^2) phi'' = -k phi' with k = c R^2 (drag) or mu m g (rolling resistance)
-    m, R, coefficient = 2.0, 0.3, 0.05
+    m, R = 2.0, 0.3
+    coefficient = 2.0 if element == "drag" else 0.005  # rates 0.67 and 0.36 per second
     force = fe.LinearDrag(coefficient) if element == "drag" else fe.RollingResistance(coefficient)
     disk = thin_disk([force], m, R)
     k = coefficient * R * R if element == "drag" else coefficient * m * G
@@ -99,6 +100,7 @@ def test_drag_and_rolling_resistance_decay_a_rolling_disk_exponentially(backend,
         errors.append(np.abs(traj.spin / (3.0 * np.exp(-rate * traj.t)) - 1).max())
         assert np.abs(traj.turning_rate).max() <= 1e-13
         assert traj.constraint_residual.max() <= 1e-12
+    assert errors[1] < 1e-6
     assert errors[0] / errors[1] == pytest.approx(4.0, rel=0.05)
 
 
@@ -112,11 +114,12 @@ def test_motor_drives_a_vertical_disk_up_an_incline_at_the_closed_form_rate(back
                            save_every=100)
     acc = (T / R - m * G * np.sin(beta)) / (m + (m * R * R / 2) / R**2)
     assert acc > 0
-    assert np.abs(traj.pose[:, 0] - 0.5 * acc * traj.t**2).max() <= 1e-12
-    assert np.abs(traj.spin - acc * traj.t / R).max() <= 1e-12
+    # exact but for round-off, accumulated over 1000 steps (relative to each quantity's size)
+    assert np.abs(traj.pose[:, 0] - 0.5 * acc * traj.t**2).max() <= 1e-12 * 0.5 * acc
+    assert np.abs(traj.spin - acc * traj.t / R).max() <= 1e-12 * acc / R
     assert np.abs(traj.pose[:, 1:]).max() <= 1e-13
     # the motor's work is T phi; the field is a potential, part of the energy
-    assert np.abs(traj.work - T * traj.phi).max() <= 1e-12
+    assert np.abs(traj.work - T * traj.phi).max() <= 1e-12 * np.abs(traj.work).max()
     assert np.ptp(traj.energy - traj.work) <= 1e-12 * np.abs(traj.work).max()
     assert traj.constraint_residual.max() <= 1e-12
 
@@ -157,17 +160,25 @@ DISK_IC = {"turning_rate": 0.7, "spin": 2.0}
 @pytest.mark.kernels_only("10^6 steps take about 15 minutes on the twins (1 ms a step)")
 @pytest.mark.parametrize("method", ["newmark", "retraction"])
 def test_spring_energy_bounded_without_drift_over_a_million_steps(backend, method):
-    for system, ic, trend in ((spring_disk(), DISK_IC, 0.1), (spring_sleigh(), SLEIGH_IC, 0.25)):
+    for name, system, ic in (("disk", spring_disk(), DISK_IC),
+                             ("sleigh", spring_sleigh(), SLEIGH_IC)):
         traj = nhphys.simulate(system, 1000.0, 1e-3, integrator=INTEGRATORS[method],
                                backend=backend, save_every=1000, **ic)
         error = traj.energy - traj.energy[0]
         assert np.abs(traj.work).max() == 0.0  # potentials only: no work is accumulated
         assert np.abs(error).max() <= 1e-5 * traj.energy[0]
-        # no drift: the error's linear trend over the run is below its oscillation (the
-        # sleigh's motion is irregular, so its error wanders more than the disk's)
-        slope = np.polyfit(traj.t, error, 1)[0]
-        assert abs(slope) * traj.t[-1] <= trend * np.ptp(error)
+        # no drift: over the last tenth of the run the error is no larger, and its mean no
+        # farther off, than over the first tenth (the sleigh's motion is irregular, so its
+        # error wanders; measured: 1.3e-7 against 1.1e-7 with Newmark, 1.3e-7 against 1.0e-7
+        # with the retraction; the disk's stays at 2.1e-7)
+        tenth = len(error) // 10
+        first, last = error[:tenth], error[-tenth:]
+        assert np.abs(last).max() <= 1.5 * np.abs(first).max(), name
+        assert abs(last.mean() - first.mean()) <= np.abs(first).max(), name
         assert traj.constraint_residual.max() <= 1e-12
+        if name == "disk":  # a regular motion: the error's trend is below its oscillation
+            slope = np.polyfit(traj.t, error, 1)[0]
+            assert abs(slope) * traj.t[-1] <= 0.1 * np.ptp(error)
 
 
 def schedule_force():
@@ -384,8 +395,9 @@ def test_callable_force_runs_on_the_twin_and_matches_the_builtin():
         b = nhphys.simulate(called, 0.2, 1e-2, **kw)
         assert b.meta["backend"].startswith("python") and "callable" in b.meta["backend"]
         np.testing.assert_allclose(b.pose, a.pose, rtol=0, atol=1e-15)
-        with pytest.raises(ValueError, match="callable"):
-            nhphys.simulate(called, 0.2, 1e-2, backend="cython", **kw)
+        # asked for the kernels, it still steps on the twin, and says so
+        c = nhphys.simulate(called, 0.2, 1e-2, backend="cython", **kw)
+        assert c.meta["backend"] == b.meta["backend"]
 
 
 def test_callable_returning_nan_is_an_error_naming_the_element():

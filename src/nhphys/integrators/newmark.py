@@ -120,16 +120,12 @@ class NonholonomicRun(Run):
 
 def _callables_step_on_twin(run, system, backend):
     """The backend of a run whose system may carry Python-callable force elements: those step
-    on the twin (``run.backend_note`` says so); ``backend="cython"`` is then an error."""
+    on the twin whatever was asked (as a rolling body's do), and ``run.backend_note`` says so
+    in ``meta["backend"]``."""
     from nhphys.forces import uses_callables
 
     if not uses_callables(getattr(system, "forces", ())):
         return backend
-    if backend == "cython":
-        raise ValueError(
-            "backend='cython' cannot step a Python callable force element; use "
-            "backend='python' or 'auto' (which steps such a run on the Python twin)."
-        )
     run.backend_note = "a force element is a Python callable"
     return "python"
 

@@ -77,9 +77,14 @@ cdef class BodyForces:
     cdef double normal[3]           # E e_z
     cdef readonly double normal_force
     cdef readonly bint empty
+    cdef bint has_potential, has_applied, has_damping  # which parts of `body` can be nonzero
+    cdef bint motor_gain            # a motor controls its speed (it damps)
 
     cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,
                    double* Jm) noexcept nogil
     cdef void terms(self, double t, const double* q, double* Qc, double* Qa,
                     double* C) noexcept nogil
+    cdef void body_damping(self, const double* A, const double* Jv, const double* JW,
+                           double* C) noexcept nogil
+    cdef void motor_damping(self, const double* A, const double* Jm, double* C) noexcept nogil
     cdef double potential(self, const double* q) noexcept nogil

@@ -447,6 +447,16 @@ cdef class BodyForces:
             self.normal[i] = E[i, 2]
         self.normal_force = normal_force
         self.empty = body.empty and motors.empty
+        # the parts of the body's set that can be nonzero (the others are skipped: zeros)
+        self.has_potential = (body.springs.shape[0] > 0 or body.field[0] != 0.0
+                              or body.field[1] != 0.0 or body.field[2] != 0.0)
+        self.has_applied = body.force_rows.shape[0] > 0 or body.torque_rows.shape[0] > 0
+        self.has_damping = (body.drag != 0.0 or body.spin_all != 0.0 or body.spin_normal != 0.0
+                            or body.rolling != 0.0)
+        self.motor_gain = False
+        for i in range(motors.motor_values.shape[0]):
+            if motors.motor_values[i, 3] != 0.0:
+                self.motor_gain = True
 
     cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,
                    double* Jm) noexcept nogil:
@@ -478,23 +488,21 @@ cdef class BodyForces:
         cdef double Jm[3 * NMAX]
         cdef double f[3]
         cdef double tau[3]
-        cdef double D[9]
-        cdef double DJ[3 * NMAX]
-        cdef double nb[3]
-        cdef double drag, roll
-        cdef int i, j, k
+        cdef int i, j
         self.pose(q, A, a, Jv, JW, Jm)
         for i in range(3):
             f[i] = 0.0
             tau[i] = 0.0
-        self.body.potential_wrench(A, a, f, tau)
+        if self.has_potential:
+            self.body.potential_wrench(A, a, f, tau)
         for j in range(n):
             Qc[j] = (Jv[j] * f[0] + Jv[n + j] * f[1] + Jv[2 * n + j] * f[2]
                      + (JW[j] * tau[0] + JW[n + j] * tau[1] + JW[2 * n + j] * tau[2]))
         for i in range(3):
             f[i] = 0.0
             tau[i] = 0.0
-        self.body.applied_wrench(t, A, a, f, tau)
+        if self.has_applied:
+            self.body.applied_wrench(t, A, a, f, tau)
         for j in range(n):
             Qa[j] = (Jv[j] * f[0] + Jv[n + j] * f[1] + Jv[2 * n + j] * f[2]
                      + (JW[j] * tau[0] + JW[n + j] * tau[1] + JW[2 * n + j] * tau[2]))
@@ -505,7 +513,24 @@ cdef class BodyForces:
             self.motors.applied_wrench(t, A, a, f, tau)
             for j in range(n):
                 Qa[j] = Qa[j] + (Jm[j] * tau[0] + Jm[n + j] * tau[1] + Jm[2 * n + j] * tau[2])
-        # C = drag J_v^T J_v + J_W^T D J_W (+ J_m^T D_m J_m)
+        # C = drag J_v^T J_v + J_W^T D J_W (+ J_m^T D_m J_m); the parts that are zero are
+        # skipped (the twin adds their zeros: the same numbers)
+        for i in range(n * n):
+            C[i] = 0.0
+        if self.has_damping:
+            self.body_damping(A, Jv, JW, C)
+        if self.motor_gain:
+            self.motor_damping(A, Jm, C)
+
+    cdef void body_damping(self, const double* A, const double* Jv, const double* JW,
+                           double* C) noexcept nogil:
+        # C = drag J_v^T J_v + J_W^T D J_W (C zero on entry)
+        cdef int n = self.model.n
+        cdef double D[9]
+        cdef double DJ[3 * NMAX]
+        cdef double nb[3]
+        cdef double drag, roll
+        cdef int i, j
         for i in range(9):
             D[i] = 0.0
         drag = self.body.damping(A, self.normal, D)
@@ -524,18 +549,24 @@ cdef class BodyForces:
                 C[n * i + j] = (drag * (Jv[i] * Jv[j] + Jv[n + i] * Jv[n + j]
                                         + Jv[2 * n + i] * Jv[2 * n + j])
                                 + (JW[i] * DJ[j] + JW[n + i] * DJ[n + j] + JW[2 * n + i] * DJ[2 * n + j]))
-        if not self.motors.empty:
-            for i in range(9):
-                D[i] = 0.0
-            self.motors.damping(A, self.normal, D)
-            for i in range(3):
-                for j in range(n):
-                    DJ[n * i + j] = (D[3 * i] * Jm[j] + D[3 * i + 1] * Jm[n + j]
-                                     + D[3 * i + 2] * Jm[2 * n + j])
-            for i in range(n):
-                for j in range(n):
-                    C[n * i + j] = C[n * i + j] + (Jm[i] * DJ[j] + Jm[n + i] * DJ[n + j]
-                                                   + Jm[2 * n + i] * DJ[2 * n + j])
+
+    cdef void motor_damping(self, const double* A, const double* Jm, double* C) noexcept nogil:
+        # C += J_m^T D_m J_m (the motors' speed control)
+        cdef int n = self.model.n
+        cdef double D[9]
+        cdef double DJ[3 * NMAX]
+        cdef int i, j
+        for i in range(9):
+            D[i] = 0.0
+        self.motors.damping(A, self.normal, D)
+        for i in range(3):
+            for j in range(n):
+                DJ[n * i + j] = (D[3 * i] * Jm[j] + D[3 * i + 1] * Jm[n + j]
+                                 + D[3 * i + 2] * Jm[2 * n + j])
+        for i in range(n):
+            for j in range(n):
+                C[n * i + j] = C[n * i + j] + (Jm[i] * DJ[j] + Jm[n + i] * DJ[n + j]
+                                               + Jm[2 * n + i] * DJ[2 * n + j])
 
     cdef double potential(self, const double* q) noexcept nogil:
         cdef double A[9]

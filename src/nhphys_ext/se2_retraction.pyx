@@ -292,12 +292,23 @@ cdef inline bint node_velocity(const double* reduced, const double* B, int d, in
     return True
 
 
+cdef struct GroupTerms:
+    # group_terms and the node velocity at one (t, g, p): the end's of a step are the next
+    # step's start's
+    bint ok
+    double F0[DMAX]
+    double Fa[DMAX]
+    double Cg[DMAX * DMAX]
+    double xi[DMAX]
+
+
 cdef int forced_step(BodyForces forces, const double* I, const double* B, const double* reduced,
                      int d, int m, const double* g, const double* p, double* y, double h,
                      double t, int map_code, NewtonRule rule, double* xi, double* p_new,
-                     double* powers, Py_ssize_t* evaluations) noexcept nogil:
+                     double* powers, Py_ssize_t* evaluations, GroupTerms* kept) noexcept nogil:
     # one step with the forces (the twin's forced_step); y IN guess / OUT solution,
-    # powers = (power at the start, at the end)
+    # powers = (power at the start, at the end); kept IN the start's group terms when kept.ok
+    # (the last step's end: the same numbers the twin evaluates afresh) / OUT the end's
     cdef double z[DMAX]
     cdef double xi0[DMAX]
     cdef double xi1[DMAX]
@@ -313,9 +324,18 @@ cdef int forced_step(BodyForces forces, const double* I, const double* B, const 
     cdef double s
     cdef bint damped = False
     cdef int i, j, a, b, st
-    if not node_velocity(reduced, B, d, m, p, z, xi0):
-        return SINGULAR_JACOBIAN
-    group_terms(forces, t, g, d, F0, Fa, Cg)
+    if kept.ok:
+        for i in range(d):
+            F0[i] = kept.F0[i]
+            Fa[i] = kept.Fa[i]
+            xi0[i] = kept.xi[i]
+        for i in range(d * d):
+            Cg[i] = kept.Cg[i]
+    else:
+        if not node_velocity(reduced, B, d, m, p, z, xi0):
+            return SINGULAR_JACOBIAN
+        group_terms(forces, t, g, d, F0, Fa, Cg)
+    kept.ok = False
     powers[0] = 0.0
     for i in range(d):
         Cxi[i] = 0.0
@@ -363,11 +383,8 @@ cdef int forced_step(BodyForces forces, const double* I, const double* B, const 
             p_new[a] = 0.0
             for b in range(m):
                 p_new[a] += reduced[m * a + b] * z[b]
-        for i in range(d):
-            xi1[i] = 0.0
-            for a in range(m):
-                xi1[i] += B[m * i + a] * z[a]
-    elif not node_velocity(reduced, B, d, m, p_new, z, xi1):
+    # the node velocity of p_new (what the next step starts from: the same numbers)
+    if not node_velocity(reduced, B, d, m, p_new, z, xi1):
         return SINGULAR_JACOBIAN
     powers[1] = 0.0
     for i in range(d):
@@ -378,6 +395,13 @@ cdef int forced_step(BodyForces forces, const double* I, const double* B, const 
     for a in range(m):
         if not isfinite(p_new[a]):
             return NOT_FINITE
+    for i in range(d):
+        kept.F0[i] = F0[i]
+        kept.Fa[i] = Fa[i]
+        kept.xi[i] = xi1[i]
+    for i in range(d * d):
+        kept.Cg[i] = Cg[i]
+    kept.ok = True
     return OK
 
 
@@ -423,6 +447,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
     cdef bint keep_work = out_work is not None
     cdef double reduced[DMAX * DMAX]
     cdef double powers[2]
+    cdef GroupTerms kept
     cdef double t = 0.0, work = 0.0
     cdef int b
     if d > DMAX or m > DMAX or d < 3 or info.shape[0] < 2:
@@ -433,6 +458,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
     if clock is not None:
         t = clock[0]
         work = clock[1]
+    kept.ok = False
     for a in range(m):  # B^T I B, as the twin (numpy) forms it: (B^T I) B
         for b in range(m):
             reduced[m * a + b] = 0.0
@@ -451,7 +477,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
             if pushed:
                 status = forced_step(forces, &inertia[0, 0], &basis[0, 0], reduced, d, m, &g[0],
                                      &p[0], y_try, h, t, map_code, rule, xi, p_new, powers,
-                                     &evaluations)
+                                     &evaluations, &kept)
             else:
                 status = retraction_step(&inertia[0, 0], &basis[0, 0], d, m, &p[0], y_try, h,
                                          map_code, rule, xi, p_new, &evaluations)

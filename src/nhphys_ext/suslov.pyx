@@ -153,11 +153,23 @@ cdef inline bint node_omega(const double* reduced, const double* B, int m, const
     return True
 
 
+cdef struct Torques:
+    # torques and the node velocity at one (t, R, p): the end's of a step are the next step's
+    # start's
+    bint ok
+    double tau_0[3]
+    double tau_a[3]
+    double D[9]
+    double omega[3]
+
+
 cdef int forced_step(ForceSet forces, const double* pivot, const double* I, const double* B,
                      const double* reduced, int m, const double* R, const double* p, double* y,
                      double h, double t, int map_code, NewtonRule rule, double* R1,
-                     double* p_new, double* powers) noexcept nogil:
-    # one step with the torques of forces (the twin's forced_step); y IN guess / OUT solution
+                     double* p_new, double* powers, Torques* kept) noexcept nogil:
+    # one step with the torques of forces (the twin's forced_step); y IN guess / OUT solution;
+    # kept IN the start's torques when kept.ok (the last step's end: the same numbers the twin
+    # evaluates afresh) / OUT the end's
     cdef double z[3]
     cdef double w0[3]
     cdef double w1[3]
@@ -174,9 +186,18 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
     cdef double s
     cdef bint damped = False
     cdef int i, j, a, b, st
-    if not node_omega(reduced, B, m, p, z, w0):
-        return SINGULAR_JACOBIAN
-    torques(forces, pivot, t, R, tau_0, tau_a, D)
+    if kept.ok:
+        for i in range(3):
+            tau_0[i] = kept.tau_0[i]
+            tau_a[i] = kept.tau_a[i]
+            w0[i] = kept.omega[i]
+        for i in range(9):
+            D[i] = kept.D[i]
+    else:
+        if not node_omega(reduced, B, m, p, z, w0):
+            return SINGULAR_JACOBIAN
+        torques(forces, pivot, t, R, tau_0, tau_a, D)
+    kept.ok = False
     powers[0] = 0.0
     for i in range(3):
         Dw[i] = D[3 * i] * w0[0] + D[3 * i + 1] * w0[1] + D[3 * i + 2] * w0[2]
@@ -216,11 +237,8 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
             p_new[a] = 0.0
             for b in range(m):
                 p_new[a] += reduced[m * a + b] * z[b]
-        for i in range(3):
-            w1[i] = 0.0
-            for a in range(m):
-                w1[i] += B[m * i + a] * z[a]
-    elif not node_omega(reduced, B, m, p_new, z, w1):
+    # the node velocity of p_new (what the next step starts from: the same numbers)
+    if not node_omega(reduced, B, m, p_new, z, w1):
         return SINGULAR_JACOBIAN
     powers[1] = 0.0
     for i in range(3):
@@ -229,6 +247,13 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
     for a in range(m):
         if not isfinite(p_new[a]):
             return NOT_FINITE
+    for i in range(3):
+        kept.tau_0[i] = tau_0[i]
+        kept.tau_a[i] = tau_a[i]
+        kept.omega[i] = w1[i]
+    for i in range(9):
+        kept.D[i] = D[i]
+    kept.ok = True
     return OK
 
 
@@ -282,6 +307,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
     cdef double piv[3]
     cdef double reduced[9]
     cdef double powers[2]
+    cdef Torques kept
     cdef double t = 0.0, work = 0.0, tk, wk
     cdef int b
     piv[0] = piv[1] = piv[2] = 0.0
@@ -291,6 +317,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
     if clock is not None:
         t = clock[0]
         work = clock[1]
+    kept.ok = False
     for a in range(m):  # B^T I B, as the twin (numpy) forms it: (B^T I) B
         for b in range(m):
             reduced[m * a + b] = 0.0
@@ -322,7 +349,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
                 h_last = hj
                 if pushed:
                     st = forced_step(forces, piv, &inertia[0, 0], &basis[0, 0], reduced, m, Rk,
-                                     pk, yk, hj, tk, map_code, rule, Rn, pn, powers)
+                                     pk, yk, hj, tk, map_code, rule, Rn, pn, powers, &kept)
                     if st != OK:
                         break
                     wk = wk + 0.5 * hj * (powers[0] + powers[1])

@@ -247,12 +247,12 @@ def forced_step(inertia, basis, reduced, forces, g, p, y, h, t, map_code, rule, 
         if z1 is None:
             return SINGULAR_JACOBIAN, xi, p, y, 0.0, 0.0
         p_new = reduced @ z1
-        xi1 = basis @ z1
     else:
         p_new = rhs
-        z1, xi1 = node_velocity(reduced, basis, p_new)
-        if z1 is None:
-            return SINGULAR_JACOBIAN, xi, p, y, 0.0, 0.0
+    # the node velocity of p_new (what the next step starts from: the same numbers)
+    z1, xi1 = node_velocity(reduced, basis, p_new)
+    if z1 is None:
+        return SINGULAR_JACOBIAN, xi, p, y, 0.0, 0.0
     power_end = (Fa - Cg @ xi1) @ xi1
     if not np.all(np.isfinite(p_new)):
         return NOT_FINITE, xi, p, y, 0.0, 0.0

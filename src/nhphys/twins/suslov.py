@@ -282,9 +282,10 @@ def forced_step(inertia, basis, reduced, forces, pivot, R, p, y, h, t, map_code,
         p_new = reduced @ z1
     else:
         p_new = rhs
-        z1 = solve_small(reduced, p_new)
-        if z1 is None:
-            return SINGULAR_JACOBIAN, R, p, y, 0.0, 0.0
+    # the node velocity of p_new (what the next step starts from: the same numbers)
+    z1 = solve_small(reduced, p_new)
+    if z1 is None:
+        return SINGULAR_JACOBIAN, R, p, y, 0.0, 0.0
     omega1 = basis @ z1
     power_end = (tau_a - D @ omega1) @ omega1
     if not np.all(np.isfinite(p_new)):

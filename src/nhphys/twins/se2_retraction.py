@@ -88,7 +88,9 @@ f^+_{k-1})``, and a step
 3'. ends with ``p_{k+1} = B^T (Pi^+ + h/2 (F_0 - C_g xi_{k+1}))``, ``F_0 = T^T (Q_c + Q_a)``
     at ``(t_{k+1}, g_{k+1})``: with ``z = (B^T I B)^-1 p_{k+1}`` (``xi_{k+1} = B z``) this is
     the m x m linear solve ``(B^T I B + h/2 B^T C_g B) z = B^T Pi^+ + h/2 B^T F_0``, then
-    ``p_{k+1} = B^T I B z`` (without damping ``p_{k+1}`` is the right-hand side).
+    ``p_{k+1} = B^T I B z`` (without damping ``p_{k+1}`` is the right-hand side). The node
+    velocity ``xi_{k+1}`` (for the power) is then computed from ``p_{k+1}`` as the next step's
+    start computes it, so that the kernel can reuse it, and the end's forces, as that start.
 
 Potentials (springs, fields) enter through the same pair: it is the trapezoidal quadrature
 ``h/2 (V(g_k) + V(g_{k+1}))`` inside the discrete Lagrangian, so a system made non-invariant by

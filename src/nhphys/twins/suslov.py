@@ -109,8 +109,13 @@ trapezoidal quadrature ``h/2 (V(R_k) + V(R_{k+1}))`` inside the discrete Lagrang
 stays variational and reversible, and ``E + V`` stays bounded. The work ``W_{k+1} = W_k +
 h/2 (P_k + P_{k+1})``, ``P = (tau_a - D Omega) . Omega`` at each end, makes ``E + V - W``
 conserved to the method's order. The triple jump composes the forced step as it does the free
-one (each sub-step takes the forces at its own times). A Python callable torque sees the
-start's ``Omega`` at both ends.
+one (each sub-step takes the forces at its own times), and is of order four for forces smooth in
+time; a kink of a schedule (a break of a linear one, or its ends, where it starts holding its
+value) inside a sub-step is integrated to ``O(h^2)`` there, and the middle sub-step steps back
+past the start of its step, so a kink on the step grid does not escape it either. The node
+velocity at the end is computed from ``p_{k+1}`` as at the start of the next step (the kernel
+reuses it, and the end's torques, as that start). A Python callable torque sees the start's
+``Omega`` at both ends.
 
 *Properties.* Replacing ``h`` by ``-h`` and starting from ``-xi_k`` inverts a step exactly (the
 scheme is symmetric, hence of even order: second). In the principal-axis Suslov case

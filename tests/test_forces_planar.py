@@ -139,6 +139,23 @@ def test_rotor_motor_turns_the_sleigh_back_at_the_closed_form_rates(backend, met
     assert np.ptp(traj.energy - traj.work) <= 1e-12
 
 
+def test_uniform_field_along_the_slope_is_the_inclined_plane(backend):
+    # the knife edge's incline is the potential -m g sin(incline) C_x: a UniformField on a
+    # level plane is the same system (Newmark's pair is the trapezoidal rule of that affine
+    # potential, as the model's own), and the retraction integrator can now step it
+    m, incline = 1.0, 0.2
+    sloped = KnifeEdge(m, 0.2, 0.1, incline=incline)
+    level = KnifeEdge(m, 0.2, 0.1, forces=[fe.UniformField([m * G * np.sin(incline), 0, 0])])
+    a = nhphys.simulate(sloped, 1.0, 1e-2, integrator=Newmark(), backend=backend, **SLEIGH_IC)
+    b = nhphys.simulate(level, 1.0, 1e-2, integrator=Newmark(), backend=backend, **SLEIGH_IC)
+    assert np.abs(a.pose - b.pose).max() <= 1e-14
+    assert np.abs(a.energy - b.energy).max() <= 1e-13  # a difference of terms of order one
+    c = nhphys.simulate(level, 1.0, 1e-2, integrator=Retraction(), backend=backend, **SLEIGH_IC)
+    assert 0 < np.abs(c.pose - a.pose).max() <= 1e-3  # another second-order method
+    with pytest.raises(ValueError, match="UniformField"):
+        nhphys.simulate(sloped, 1.0, 1e-2, integrator=Retraction(), **SLEIGH_IC)
+
+
 # -- conservative elements: bounded energy, reversibility, order ---------------------------------
 
 def spring_sleigh(extra=()):

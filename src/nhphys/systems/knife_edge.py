@@ -218,7 +218,8 @@ class KnifeEdge(CoordinateSystem):
             raise ValueError(
                 "Expected a level plane (`incline` = 0 or `gravity` = 0) for the Retraction "
                 "integrator, which needs a left-invariant system; use Newmark or DLA on an "
-                f"inclined plane (got incline={self.incline})."
+                "inclined plane, or a level one with the slope's pull as a force element "
+                f"(nhphys.forces.UniformField) (got incline={self.incline})."
             )
         return super().start_retraction(integrator, dt, backend, **initial_conditions)
 

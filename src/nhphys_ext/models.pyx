@@ -96,7 +96,8 @@ cdef class CoordinateModel:
             qq[i] = float(q[i])
         if not self.body_frame(qq, A, a, Jv, JW, Jm):
             return None
-        return (np.array([A[i] for i in range(9)]).reshape(3, 3), np.array([a[i] for i in range(3)]),
+        return (np.array([A[i] for i in range(9)]).reshape(3, 3),
+                np.array([a[i] for i in range(3)]),
                 np.array([Jv[i] for i in range(3 * n)]).reshape(3, n),
                 np.array([JW[i] for i in range(3 * n)]).reshape(3, n),
                 np.array([Jm[i] for i in range(3 * n)]).reshape(3, n))
@@ -536,19 +537,22 @@ cdef class BodyForces:
         drag = self.body.damping(A, self.normal, D)
         if self.body.rolling != 0.0:
             for i in range(3):
-                nb[i] = A[i] * self.normal[0] + A[3 + i] * self.normal[1] + A[6 + i] * self.normal[2]
+                nb[i] = (A[i] * self.normal[0] + A[3 + i] * self.normal[1]
+                         + A[6 + i] * self.normal[2])
             roll = self.body.rolling * self.normal_force
             for i in range(3):
                 for j in range(3):
                     D[3 * i + j] += roll * ((1.0 if i == j else 0.0) - nb[i] * nb[j])
         for i in range(3):
             for j in range(n):
-                DJ[n * i + j] = D[3 * i] * JW[j] + D[3 * i + 1] * JW[n + j] + D[3 * i + 2] * JW[2 * n + j]
+                DJ[n * i + j] = (D[3 * i] * JW[j] + D[3 * i + 1] * JW[n + j]
+                                 + D[3 * i + 2] * JW[2 * n + j])
         for i in range(n):
             for j in range(n):
                 C[n * i + j] = (drag * (Jv[i] * Jv[j] + Jv[n + i] * Jv[n + j]
                                         + Jv[2 * n + i] * Jv[2 * n + j])
-                                + (JW[i] * DJ[j] + JW[n + i] * DJ[n + j] + JW[2 * n + i] * DJ[2 * n + j]))
+                                + (JW[i] * DJ[j] + JW[n + i] * DJ[n + j]
+                                   + JW[2 * n + i] * DJ[2 * n + j]))
 
     cdef void motor_damping(self, const double* A, const double* Jm, double* C) noexcept nogil:
         # C += J_m^T D_m J_m (the motors' speed control)

@@ -204,7 +204,8 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
         powers[0] += (tau_a[i] - Dw[i]) * w0[i]
         tau_0[i] = tau_0[i] - Dw[i]   # the torque at the start
     for a in range(m):
-        p_eff[a] = p[a] + 0.5 * h * (B[a] * tau_0[0] + B[m + a] * tau_0[1] + B[2 * m + a] * tau_0[2])
+        p_eff[a] = p[a] + 0.5 * h * (B[a] * tau_0[0] + B[m + a] * tau_0[1]
+                                     + B[2 * m + a] * tau_0[2])
     st = retraction_step(I, B, m, p_eff, y, h, map_code, rule, xi, p_plus)
     if st != OK:
         return st
@@ -224,7 +225,8 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
     if damped:
         for i in range(3):       # DB = D B (3 x m)
             for b in range(m):
-                DB[m * i + b] = D[3 * i] * B[b] + D[3 * i + 1] * B[m + b] + D[3 * i + 2] * B[2 * m + b]
+                DB[m * i + b] = (D[3 * i] * B[b] + D[3 * i + 1] * B[m + b]
+                                 + D[3 * i + 2] * B[2 * m + b])
         for a in range(m):       # K = B^T I B + h/2 B^T D B
             for b in range(m):
                 s = B[a] * DB[b] + B[m + a] * DB[m + b] + B[2 * m + a] * DB[2 * m + b]

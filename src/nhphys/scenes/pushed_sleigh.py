@@ -107,7 +107,8 @@ def main(argv=None):
                                 **STARTS["turning"])
     straight, turning = runs["straight"], runs["turning"]
     exact = straight_speed(straight.t, STARTS["straight"]["velocity"])
-    print(f"straight sleigh: largest |v - closed form| {np.abs(straight.velocity - exact).max():.2e}")
+    print("straight sleigh: largest |v - closed form| "
+          f"{np.abs(straight.velocity - exact).max():.2e}")
     mine = turning.velocity[:: round(0.05 / (args.dt * save))]
     print(f"turning sleigh: largest |v - Reference| {np.abs(mine - reference.velocity).max():.2e}")
     for name, traj in runs.items():

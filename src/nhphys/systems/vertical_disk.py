@@ -86,8 +86,9 @@ class VerticalDisk(CoordinateSystem):
 
     Trajectory fields: ``pose`` (n, 3) ``(x, y, theta)``, ``phi`` (n,), ``turning_rate`` (n,),
     ``spin`` (n,), ``energy`` (n,), ``constraint_residual`` (n,) (slip speed of the contact
-    point), ``work`` (n,) (of the force elements that are not potentials). There is no ``omega`` field: across nhphys ``omega`` is a body angular velocity
-    (n, 3), and this system's state is the two rates.
+    point), ``work`` (n,) (of the force elements that are not potentials). There is no
+    ``omega`` field: across nhphys ``omega`` is a body angular velocity (n, 3), and this
+    system's state is the two rates.
 
     Attributes
     ----------

@@ -209,8 +209,8 @@ def interrupt_as_the_kernel_returns(monkeypatch, case, call):
     loop = getattr(kernel, name)
     calls = [0]
 
-    def interrupted(*args):
-        code = loop(*args)
+    def interrupted(*args, **kwargs):
+        code = loop(*args, **kwargs)
         calls[0] += 1
         if calls[0] == call + 1:
             raise KeyboardInterrupt

@@ -183,11 +183,11 @@ def interrupt_in_third_chunk(monkeypatch, backend):
         step = nhphys.twins.suslov.retraction_step
         calls = [0]
 
-        def interrupted(*args):
+        def interrupted(*args, **kwargs):
             calls[0] += 1
             if calls[0] == 26:
                 raise KeyboardInterrupt
-            return step(*args)
+            return step(*args, **kwargs)
 
         monkeypatch.setattr(nhphys.twins.suslov, "retraction_step", interrupted)
         return lambda: monkeypatch.setattr(nhphys.twins.suslov, "retraction_step", step)
@@ -195,8 +195,8 @@ def interrupt_in_third_chunk(monkeypatch, backend):
     loop = kernel.retraction_run
     calls = [0]
 
-    def interrupted(*args):
-        code = loop(*args)
+    def interrupted(*args, **kwargs):
+        code = loop(*args, **kwargs)
         calls[0] += 1
         if calls[0] == 3:
             raise KeyboardInterrupt

@@ -67,6 +67,10 @@ class SuslovContact(Contact):
     quaternion (w, x, y, z), default the identity) and exactly one of ``omega`` (body angular
     velocity, satisfying the constraint) and ``momentum`` (body angular momentum; its part along
     the constraint force is ignored).
+
+    Force elements (``scene.add_body(..., forces=[...])``): those that make a torque about the
+    pivot (torques, forces at body points, springs anchored in space, angular damping, motors;
+    see :class:`nhphys.systems.Suslov`).
     """
 
     def __init__(self, axis, pivot=(0.0, 0.0, 0.0)):
@@ -79,12 +83,10 @@ class SuslovContact(Contact):
         return f"SuslovContact(axis={self.axis.tolist()}, pivot={self.pivot.tolist()})"
 
     def system(self, body, gravity, forces=()):
-        if forces:
-            raise ValueError(f"Force elements are not supported on a {type(self).__name__} "
-                             "yet; they act on rolling contacts.")
+        # the force elements' springs are anchored in space, where the pivot is
         from nhphys.systems import Suslov
 
-        return Suslov(body.inertia, self.axis)
+        return Suslov(body.inertia, self.axis, forces=forces, pivot=self.pivot)
 
     def check(self, system, start_arguments):
         system.initial_omega(omega0=start_arguments.get("omega0"),
@@ -122,6 +124,10 @@ class KnifeEdgeContact(Contact):
     ``x`` axis on a level one), ``heading`` (angle of the blade from the plane's ``x`` axis),
     ``velocity`` (speed of the contact point along the blade) and ``turning_rate``, all default 0.
     The body angular velocity is ``omega = (0, 0, turning_rate)``.
+
+    Force elements (``scene.add_body(..., forces=[...])``) are given in space, as on any body;
+    the plane carries their parts along its normal and the tilting torques (see
+    :class:`nhphys.systems.KnifeEdge`).
     """
 
     def __init__(self, plane, offset=0.0):
@@ -160,13 +166,13 @@ class KnifeEdgeContact(Contact):
         return integrator_from_name("exp" if system.level else "newmark")
 
     def system(self, body, gravity, forces=()):
-        if forces:
-            raise ValueError(f"Force elements are not supported on a {type(self).__name__} "
-                             "yet; they act on rolling contacts.")
+        # the force elements are given in space: the plane's coordinates sit there at
+        # `frame`, with the centre of mass `height` above the plane
         from nhphys.systems import KnifeEdge
 
+        origin = self.origin + self.height(body) * self.frame[:, 2]
         return KnifeEdge(body.mass, body.inertia[2, 2], self.offset, incline=self.incline,
-                         gravity=gravity)
+                         gravity=gravity, forces=forces, placement=(self.frame, origin))
 
     def check(self, system, start_arguments):
         system.initial_state(**start_arguments)

@@ -19,6 +19,13 @@
 #       D[a n n + i n + j] = d mu_{ai} / d q_j;
 #   gauge_gradient grad S (n,); gauge_hessian Hess S (n, n);
 #   gauge_third T (n, n), T[i n + j] = sum_l d^3 S / dq_i dq_j dq_l d_l for a direction d (n,).
+#   body_frame (models of one rigid body in a plane): A (3, 3), a (3,), J_v, J_W, J_m (3, n);
+#   group_coordinates (models on SE(2) x R^k): q (n,), T (n, d) with dq/dt = T xi.
+#
+# BodyForces: the force elements of a model's rigid body (ForceSet of nhphys_ext.forces) as
+# generalized forces on its coordinates (the derivation is in nhphys/twins/models.py).
+
+from nhphys_ext.forces cimport ForceSet
 
 cdef enum:
     NMAX = 8  # coordinates of the largest model the kernels take
@@ -39,6 +46,9 @@ cdef class CoordinateModel:
     cdef void gauge_gradient(self, const double* q, double* out) noexcept nogil
     cdef void gauge_hessian(self, const double* q, double* out) noexcept nogil
     cdef void gauge_third(self, const double* q, const double* d, double* out) noexcept nogil
+    cdef bint body_frame(self, const double* q, double* A, double* a, double* Jv, double* JW,
+                         double* Jm) noexcept nogil
+    cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil
 
 
 cdef class KnifeEdgeModel(CoordinateModel):
@@ -56,3 +66,25 @@ cdef class ContactOscillatorModel(CoordinateModel):
 cdef class RotorSleighModel(CoordinateModel):
     cdef readonly double mass, inertia, rotor_inertia, offset
     cdef readonly bint locked
+
+
+cdef class BodyForces:
+    cdef readonly CoordinateModel model
+    cdef readonly ForceSet body     # every element but the motors
+    cdef readonly ForceSet motors   # the motors (they act through J_m)
+    cdef double E[9]                # the plane's axes in space (columns), row-major
+    cdef double o[3]                # its origin
+    cdef double normal[3]           # E e_z
+    cdef readonly double normal_force
+    cdef readonly bint empty
+    cdef bint has_potential, has_applied, has_damping  # which parts of `body` can be nonzero
+    cdef bint motor_gain            # a motor controls its speed (it damps)
+
+    cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,
+                   double* Jm) noexcept nogil
+    cdef void terms(self, double t, const double* q, double* Qc, double* Qa,
+                    double* C) noexcept nogil
+    cdef void body_damping(self, const double* A, const double* Jv, const double* JW,
+                           double* C) noexcept nogil
+    cdef void motor_damping(self, const double* A, const double* Jm, double* C) noexcept nogil
+    cdef double potential(self, const double* q) noexcept nogil

@@ -5,6 +5,8 @@
 
 from libc.math cimport sin, cos
 
+from nhphys_ext.forces cimport ForceSet
+
 import numpy as np
 
 
@@ -74,6 +76,44 @@ cdef class CoordinateModel:
     cdef void gauge_third(self, const double* q, const double* d, double* out) noexcept nogil:
         zero(out, self.n * self.n)
 
+    cdef bint body_frame(self, const double* q, double* A, double* a, double* Jv, double* JW,
+                         double* Jm) noexcept nogil:
+        return False  # not one rigid body: no force elements
+
+    cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil:
+        pass  # only the models on a group (which override it) are asked
+
+    def py_body_frame(self, q):
+        """``(A, a, J_v, J_W, J_m)`` at ``q`` (the twin's ``body_frame``), or None."""
+        cdef int n = self.n
+        cdef double qq[NMAX]
+        cdef double A[9]
+        cdef double a[3]
+        cdef double Jv[3 * NMAX]
+        cdef double JW[3 * NMAX]
+        cdef double Jm[3 * NMAX]
+        for i in range(n):
+            qq[i] = float(q[i])
+        if not self.body_frame(qq, A, a, Jv, JW, Jm):
+            return None
+        return (np.array([A[i] for i in range(9)]).reshape(3, 3),
+                np.array([a[i] for i in range(3)]),
+                np.array([Jv[i] for i in range(3 * n)]).reshape(3, n),
+                np.array([JW[i] for i in range(3 * n)]).reshape(3, n),
+                np.array([Jm[i] for i in range(3 * n)]).reshape(3, n))
+
+    def py_group_coordinates(self, g):
+        """``(q, T)`` of the group element ``g`` (the twin's ``group_coordinates``)."""
+        cdef int n = self.n
+        cdef double gg[NMAX]
+        cdef double qq[NMAX]
+        cdef double T[NMAX * NMAX]
+        for i in range(n):
+            gg[i] = float(g[i])
+        self.group_coordinates(gg, qq, T)
+        return (np.array([qq[i] for i in range(n)]),
+                np.array([T[i] for i in range(n * n)]).reshape(n, n))
+
     def evaluate(self, q, d):
         """Every per-point function at ``q`` (n,) (``gauge_third`` along ``d`` (n,)), as a dict
         of arrays shaped as the twin's ``evaluate`` returns them."""
@@ -107,6 +147,51 @@ cdef class CoordinateModel:
         return out
 
 
+cdef inline void planar_body(const double* q, int n, double* A, double* a, double* Jv,
+                             double* JW) noexcept nogil:
+    # a body at (q[0], q[1]) turned by q[2] about z (the twin's _planar_body)
+    cdef double th = q[2]
+    cdef double c = cos(th), s = sin(th)
+    A[0] = c
+    A[1] = -s
+    A[2] = 0.0
+    A[3] = s
+    A[4] = c
+    A[5] = 0.0
+    A[6] = 0.0
+    A[7] = 0.0
+    A[8] = 1.0
+    a[0] = q[0]
+    a[1] = q[1]
+    a[2] = 0.0
+    zero(Jv, 3 * n)
+    zero(JW, 3 * n)
+    Jv[0] = 1.0
+    Jv[n + 1] = 1.0
+    JW[2 * n + 2] = 1.0
+
+
+cdef inline void sleigh_group_coordinates(const double* g, double off, int n, double* q,
+                                          double* T) noexcept nogil:
+    # q and T of a sleigh's group element (the twin's _sleigh_group_coordinates)
+    cdef double th = g[2]
+    cdef double c = cos(th), s = sin(th)
+    cdef int i
+    for i in range(n):
+        q[i] = g[i]
+    q[0] = g[0] + off * c
+    q[1] = g[1] + off * s
+    zero(T, n * n)
+    for i in range(n):
+        T[n * i + i] = 1.0
+    T[0] = c
+    T[1] = -s
+    T[2] = -off * s
+    T[n] = s
+    T[n + 1] = c
+    T[n + 2] = off * c
+
+
 cdef class KnifeEdgeModel(CoordinateModel):
     """The knife edge: ``q = (C_x, C_y, theta)`` (see the twin)."""
 
@@ -135,6 +220,17 @@ cdef class KnifeEdgeModel(CoordinateModel):
         zero(out, 9)
         out[0 * 3 + 2] = -cos(th)
         out[1 * 3 + 2] = -sin(th)
+
+    cdef bint body_frame(self, const double* q, double* A, double* a, double* Jv, double* JW,
+                         double* Jm) noexcept nogil:
+        cdef int i
+        planar_body(q, 3, A, a, Jv, JW)
+        for i in range(9):
+            Jm[i] = JW[i]
+        return True
+
+    cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil:
+        sleigh_group_coordinates(g, self.offset, 3, q, T)
 
 
 cdef class VerticalDiskModel(CoordinateModel):
@@ -168,6 +264,50 @@ cdef class VerticalDiskModel(CoordinateModel):
         zero(out, 32)
         out[3 * 4 + 2] = self.radius * sin(th)
         out[16 + 3 * 4 + 2] = -self.radius * cos(th)
+
+    cdef bint body_frame(self, const double* q, double* A, double* a, double* Jv, double* JW,
+                         double* Jm) noexcept nogil:
+        # A = Rz(theta) Rx(-pi/2) Rz(phi), a = (x, y, R) (see the twin)
+        cdef double th = q[2], ph = q[3]
+        cdef double ct = cos(th), st = sin(th), cp = cos(ph), sp = sin(ph)
+        cdef double x = q[0], y = q[1]
+        cdef int i
+        A[0] = ct * cp
+        A[1] = -ct * sp
+        A[2] = -st
+        A[3] = st * cp
+        A[4] = -st * sp
+        A[5] = ct
+        A[6] = -sp
+        A[7] = -cp
+        A[8] = 0.0
+        a[0] = x
+        a[1] = y
+        a[2] = self.radius
+        zero(Jv, 12)
+        zero(JW, 12)
+        Jv[0] = 1.0
+        Jv[5] = 1.0
+        JW[2] = -sp
+        JW[4 + 2] = -cp
+        JW[8 + 3] = 1.0
+        for i in range(12):
+            Jm[i] = JW[i]
+        return True
+
+    cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil:
+        cdef double th = g[2]
+        cdef double c = cos(th), s = sin(th)
+        cdef int i
+        for i in range(4):
+            q[i] = g[i]
+        zero(T, 16)
+        for i in range(4):
+            T[5 * i] = 1.0
+        T[0] = c
+        T[1] = -s
+        T[4] = s
+        T[5] = c
 
 
 cdef class ContactOscillatorModel(CoordinateModel):
@@ -254,3 +394,208 @@ cdef class RotorSleighModel(CoordinateModel):
         zero(out, self.r * 16)
         out[0 * 4 + 2] = -cos(th)
         out[1 * 4 + 2] = -sin(th)
+
+    cdef bint body_frame(self, const double* q, double* A, double* a, double* Jv, double* JW,
+                         double* Jm) noexcept nogil:
+        # the sleigh; a motor drives the rotor relative to it (J_m = e_z phi_dot)
+        planar_body(q, 4, A, a, Jv, JW)
+        zero(Jm, 12)
+        Jm[8 + 3] = 1.0
+        return True
+
+    cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil:
+        sleigh_group_coordinates(g, self.offset, 4, q, T)
+
+
+
+cdef class BodyForces:
+    """The force elements of a model's rigid body as generalized forces (see the twin).
+
+    Parameters
+    ----------
+    model : CoordinateModel
+        A model of one rigid body (``body_frame``).
+    body, motors : ForceSet
+        Every element but the motors; the motors.
+    frame : array_like (3, 3)
+        The plane's axes in space (columns).
+    origin : array_like (3,)
+    normal_force : float
+        ``N`` of rolling resistance.
+    """
+
+    def __init__(self, CoordinateModel model, ForceSet body, ForceSet motors, frame, origin,
+                 double normal_force):
+        cdef double A[9]
+        cdef double a[3]
+        cdef double J[3 * NMAX]
+        cdef double qq[NMAX]
+        cdef int i
+        for i in range(model.n):
+            qq[i] = 0.0
+        if not model.body_frame(qq, A, a, J, J, J):
+            raise TypeError(f"Expected a model of one rigid body for force elements, got "
+                            f"{model!r}.")
+        E = np.asarray(frame, dtype=float).reshape(3, 3)
+        o = np.asarray(origin, dtype=float).reshape(3)
+        self.model = model
+        self.body = body
+        self.motors = motors
+        for i in range(9):
+            self.E[i] = E[i // 3, i % 3]
+        for i in range(3):
+            self.o[i] = o[i]
+            self.normal[i] = E[i, 2]
+        self.normal_force = normal_force
+        self.empty = body.empty and motors.empty
+        # the parts of the body's set that can be nonzero (the others are skipped: zeros)
+        self.has_potential = (body.springs.shape[0] > 0 or body.field[0] != 0.0
+                              or body.field[1] != 0.0 or body.field[2] != 0.0)
+        self.has_applied = body.force_rows.shape[0] > 0 or body.torque_rows.shape[0] > 0
+        self.has_damping = (body.drag != 0.0 or body.spin_all != 0.0 or body.spin_normal != 0.0
+                            or body.rolling != 0.0)
+        self.motor_gain = False
+        for i in range(motors.motor_values.shape[0]):
+            if motors.motor_values[i, 3] != 0.0:
+                self.motor_gain = True
+
+    cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,
+                   double* Jm) noexcept nogil:
+        # the body at q in space: A = E A_loc, a = o + E a_loc, J_v = E J_v,loc
+        cdef double Al[9]
+        cdef double al[3]
+        cdef double Jl[3 * NMAX]
+        cdef int n = self.model.n
+        cdef int i, j, k
+        self.model.body_frame(q, Al, al, Jl, JW, Jm)
+        for i in range(3):
+            for j in range(3):
+                A[3 * i + j] = (self.E[3 * i] * Al[j] + self.E[3 * i + 1] * Al[3 + j]
+                                + self.E[3 * i + 2] * Al[6 + j])
+            a[i] = self.o[i] + (self.E[3 * i] * al[0] + self.E[3 * i + 1] * al[1]
+                                + self.E[3 * i + 2] * al[2])
+            for j in range(n):
+                Jv[n * i + j] = (self.E[3 * i] * Jl[j] + self.E[3 * i + 1] * Jl[n + j]
+                                 + self.E[3 * i + 2] * Jl[2 * n + j])
+
+    cdef void terms(self, double t, const double* q, double* Qc, double* Qa,
+                    double* C) noexcept nogil:
+        # Q_c, Q_a (n,) and C (n, n) at (t, q) (the twin's terms, without callables)
+        cdef int n = self.model.n
+        cdef double A[9]
+        cdef double a[3]
+        cdef double Jv[3 * NMAX]
+        cdef double JW[3 * NMAX]
+        cdef double Jm[3 * NMAX]
+        cdef double f[3]
+        cdef double tau[3]
+        cdef int i, j
+        self.pose(q, A, a, Jv, JW, Jm)
+        for i in range(3):
+            f[i] = 0.0
+            tau[i] = 0.0
+        if self.has_potential:
+            self.body.potential_wrench(A, a, f, tau)
+        for j in range(n):
+            Qc[j] = (Jv[j] * f[0] + Jv[n + j] * f[1] + Jv[2 * n + j] * f[2]
+                     + (JW[j] * tau[0] + JW[n + j] * tau[1] + JW[2 * n + j] * tau[2]))
+        for i in range(3):
+            f[i] = 0.0
+            tau[i] = 0.0
+        if self.has_applied:
+            self.body.applied_wrench(t, A, a, f, tau)
+        for j in range(n):
+            Qa[j] = (Jv[j] * f[0] + Jv[n + j] * f[1] + Jv[2 * n + j] * f[2]
+                     + (JW[j] * tau[0] + JW[n + j] * tau[1] + JW[2 * n + j] * tau[2]))
+        if not self.motors.empty:
+            for i in range(3):
+                f[i] = 0.0
+                tau[i] = 0.0
+            self.motors.applied_wrench(t, A, a, f, tau)
+            for j in range(n):
+                Qa[j] = Qa[j] + (Jm[j] * tau[0] + Jm[n + j] * tau[1] + Jm[2 * n + j] * tau[2])
+        # C = drag J_v^T J_v + J_W^T D J_W (+ J_m^T D_m J_m); the parts that are zero are
+        # skipped (the twin adds their zeros: the same numbers)
+        for i in range(n * n):
+            C[i] = 0.0
+        if self.has_damping:
+            self.body_damping(A, Jv, JW, C)
+        if self.motor_gain:
+            self.motor_damping(A, Jm, C)
+
+    cdef void body_damping(self, const double* A, const double* Jv, const double* JW,
+                           double* C) noexcept nogil:
+        # C = drag J_v^T J_v + J_W^T D J_W (C zero on entry)
+        cdef int n = self.model.n
+        cdef double D[9]
+        cdef double DJ[3 * NMAX]
+        cdef double nb[3]
+        cdef double drag, roll
+        cdef int i, j
+        for i in range(9):
+            D[i] = 0.0
+        drag = self.body.damping(A, self.normal, D)
+        if self.body.rolling != 0.0:
+            for i in range(3):
+                nb[i] = (A[i] * self.normal[0] + A[3 + i] * self.normal[1]
+                         + A[6 + i] * self.normal[2])
+            roll = self.body.rolling * self.normal_force
+            for i in range(3):
+                for j in range(3):
+                    D[3 * i + j] += roll * ((1.0 if i == j else 0.0) - nb[i] * nb[j])
+        for i in range(3):
+            for j in range(n):
+                DJ[n * i + j] = (D[3 * i] * JW[j] + D[3 * i + 1] * JW[n + j]
+                                 + D[3 * i + 2] * JW[2 * n + j])
+        for i in range(n):
+            for j in range(n):
+                C[n * i + j] = (drag * (Jv[i] * Jv[j] + Jv[n + i] * Jv[n + j]
+                                        + Jv[2 * n + i] * Jv[2 * n + j])
+                                + (JW[i] * DJ[j] + JW[n + i] * DJ[n + j]
+                                   + JW[2 * n + i] * DJ[2 * n + j]))
+
+    cdef void motor_damping(self, const double* A, const double* Jm, double* C) noexcept nogil:
+        # C += J_m^T D_m J_m (the motors' speed control)
+        cdef int n = self.model.n
+        cdef double D[9]
+        cdef double DJ[3 * NMAX]
+        cdef int i, j
+        for i in range(9):
+            D[i] = 0.0
+        self.motors.damping(A, self.normal, D)
+        for i in range(3):
+            for j in range(n):
+                DJ[n * i + j] = (D[3 * i] * Jm[j] + D[3 * i + 1] * Jm[n + j]
+                                 + D[3 * i + 2] * Jm[2 * n + j])
+        for i in range(n):
+            for j in range(n):
+                C[n * i + j] = C[n * i + j] + (Jm[i] * DJ[j] + Jm[n + i] * DJ[n + j]
+                                               + Jm[2 * n + i] * DJ[2 * n + j])
+
+    cdef double potential(self, const double* q) noexcept nogil:
+        cdef double A[9]
+        cdef double a[3]
+        cdef double J[3 * NMAX]
+        cdef double JW[3 * NMAX]
+        cdef double Jm[3 * NMAX]
+        self.pose(q, A, a, J, JW, Jm)
+        return self.body.potential(A, a)
+
+    # -- the twin's methods, callable from Python (for the parity tests) ----------------------
+    def py_terms(self, double t, q):
+        cdef int n = self.model.n
+        cdef double qq[NMAX]
+        cdef double Qc[NMAX]
+        cdef double Qa[NMAX]
+        cdef double C[NMAX * NMAX]
+        for i in range(n):
+            qq[i] = float(q[i])
+        self.terms(t, qq, Qc, Qa, C)
+        return (np.array([Qc[i] for i in range(n)]), np.array([Qa[i] for i in range(n)]),
+                np.array([C[i] for i in range(n * n)]).reshape(n, n))
+
+    def py_potential(self, q):
+        cdef double qq[NMAX]
+        for i in range(self.model.n):
+            qq[i] = float(q[i])
+        return self.potential(qq)

@@ -13,7 +13,7 @@ cimport cython
 from libc.math cimport fabs, isfinite
 
 from nhphys_ext.dense cimport max_abs, solve_small
-from nhphys_ext.models cimport CoordinateModel, NMAX, RMAX
+from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 from nhphys_ext.newton cimport (newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN,
                                 NOT_FINITE)
@@ -128,6 +128,121 @@ cdef inline void grad_at(CoordinateModel model, PointCache* c, const double* q,
     c.g_ok = True
 
 
+# -- forces: the discrete Lagrange-d'Alembert pair (the twin's "Forces" and ForcePair) ----------
+cdef struct ForceStep:
+    # the discrete forces of one (sub-)step: Q at its start (known) and, after force_end, the
+    # end's Q_0 - C v1 and power, which are the next (sub-)step's start
+    void* forces            # BodyForces, borrowed
+    double t1               # the end's time
+    double Q_start[NMAX]    # Q(t_k, q_k, v_k)
+    double power_start
+    double Q_next[NMAX]     # Q(t_{k+1}, q_{k+1}, v_{k+1})
+    double power_end
+
+
+cdef inline void force_start(BodyForces forces, ForceStep* fs, double t, const double* q0,
+                             const double* v0) noexcept nogil:
+    # Q_start = (Q_c + Q_a) - C v0 and its power (Q_a - C v0) . v0 at (t, q0, v0)
+    cdef int n = forces.model.n
+    cdef double Qc[NMAX]
+    cdef double Qa[NMAX]
+    cdef double C[NMAX * NMAX]
+    cdef double Cv
+    cdef int i, j
+    forces.terms(t, q0, Qc, Qa, C)
+    fs.power_start = 0.0
+    for i in range(n):
+        Cv = 0.0
+        for j in range(n):
+            Cv += C[n * i + j] * v0[j]
+        fs.Q_start[i] = (Qc[i] + Qa[i]) - Cv
+        fs.power_start += (Qa[i] - Cv) * v0[i]
+
+
+cdef inline int force_end(ForceStep* fs, CoordinateModel model, const double* M,
+                          const double* Minv, const double* q1, double h, const double* u,
+                          const double* X, const double* mu1, double* v1) noexcept nogil:
+    # v1 of the end kick (the twin's ForcePair.end): K v1 = M u + h/2 Q_0 + h/2 M X lambda',
+    # K = M + h/2 C, with mu1 v1 = 0; X (n, r) row-major
+    return force_end_of(<BodyForces>fs.forces, fs, model, M, Minv, q1, h, u, X, mu1, v1)
+
+
+cdef int force_end_of(BodyForces forces, ForceStep* fs, CoordinateModel model, const double* M,
+                      const double* Minv, const double* q1, double h, const double* u,
+                      const double* X, const double* mu1, double* v1) noexcept nogil:
+    cdef int n = model.n, r = model.r
+    cdef double Qc[NMAX]
+    cdef double Qa[NMAX]
+    cdef double Q0[NMAX]
+    cdef double C[NMAX * NMAX]
+    cdef double K[NMAX * NMAX]
+    cdef double Kc[NMAX * NMAX]
+    cdef double x[NMAX]
+    cdef double XK[NMAX * RMAX]
+    cdef double col[NMAX]
+    cdef double Cm[RMAX * RMAX]
+    cdef double rhs[RMAX]
+    cdef double s, Cv
+    cdef bint damped = False
+    cdef int i, j, a, b
+    forces.terms(fs.t1, q1, Qc, Qa, C)
+    for i in range(n):
+        Q0[i] = Qc[i] + Qa[i]
+    for i in range(n * n):
+        if C[i] != 0.0:
+            damped = True
+    if damped:
+        for i in range(n * n):
+            K[i] = M[i] + 0.5 * h * C[i]
+        for i in range(n):
+            s = 0.0
+            for j in range(n):
+                s += M[n * i + j] * u[j]
+            x[i] = s + 0.5 * h * Q0[i]
+        for i in range(n * n):
+            Kc[i] = K[i]
+        if not solve_small(n, Kc, x):
+            return SINGULAR_JACOBIAN
+        for a in range(r):
+            for i in range(n):
+                s = 0.0
+                for j in range(n):
+                    s += M[n * i + j] * X[r * j + a]
+                col[i] = s
+            for i in range(n * n):
+                Kc[i] = K[i]
+            if not solve_small(n, Kc, col):
+                return SINGULAR_JACOBIAN
+            for i in range(n):
+                XK[r * i + a] = col[i]
+    else:
+        for i in range(n):
+            s = 0.0
+            for j in range(n):
+                s += Minv[n * i + j] * Q0[j]
+            x[i] = u[i] + 0.5 * h * s
+        for i in range(n * r):
+            XK[i] = X[i]
+    mu_times(mu1, XK, n, r, Cm)
+    matvec(mu1, x, r, n, rhs)
+    if not solve_r(r, Cm, rhs):
+        return SINGULAR_JACOBIAN
+    fs.power_end = 0.0
+    for i in range(n):
+        v1[i] = x[i]
+        for a in range(r):
+            v1[i] -= XK[r * i + a] * rhs[a]
+    for i in range(n):
+        Cv = 0.0
+        for j in range(n):
+            Cv += C[n * i + j] * v1[j]
+        fs.Q_next[i] = Q0[i] - Cv
+        fs.power_end += (Qa[i] - Cv) * v1[i]
+    if not all_finite(v1, n):
+        return NOT_FINITE
+    return OK
+
+
 # -- discrete constraints -------------------------------------------------------------------
 cdef inline void constraint_matrix_alpha(CoordinateModel model, const double* q0,
                                          const double* q1, double alpha, int disc,
@@ -193,10 +308,10 @@ cdef inline void constraint_jacobian(CoordinateModel model, const double* q0,
 
 
 # -- Newmark --------------------------------------------------------------------------------
-cdef int newmark_explicit_step(CoordinateModel model, const double* Minv, const double* q0,
-                               const double* v0, double h, double* q1, double* v1,
-                               double* lam) noexcept nogil:
-    # F_h^{0,0,0} in closed form (see the twin)
+cdef int newmark_explicit_step(CoordinateModel model, const double* M, const double* Minv,
+                               const double* q0, const double* v0, double h, double* q1,
+                               double* v1, double* lam, ForceStep* fs) noexcept nogil:
+    # F_h^{0,0,0} in closed form (see the twin); fs the step's forces or NULL
     cdef int n = model.n, r = model.r
     cdef double mu[RMAX * NMAX]
     cdef double N[NMAX * RMAX]
@@ -208,9 +323,13 @@ cdef int newmark_explicit_step(CoordinateModel model, const double* Minv, const 
     cdef double rhs[RMAX]
     cdef double tmp[RMAX]
     cdef int i, a
+    cdef double u[NMAX]
     # (no PointCache here: for the cheapest step its bookkeeping costs what it saves)
     model.constraint_matrix(q0, mu)
     model.grad_potential(q0, g)
+    if fs != NULL:
+        for i in range(n):
+            g[i] = g[i] - fs.Q_start[i]  # the force at the start enters as -grad V does
     n_matrix(Minv, mu, n, r, N)
     mu_times(mu, N, n, r, C)
     matvec(Minv, g, n, n, Mg)
@@ -231,6 +350,11 @@ cdef int newmark_explicit_step(CoordinateModel model, const double* Minv, const 
     model.constraint_matrix(q1, mu)
     model.grad_potential(q1, g)
     n_matrix(Minv, mu, n, r, N)
+    if fs != NULL:
+        matvec(Minv, g, n, n, Mg)
+        for i in range(n):
+            u[i] = w[i] - 0.5 * h * Mg[i]
+        return force_end(fs, model, M, Minv, q1, h, u, N, mu, v1)
     mu_times(mu, N, n, r, C)
     matvec(Minv, g, n, n, Mg)
     matvec(mu, Mg, r, n, rhs)
@@ -260,6 +384,7 @@ cdef struct NewmarkProblem:
     double mu0[RMAX * NMAX]
     double N0[NMAX * RMAX]
     double b0[NMAX]        # -M^-1 grad V(q0)
+    double f0[NMAX]        # M^-1 Q^-: the force at the start (forward map, weight one)
     # stored by the residual at the q1 it evaluated (q_eval), for the Jacobian and the update
     double q_eval[NMAX]
     double mu1[RMAX * NMAX]
@@ -303,10 +428,12 @@ cdef inline int newmark_residual_of(NewmarkProblem* pr, CoordinateModel model, d
     matvec(pr.P, &x[n], n, r, Pl)
     for i in range(n):
         F[i] = (x[i] - pr.q0[i] - h * pr.v0[i]
-                - 0.5 * h * h * ((1.0 - 2.0 * beta) * pr.b0[i] + 2.0 * beta * pr.b1[i] + Pl[i]))
+                - 0.5 * h * h * ((1.0 - 2.0 * beta) * pr.b0[i] + 2.0 * beta * pr.b1[i] + Pl[i]
+                                 + pr.f0[i]))
         F_scale[i] = (fabs(x[i]) + fabs(pr.q0[i]) + fabs(h * pr.v0[i])
                       + 0.5 * h * h * (fabs((1.0 - 2.0 * beta) * pr.b0[i])
-                                       + fabs(2.0 * beta * pr.b1[i]) + fabs(Pl[i])))
+                                       + fabs(2.0 * beta * pr.b1[i]) + fabs(Pl[i])
+                                       + fabs(pr.f0[i])))
     constraint_matrix_alpha(model, pr.q0, x, pr.alpha, pr.disc, pr.mu0, pr.mu1, pr.mu_alpha)
     constraint_value(pr.mu_alpha, pr.q0, x, n, r, &F[n], &F_scale[n])
     return OK
@@ -354,12 +481,13 @@ cdef inline int newmark_jacobian_of(NewmarkProblem* pr, CoordinateModel model, c
     return OK
 
 
-cdef int newmark_step(CoordinateModel model, const double* Minv, PointCache* cache,
-                      const double* q0, const double* v0, double* lam,
+cdef int newmark_step(CoordinateModel model, const double* M, const double* Minv,
+                      PointCache* cache, const double* q0, const double* v0, double* lam,
                       double h, double beta, double beta_p, double alpha, int disc,
                       NewtonRule rule, double* q1, double* v1,
-                      Py_ssize_t* evaluations) noexcept nogil:
-    # One step of F_h^{beta, beta', alpha}; lam is IN (guess) / OUT (forward multiplier)
+                      Py_ssize_t* evaluations, ForceStep* fs) noexcept nogil:
+    # One step of F_h^{beta, beta', alpha}; lam is IN (guess) / OUT (forward multiplier); fs the
+    # step's forces or NULL
     cdef int n = model.n, r = model.r
     cdef NewmarkProblem pr
     cdef double x[ZMAX]
@@ -387,12 +515,18 @@ cdef int newmark_step(CoordinateModel model, const double* Minv, PointCache* cac
     n_matrix(Minv, pr.mu0, n, r, pr.N0)
     grad_at(model, cache, q0, g)
     matvec(Minv, g, n, n, pr.b0)
+    if fs != NULL:
+        matvec(Minv, fs.Q_start, n, n, pr.f0)
+    else:
+        for i in range(n):
+            pr.f0[i] = 0.0
     for i in range(n):
         pr.b0[i] = -pr.b0[i]
         x[i] = q0[i] + h * v0[i]
     for a in range(r):
         x[n + a] = lam[a]
-    s = max_abs(x, n) + fabs(h) * max_abs(v0, n) + h * h * max_abs(pr.b0, n) + 1e-300
+    s = (max_abs(x, n) + fabs(h) * max_abs(v0, n) + h * h * max_abs(pr.b0, n)
+         + h * h * max_abs(pr.f0, n) + 1e-300)
     for i in range(n):
         floor[i] = s
     for a in range(r):
@@ -419,7 +553,10 @@ cdef int newmark_step(CoordinateModel model, const double* Minv, PointCache* cac
     matvec(pr.P, lam, n, r, Pl)
     for i in range(n):
         u[i] = v0[i] + 0.5 * h * ((1.0 - 2.0 * beta) * pr.b0[i] + 2.0 * beta * pr.b1[i] + Pl[i]
-                                  + (1.0 - 2.0 * beta_p) * pr.b1[i] + 2.0 * beta_p * pr.b0[i])
+                                  + (1.0 - 2.0 * beta_p) * pr.b1[i] + 2.0 * beta_p * pr.b0[i]
+                                  + pr.f0[i])
+    if fs != NULL:
+        return force_end(fs, model, M, Minv, q1, h, u, Q, pr.mu1, v1)
     mu_times(pr.mu1, Q, n, r, C)
     matvec(pr.mu1, u, r, n, rhs)
     if not solve_r(r, C, rhs):
@@ -445,6 +582,7 @@ cdef struct DLAProblem:
     double mu0[RMAX * NMAX]
     double gs0[NMAX]       # grad S(q0)
     double p0[NMAX]        # M v0 - grad S(q0)
+    double fq[NMAX]        # f^- = h/2 Q^-: the discrete force at the start
     double mu_alpha[RMAX * NMAX]
     Py_ssize_t evaluations
 
@@ -504,9 +642,9 @@ cdef inline int dla_residual_of(DLAProblem* pr, CoordinateModel model, double* x
         mn = 0.0
         for a in range(r):
             mn += pr.mu0[n * a + i] * x[n + a]
-        F[i] = -d1 - pr.p0[i] - mn
+        F[i] = -d1 - pr.p0[i] - pr.fq[i] - mn
         F_scale[i] = (sc / fabs(h) + fabs(pr.p0[i]) + 0.5 * fabs(h) * fabs(g[i]) + fabs(gs[i])
-                      + 0.5 * fabs(hd) + fabs(mn))
+                      + 0.5 * fabs(hd) + fabs(mn) + fabs(pr.fq[i]))
     if pr.disc == POINT and pr.alpha != 1.0:  # mu(q_alpha) without mu(q1)
         constraint_matrix_alpha(model, pr.q0, x, pr.alpha, pr.disc, pr.mu0, pr.mu0,
                                 pr.mu_alpha)
@@ -620,8 +758,9 @@ cdef inline void dla_d2(CoordinateModel model, const double* M, PointCache* cach
 cdef int dla_step(CoordinateModel model, const double* M, const double* Minv,
                   PointCache* cache, const double* q0, const double* v0, double* lam,
                   double h, int kind, double alpha, int disc, NewtonRule rule, double* q1,
-                  double* v1, Py_ssize_t* evaluations) noexcept nogil:
-    # One DLA step in its one-step form (see the twin); lam IN/OUT as 2 nu / h
+                  double* v1, Py_ssize_t* evaluations, ForceStep* fs) noexcept nogil:
+    # One DLA step in its one-step form (see the twin); lam IN/OUT as 2 nu / h; fs the step's
+    # forces or NULL
     cdef int n = model.n, r = model.r
     cdef DLAProblem pr
     cdef double x[ZMAX]
@@ -655,6 +794,7 @@ cdef int dla_step(CoordinateModel model, const double* M, const double* Minv,
     matvec(M, v0, n, n, pr.p0)
     for i in range(n):
         pr.p0[i] -= pr.gs0[i]
+        pr.fq[i] = 0.5 * h * fs.Q_start[i] if fs != NULL else 0.0
         x[i] = q0[i] + h * v0[i]
     for a in range(r):
         x[n + a] = 0.5 * h * lam[a]
@@ -682,8 +822,10 @@ cdef int dla_step(CoordinateModel model, const double* M, const double* Minv,
             p1[i] += gs[i]
     mu_at(model, cache, q1, mu1)
     n_matrix(Minv, mu1, n, r, N1)
-    mu_times(mu1, N1, n, r, C)
     matvec(Minv, p1, n, n, w)
+    if fs != NULL:
+        return force_end(fs, model, M, Minv, q1, h, w, N1, mu1, v1)
+    mu_times(mu1, N1, n, r, C)
     matvec(mu1, w, r, n, rhs)
     if not solve_r(r, C, rhs):
         return SINGULAR_JACOBIAN
@@ -702,7 +844,9 @@ cdef int dla_step(CoordinateModel model, const double* M, const double* Minv,
 def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[::1] q,
                      double[::1] v, double[::1] lam, double h, Py_ssize_t n_steps,
                      Py_ssize_t save_every, double newton_tol, int max_newton,
-                     double[:, ::1] out_q, double[:, ::1] out_v, Py_ssize_t[::1] info):
+                     double[:, ::1] out_q, double[:, ::1] out_v, Py_ssize_t[::1] info,
+                     BodyForces forces=None, double[::1] clock=None,
+                     double[::1] out_work=None):
     """Advance ``n_steps`` steps of the composition ``stages`` (see the twin).
 
     Parameters
@@ -710,7 +854,9 @@ def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[
     model : CoordinateModel IN; stages : (s, 6) IN, rows (kind, disc, beta, beta', alpha,
     weight); q, v : (n,) IN/OUT; lam : (r,) IN/OUT; h : float; n_steps, save_every : int;
     newton_tol : float; max_newton : int; out_q, out_v : (n_steps // save_every, n) OUT;
-    info : (3,) OUT, [status of the failed step, residual evaluations, steps committed].
+    info : (3,) OUT, [status of the failed step, residual evaluations, steps committed];
+    forces : BodyForces or None IN (of ``model``); clock : (2,) or None IN/OUT [time, work];
+    out_work : (n_steps // save_every,) or None OUT, the work at the saves.
 
     Returns
     -------
@@ -736,9 +882,25 @@ def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[
     cdef int status = OK
     cdef int failed = 0
     cdef NewtonRule rule
+    cdef ForceStep fstep
+    cdef ForceStep* fs = NULL
+    cdef bint pushed = forces is not None and not forces.empty
+    cdef bint fresh = True     # the start's force must be evaluated (not the last end's)
+    cdef double t = 0.0, work = 0.0, tn, wn
+    cdef double Qkeep[NMAX]    # the committed state's force, and its power
+    cdef double Pkeep = 0.0
+    cdef bint keep_work = out_work is not None
     if q.shape[0] != n or v.shape[0] != n or lam.shape[0] != r or info.shape[0] < INFO_SIZE:
         raise ValueError(f"Expected q, v of shape ({n},), lam of shape ({r},) and info of "
                          f"shape ({INFO_SIZE},) for {model!r}.")
+    if pushed and forces.model is not model:
+        raise ValueError("Expected the force elements of the stepped model.")
+    if clock is not None:
+        t = clock[0]
+        work = clock[1]
+    if pushed:
+        fs = &fstep
+        fstep.forces = <void*>forces
     rule.correction_tol = newton_tol
     rule.residual_tol = RESIDUAL_TOL
     rule.max_iter = max_newton
@@ -754,6 +916,8 @@ def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[
                 va[i] = v[i]
             for a in range(r):
                 la[a] = lam[a]
+            tn = t
+            wn = work
             for st in range(n_stages):
                 kind = <int>stages[st, 0]
                 disc = <int>stages[st, 1]
@@ -761,17 +925,37 @@ def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[
                 beta_p = stages[st, 3]
                 alpha = stages[st, 4]
                 hs = stages[st, 5] * h
+                if pushed:
+                    # the start's force is the last end's (same t, q, v: the same numbers the
+                    # twin evaluates afresh), except at the first step of a call
+                    if fresh:
+                        force_start(forces, fs, tn, qa, va)
+                        fresh = False
+                    elif st == 0:
+                        for i in range(n):
+                            fs.Q_start[i] = Qkeep[i]
+                        fs.power_start = Pkeep
+                    else:
+                        for i in range(n):
+                            fs.Q_start[i] = fs.Q_next[i]
+                        fs.power_start = fs.power_end
+                    fs.t1 = tn + hs
                 if kind == NEWMARK:
                     if beta == 0.0 and beta_p == 0.0 and alpha == 0.0:
-                        status = newmark_explicit_step(model, Minv, qa, va, hs, qb, vb, la)
+                        status = newmark_explicit_step(model, M, Minv, qa, va, hs, qb, vb, la,
+                                                       fs)
                     else:
-                        status = newmark_step(model, Minv, &cache, qa, va, la, hs, beta, beta_p,
-                                              alpha, disc, rule, qb, vb, &evaluations)
+                        status = newmark_step(model, M, Minv, &cache, qa, va, la, hs, beta,
+                                              beta_p, alpha, disc, rule, qb, vb, &evaluations,
+                                              fs)
                 else:
                     status = dla_step(model, M, Minv, &cache, qa, va, la, hs, kind, alpha, disc,
-                                      rule, qb, vb, &evaluations)
+                                      rule, qb, vb, &evaluations, fs)
                 if status != OK:
                     break
+                if pushed:
+                    wn = wn + 0.5 * hs * (fs.power_start + fs.power_end)
+                tn = tn + hs
                 for i in range(n):
                     qa[i] = qb[i]
                     va[i] = vb[i]
@@ -783,11 +967,22 @@ def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[
                 v[i] = va[i]
             for a in range(r):
                 lam[a] = la[a]
+            t = tn
+            work = wn
+            if pushed:
+                for i in range(n):
+                    Qkeep[i] = fs.Q_next[i]
+                Pkeep = fs.power_end
             if (k + 1) % save_every == 0:
                 jj = (k + 1) // save_every - 1
                 for i in range(n):
                     out_q[jj, i] = q[i]
                     out_v[jj, i] = v[i]
+                if keep_work:
+                    out_work[jj] = work
+    if clock is not None:
+        clock[0] = t
+        clock[1] = work
     info[0] = status
     info[1] = evaluations
     info[INFO_COMMITTED] = failed - 1 if failed else n_steps

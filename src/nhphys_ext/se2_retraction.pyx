@@ -7,12 +7,16 @@
 # shared newton_solve of newton.pxd (residual and Jacobian callbacks over a problem struct);
 # retraction_run() is the loop. The derivation, the Newton problem (sizes and rule) and the
 # specification are in nhphys/twins/se2_retraction.py (same names, same results).
+# Forces (the twin's "Forces"): the symmetric discrete Lagrange-d'Alembert pair of a BodyForces
+# (nhphys_ext/models.pxd) pulled back to the group, in forced_step().
 # Sizes: d = 3 + k <= 6, m <= 6.
 
 cimport cython
-from libc.math cimport sin, cos, atan, fabs
+from libc.math cimport sin, cos, atan, fabs, isfinite
 
-from nhphys_ext.newton cimport newton_solve, NewtonRule, OK
+from nhphys_ext.dense cimport solve_small
+from nhphys_ext.models cimport BodyForces, NMAX
+from nhphys_ext.newton cimport newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN, NOT_FINITE
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 from nhphys_ext.so3 cimport coeff_c, coeff_dc, coeff_sinc, coeff_a
 
@@ -224,12 +228,191 @@ cdef inline void retract(const double* xi, int map_code, double* step) noexcept 
         step[2] = 2.0 * atan(0.5 * w)
 
 
+cdef inline void advance(double* g, const double* xi, int d, int map_code) noexcept nogil:
+    # g <- g tau(xi[:3]), phi <- phi + xi[3:] (the twin's advance)
+    cdef double step[3]
+    cdef double c = cos(g[2]), s = sin(g[2])
+    cdef int i
+    retract(xi, map_code, step)
+    g[0] += c * step[0] - s * step[1]
+    g[1] += s * step[0] + c * step[1]
+    g[2] += step[2]
+    for i in range(3, d):
+        g[i] += xi[i]
+
+
+cdef inline void group_terms(BodyForces forces, double t, const double* g, int d, double* F0,
+                             double* Fa, double* Cg) noexcept nogil:
+    # F_0 = T^T (Q_c + Q_a), F_a = T^T Q_a, C_g = T^T C T at (t, g) (the twin's group_terms)
+    cdef double q[NMAX]
+    cdef double T[NMAX * NMAX]
+    cdef double Qc[NMAX]
+    cdef double Qa[NMAX]
+    cdef double Q0[NMAX]
+    cdef double C[NMAX * NMAX]
+    cdef double CT[NMAX * NMAX]
+    cdef int n = forces.model.n
+    cdef int i, j, k, a
+    forces.model.group_coordinates(g, q, T)
+    forces.terms(t, q, Qc, Qa, C)
+    for i in range(n):
+        Q0[i] = Qc[i] + Qa[i]
+    for a in range(d):
+        F0[a] = 0.0
+        Fa[a] = 0.0
+        for i in range(n):
+            F0[a] += T[d * i + a] * Q0[i]
+            Fa[a] += T[d * i + a] * Qa[i]
+    for i in range(n):          # CT = C T (n x d)
+        for j in range(d):
+            CT[d * i + j] = 0.0
+            for k in range(n):
+                CT[d * i + j] += C[n * i + k] * T[d * k + j]
+    for i in range(d):          # C_g = T^T (C T)
+        for j in range(d):
+            Cg[d * i + j] = 0.0
+            for k in range(n):
+                Cg[d * i + j] += T[d * k + i] * CT[d * k + j]
+
+
+cdef inline bint node_velocity(const double* reduced, const double* B, int d, int m,
+                               const double* p, double* z, double* xi) noexcept nogil:
+    # z = (B^T I B)^-1 p, xi = B z
+    cdef double R[DMAX * DMAX]
+    cdef int i, a
+    for i in range(m * m):
+        R[i] = reduced[i]
+    for a in range(m):
+        z[a] = p[a]
+    if not solve_small(m, R, z):
+        return False
+    for i in range(d):
+        xi[i] = 0.0
+        for a in range(m):
+            xi[i] += B[m * i + a] * z[a]
+    return True
+
+
+cdef struct GroupTerms:
+    # group_terms and the node velocity at one (t, g, p): the end's of a step are the next
+    # step's start's
+    bint ok
+    double F0[DMAX]
+    double Fa[DMAX]
+    double Cg[DMAX * DMAX]
+    double xi[DMAX]
+
+
+cdef int forced_step(BodyForces forces, const double* I, const double* B, const double* reduced,
+                     int d, int m, const double* g, const double* p, double* y, double h,
+                     double t, int map_code, NewtonRule rule, double* xi, double* p_new,
+                     double* powers, Py_ssize_t* evaluations, GroupTerms* kept) noexcept nogil:
+    # one step with the forces (the twin's forced_step); y IN guess / OUT solution,
+    # powers = (power at the start, at the end); kept IN the start's group terms when kept.ok
+    # (the last step's end: the same numbers the twin evaluates afresh) / OUT the end's
+    cdef double z[DMAX]
+    cdef double xi0[DMAX]
+    cdef double xi1[DMAX]
+    cdef double F0[DMAX]
+    cdef double Fa[DMAX]
+    cdef double Cg[DMAX * DMAX]
+    cdef double Cxi[DMAX]
+    cdef double p_eff[DMAX]
+    cdef double p_plus[DMAX]
+    cdef double K[DMAX * DMAX]
+    cdef double CB[DMAX * DMAX]
+    cdef double g1[DMAX]
+    cdef double s
+    cdef bint damped = False
+    cdef int i, j, a, b, st
+    if kept.ok:
+        for i in range(d):
+            F0[i] = kept.F0[i]
+            Fa[i] = kept.Fa[i]
+            xi0[i] = kept.xi[i]
+        for i in range(d * d):
+            Cg[i] = kept.Cg[i]
+    else:
+        if not node_velocity(reduced, B, d, m, p, z, xi0):
+            return SINGULAR_JACOBIAN
+        group_terms(forces, t, g, d, F0, Fa, Cg)
+    kept.ok = False
+    powers[0] = 0.0
+    for i in range(d):
+        Cxi[i] = 0.0
+        for j in range(d):
+            Cxi[i] += Cg[d * i + j] * xi0[j]
+        powers[0] += (Fa[i] - Cxi[i]) * xi0[i]
+        F0[i] = F0[i] - Cxi[i]   # the force at the start
+    for a in range(m):
+        s = 0.0
+        for i in range(d):
+            s += B[m * i + a] * F0[i]
+        p_eff[a] = p[a] + 0.5 * h * s
+    st = retraction_step(I, B, d, m, p_eff, y, h, map_code, rule, xi, p_plus, evaluations)
+    if st != OK:
+        return st
+    for i in range(d):
+        g1[i] = g[i]
+    advance(g1, xi, d, map_code)
+    group_terms(forces, t + h, g1, d, F0, Fa, Cg)
+    for a in range(m):
+        s = 0.0
+        for i in range(d):
+            s += B[m * i + a] * F0[i]
+        p_new[a] = p_plus[a] + 0.5 * h * s
+    for i in range(d * d):
+        if Cg[i] != 0.0:
+            damped = True
+    if damped:
+        for i in range(d):       # CB = C_g B (d x m)
+            for b in range(m):
+                CB[m * i + b] = 0.0
+                for j in range(d):
+                    CB[m * i + b] += Cg[d * i + j] * B[m * j + b]
+        for a in range(m):       # K = B^T I B + h/2 B^T C_g B
+            for b in range(m):
+                s = 0.0
+                for i in range(d):
+                    s += B[m * i + a] * CB[m * i + b]
+                K[m * a + b] = reduced[m * a + b] + 0.5 * h * s
+        for a in range(m):
+            z[a] = p_new[a]
+        if not solve_small(m, K, z):
+            return SINGULAR_JACOBIAN
+        for a in range(m):
+            p_new[a] = 0.0
+            for b in range(m):
+                p_new[a] += reduced[m * a + b] * z[b]
+    # the node velocity of p_new (what the next step starts from: the same numbers)
+    if not node_velocity(reduced, B, d, m, p_new, z, xi1):
+        return SINGULAR_JACOBIAN
+    powers[1] = 0.0
+    for i in range(d):
+        s = 0.0
+        for j in range(d):
+            s += Cg[d * i + j] * xi1[j]
+        powers[1] += (Fa[i] - s) * xi1[i]
+    for a in range(m):
+        if not isfinite(p_new[a]):
+            return NOT_FINITE
+    for i in range(d):
+        kept.F0[i] = F0[i]
+        kept.Fa[i] = Fa[i]
+        kept.xi[i] = xi1[i]
+    for i in range(d * d):
+        kept.Cg[i] = Cg[i]
+    kept.ok = True
+    return OK
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, double[::1] g,
                    double[::1] p, double[::1] y, double h, Py_ssize_t n_steps,
                    Py_ssize_t save_every, int map_code, double newton_tol, int max_newton,
-                   double[:, ::1] out_g, double[:, ::1] out_p, Py_ssize_t[::1] info):
+                   double[:, ::1] out_g, double[:, ::1] out_p, Py_ssize_t[::1] info,
+                   BodyForces forces=None, double[::1] clock=None, double[::1] out_work=None):
     """Advance ``n_steps`` steps, saving every ``save_every``-th state (see the twin).
 
     Parameters
@@ -238,7 +421,9 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
     p : (m,) IN/OUT; y : (m,) IN/OUT; h : float; n_steps, save_every : int;
     map_code : 0 exp, 1 Cayley; newton_tol : float; max_newton : int;
     out_g : (n_steps // save_every, d) OUT; out_p : (n_steps // save_every, m) OUT;
-    info : (3,) OUT, [status of the failed step, residual evaluations, steps committed].
+    info : (3,) OUT, [status of the failed step, residual evaluations, steps committed];
+    forces : BodyForces or None IN (its model has d coordinates); clock : (2,) or None IN/OUT
+    [time, work]; out_work : (n_steps // save_every,) or None OUT, the work at the saves.
 
     Returns
     -------
@@ -259,9 +444,30 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
     cdef int status = OK
     cdef int failed = 0
     cdef NewtonRule rule
+    cdef bint pushed = forces is not None and not forces.empty
+    cdef bint keep_work = out_work is not None
+    cdef double reduced[DMAX * DMAX]
+    cdef double powers[2]
+    cdef GroupTerms kept
+    cdef double t = 0.0, work = 0.0
+    cdef int b
     if d > DMAX or m > DMAX or d < 3 or info.shape[0] < INFO_SIZE:
         raise ValueError(f"Expected 3 <= d <= {DMAX}, m <= {DMAX} and info of shape "
                          f"({INFO_SIZE},), got d={d}, m={m}, info ({info.shape[0]},).")
+    if pushed and forces.model.n != d:
+        raise ValueError(f"Expected the force elements of a model of {d} coordinates.")
+    if clock is not None:
+        t = clock[0]
+        work = clock[1]
+    kept.ok = False
+    for a in range(m):  # B^T I B, as the twin (numpy) forms it: (B^T I) B
+        for b in range(m):
+            reduced[m * a + b] = 0.0
+            for i in range(d):
+                c = 0.0
+                for j in range(d):
+                    c += basis[j, a] * inertia[j, i]
+                reduced[m * a + b] += c * basis[i, b]
     rule.correction_tol = newton_tol
     rule.residual_tol = RESIDUAL_TOL
     rule.max_iter = max_newton
@@ -269,8 +475,13 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
         for k in range(n_steps):
             for a in range(m):
                 y_try[a] = y[a]
-            status = retraction_step(&inertia[0, 0], &basis[0, 0], d, m, &p[0], y_try, h,
-                                     map_code, rule, xi, p_new, &evaluations)
+            if pushed:
+                status = forced_step(forces, &inertia[0, 0], &basis[0, 0], reduced, d, m, &g[0],
+                                     &p[0], y_try, h, t, map_code, rule, xi, p_new, powers,
+                                     &evaluations, &kept)
+            else:
+                status = retraction_step(&inertia[0, 0], &basis[0, 0], d, m, &p[0], y_try, h,
+                                         map_code, rule, xi, p_new, &evaluations)
             if status != OK:
                 failed = <int>(k + 1)
                 break
@@ -285,12 +496,20 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
             for a in range(m):
                 p[a] = p_new[a]
                 y[a] = y_try[a]
+            if pushed:
+                work = work + 0.5 * h * (powers[0] + powers[1])
+            t = t + h
             if (k + 1) % save_every == 0:
                 j = (k + 1) // save_every - 1
                 for i in range(d):
                     out_g[j, i] = g[i]
                 for a in range(m):
                     out_p[j, a] = p[a]
+                if keep_work:
+                    out_work[j] = work
+    if clock is not None:
+        clock[0] = t
+        clock[1] = work
     info[0] = status
     info[1] = evaluations
     info[INFO_COMMITTED] = failed - 1 if failed else n_steps

@@ -5,15 +5,20 @@
 # solved by the shared newton_solve (nhphys_ext/newton.pxd); retraction_step() adds the far-branch
 # check and the momentum update, retraction_run() is the loop, which commits a step only when all
 # its sub-steps succeeded. The derivation, the Newton floors and scales, and the specification are
-# in nhphys/twins/suslov.py (same names, same results).
+# in nhphys/twins/suslov.py (same names, same results). Torques of force elements (a ForceSet of
+# nhphys_ext/forces.pxd) enter as the twin's symmetric pair, in forced_step().
 
 cimport cython
 from libc.math cimport fabs, sqrt, M_PI
 
+from libc.math cimport isfinite
+
 from nhphys_ext.so3 cimport cross3, norm3, exp3, cay3
-from nhphys_ext.dense cimport matmul3
+from nhphys_ext.dense cimport matmul3, solve_small
+from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.rigid cimport momentum_minus, momentum_minus_jacobian, reorthonormalize
-from nhphys_ext.newton cimport newton_solve, NewtonRule, OK, FAR_BRANCH
+from nhphys_ext.newton cimport (newton_solve, NewtonRule, OK, FAR_BRANCH, SINGULAR_JACOBIAN,
+                                NOT_FINITE)
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 
 DEF RESIDUAL_TOL = 8 * 2.220446049250313e-16  # RESIDUAL_TOL of the twin
@@ -105,13 +110,165 @@ cdef inline int retraction_step(const double* I, const double* B, int m, const d
     return OK
 
 
+cdef inline void torques(ForceSet forces, const double* pivot, double t, const double* R,
+                         double* tau_0, double* tau_a, double* D) noexcept nogil:
+    # the twin's torques (without callables): every torque but the damping, the applied ones,
+    # and the damping matrix, about the fixed point at pivot
+    cdef double f[3]
+    cdef double tau[3]
+    cdef double n[3]
+    cdef int i
+    for i in range(3):
+        f[i] = 0.0
+        tau[i] = 0.0
+        tau_a[i] = 0.0
+    n[0] = 0.0
+    n[1] = 0.0
+    n[2] = 1.0
+    forces.potential_wrench(R, pivot, f, tau)
+    for i in range(3):
+        f[i] = 0.0
+    forces.applied_wrench(t, R, pivot, f, tau_a)
+    for i in range(3):
+        tau_0[i] = tau[i] + tau_a[i]
+    for i in range(9):
+        D[i] = 0.0
+    forces.damping(R, n, D)
+
+
+cdef inline bint node_omega(const double* reduced, const double* B, int m, const double* p,
+                            double* z, double* omega) noexcept nogil:
+    # z = (B^T I B)^-1 p, omega = B z
+    cdef double Rd[9]
+    cdef int i, a
+    for i in range(m * m):
+        Rd[i] = reduced[i]
+    for a in range(m):
+        z[a] = p[a]
+    if not solve_small(m, Rd, z):
+        return False
+    for i in range(3):
+        omega[i] = 0.0
+        for a in range(m):
+            omega[i] += B[m * i + a] * z[a]
+    return True
+
+
+cdef struct Torques:
+    # torques and the node velocity at one (t, R, p): the end's of a step are the next step's
+    # start's
+    bint ok
+    double tau_0[3]
+    double tau_a[3]
+    double D[9]
+    double omega[3]
+
+
+cdef int forced_step(ForceSet forces, const double* pivot, const double* I, const double* B,
+                     const double* reduced, int m, const double* R, const double* p, double* y,
+                     double h, double t, int map_code, NewtonRule rule, double* R1,
+                     double* p_new, double* powers, Torques* kept) noexcept nogil:
+    # one step with the torques of forces (the twin's forced_step); y IN guess / OUT solution;
+    # kept IN the start's torques when kept.ok (the last step's end: the same numbers the twin
+    # evaluates afresh) / OUT the end's
+    cdef double z[3]
+    cdef double w0[3]
+    cdef double w1[3]
+    cdef double tau_0[3]
+    cdef double tau_a[3]
+    cdef double D[9]
+    cdef double Dw[3]
+    cdef double p_eff[3]
+    cdef double p_plus[3]
+    cdef double xi[3]
+    cdef double Q[9]
+    cdef double K[9]
+    cdef double DB[9]
+    cdef double s
+    cdef bint damped = False
+    cdef int i, j, a, b, st
+    if kept.ok:
+        for i in range(3):
+            tau_0[i] = kept.tau_0[i]
+            tau_a[i] = kept.tau_a[i]
+            w0[i] = kept.omega[i]
+        for i in range(9):
+            D[i] = kept.D[i]
+    else:
+        if not node_omega(reduced, B, m, p, z, w0):
+            return SINGULAR_JACOBIAN
+        torques(forces, pivot, t, R, tau_0, tau_a, D)
+    kept.ok = False
+    powers[0] = 0.0
+    for i in range(3):
+        Dw[i] = D[3 * i] * w0[0] + D[3 * i + 1] * w0[1] + D[3 * i + 2] * w0[2]
+        powers[0] += (tau_a[i] - Dw[i]) * w0[i]
+        tau_0[i] = tau_0[i] - Dw[i]   # the torque at the start
+    for a in range(m):
+        p_eff[a] = p[a] + 0.5 * h * (B[a] * tau_0[0] + B[m + a] * tau_0[1]
+                                     + B[2 * m + a] * tau_0[2])
+    st = retraction_step(I, B, m, p_eff, y, h, map_code, rule, xi, p_plus)
+    if st != OK:
+        return st
+    if map_code == 0:
+        exp3(xi, Q)
+    else:
+        cay3(xi, Q)
+    matmul3(R, Q, R1)
+    reorthonormalize(R1)
+    torques(forces, pivot, t + h, R1, tau_0, tau_a, D)
+    for a in range(m):
+        p_new[a] = p_plus[a] + 0.5 * h * (B[a] * tau_0[0] + B[m + a] * tau_0[1]
+                                          + B[2 * m + a] * tau_0[2])
+    for i in range(9):
+        if D[i] != 0.0:
+            damped = True
+    if damped:
+        for i in range(3):       # DB = D B (3 x m)
+            for b in range(m):
+                DB[m * i + b] = (D[3 * i] * B[b] + D[3 * i + 1] * B[m + b]
+                                 + D[3 * i + 2] * B[2 * m + b])
+        for a in range(m):       # K = B^T I B + h/2 B^T D B
+            for b in range(m):
+                s = B[a] * DB[b] + B[m + a] * DB[m + b] + B[2 * m + a] * DB[2 * m + b]
+                K[m * a + b] = reduced[m * a + b] + 0.5 * h * s
+        for a in range(m):
+            z[a] = p_new[a]
+        if not solve_small(m, K, z):
+            return SINGULAR_JACOBIAN
+        for a in range(m):
+            p_new[a] = 0.0
+            for b in range(m):
+                p_new[a] += reduced[m * a + b] * z[b]
+    # the node velocity of p_new (what the next step starts from: the same numbers)
+    if not node_omega(reduced, B, m, p_new, z, w1):
+        return SINGULAR_JACOBIAN
+    powers[1] = 0.0
+    for i in range(3):
+        s = D[3 * i] * w1[0] + D[3 * i + 1] * w1[1] + D[3 * i + 2] * w1[2]
+        powers[1] += (tau_a[i] - s) * w1[i]
+    for a in range(m):
+        if not isfinite(p_new[a]):
+            return NOT_FINITE
+    for i in range(3):
+        kept.tau_0[i] = tau_0[i]
+        kept.tau_a[i] = tau_a[i]
+        kept.omega[i] = w1[i]
+    for i in range(9):
+        kept.D[i] = D[i]
+    kept.ok = True
+    return OK
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
                    double[:, ::1] R, double[::1] p, double[::1] y, double h,
                    const double[::1] substeps, Py_ssize_t n_steps, Py_ssize_t save_every,
                    int map_code, double newton_tol, int max_newton,
-                   double[:, :, ::1] out_R, double[:, ::1] out_p, Py_ssize_t[::1] info):
+                   double[:, :, ::1] out_R, double[:, ::1] out_p, Py_ssize_t[::1] info,
+                   ForceSet forces=None, pivot=None, double[::1] clock=None,
+                   double[::1] out_work=None):
     """Advance ``n_steps`` steps, saving every ``save_every``-th state (see the twin).
 
     Parameters
@@ -121,7 +278,11 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
     map_code : 0 exp, 1 Cayley;
     newton_tol : float; max_newton : int; out_R : (n_steps // save_every, 3, 3) OUT;
     out_p : (n_steps // save_every, m) OUT; info : (3,) OUT [the status of a failure, -,
-    steps committed].
+    steps committed];
+    info : (1,) OUT the status of a failure;
+    forces : ForceSet or None IN, torques about the fixed point; pivot : (3,) or None IN, the
+    fixed point in space; clock : (2,) or None IN/OUT [time, work]; out_work :
+    (n_steps // save_every,) or None OUT, the work at the saves.
 
     Returns
     -------
@@ -146,6 +307,28 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
     cdef int status = 0
     cdef double h_last = h * substeps[n_sub - 1], hj
     cdef NewtonRule rule
+    cdef bint pushed = forces is not None and not forces.empty
+    cdef bint keep_work = out_work is not None
+    cdef double piv[3]
+    cdef double reduced[9]
+    cdef double powers[2]
+    cdef Torques kept
+    cdef double t = 0.0, work = 0.0, tk, wk
+    cdef int b
+    piv[0] = piv[1] = piv[2] = 0.0
+    if pivot is not None:
+        for i in range(3):
+            piv[i] = float(pivot[i])
+    if clock is not None:
+        t = clock[0]
+        work = clock[1]
+    kept.ok = False
+    for a in range(m):  # B^T I B, as the twin (numpy) forms it: (B^T I) B
+        for b in range(m):
+            reduced[m * a + b] = 0.0
+            for i in range(3):
+                reduced[m * a + b] += (basis[0, a] * inertia[0, i] + basis[1, a] * inertia[1, i]
+                                       + basis[2, a] * inertia[2, i]) * basis[i, b]
     rule.correction_tol = newton_tol
     rule.residual_tol = RESIDUAL_TOL
     rule.max_iter = max_newton
@@ -164,21 +347,31 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
             for a in range(m):
                 pk[a] = p0[a]
                 yk[a] = y0[a]
+            tk = t
+            wk = work
             for j in range(n_sub):
                 hj = h * substeps[j]
                 for a in range(m):
                     yk[a] *= hj / h_last  # the warm start belongs to the last sub-step
                 h_last = hj
-                st = retraction_step(&inertia[0, 0], &basis[0, 0], m, pk, yk, hj, map_code,
-                                     rule, xi, pn)
-                if st != OK:
-                    break
-                if map_code == 0:
-                    exp3(xi, Q)
+                if pushed:
+                    st = forced_step(forces, piv, &inertia[0, 0], &basis[0, 0], reduced, m, Rk,
+                                     pk, yk, hj, tk, map_code, rule, Rn, pn, powers, &kept)
+                    if st != OK:
+                        break
+                    wk = wk + 0.5 * hj * (powers[0] + powers[1])
                 else:
-                    cay3(xi, Q)
-                matmul3(Rk, Q, Rn)
-                reorthonormalize(Rn)
+                    st = retraction_step(&inertia[0, 0], &basis[0, 0], m, pk, yk, hj, map_code,
+                                         rule, xi, pn)
+                    if st != OK:
+                        break
+                    if map_code == 0:
+                        exp3(xi, Q)
+                    else:
+                        cay3(xi, Q)
+                    matmul3(Rk, Q, Rn)
+                    reorthonormalize(Rn)
+                tk = tk + hj
                 for i in range(9):
                     Rk[i] = Rn[i]
                 for a in range(m):
@@ -192,16 +385,23 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
             for a in range(m):
                 p0[a] = pk[a]
                 y0[a] = yk[a]
+            t = tk
+            work = wk
             if (k + 1) % save_every == 0:
                 j = (k + 1) // save_every - 1
                 for i in range(9):
                     out_R[j, i // 3, i % 3] = R0[i]
                 for a in range(m):
                     out_p[j, a] = p0[a]
+                if keep_work:
+                    out_work[j] = work
     for i in range(9):
         R[i // 3, i % 3] = R0[i]
     for a in range(m):
         p[a] = p0[a]
         y[a] = y0[a]
+    if clock is not None:
+        clock[0] = t
+        clock[1] = work
     info[INFO_COMMITTED] = status - 1 if status else n_steps
     return status

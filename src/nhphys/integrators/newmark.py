@@ -65,9 +65,13 @@ class NonholonomicRun(Run):
         (Python callables) on the twin whatever was asked.
     newton_evaluations : int
         Residual evaluations of every Newton solve so far (the cost of the implicit steps).
+    forces : BodyForces or None
+        The system's force elements (:mod:`nhphys.twins.newmark`, "Forces").
+    clock : ndarray, shape (2,)
+        The time and the work of the force elements.
     """
 
-    state_names = ("q", "v", "lam", "newton_evaluations")
+    state_names = ("q", "v", "lam", "clock", "newton_evaluations")
 
     def __init__(self, system, stages, dt, backend, newton_tol, max_newton, initial_conditions):
         self.system = system
@@ -76,6 +80,7 @@ class NonholonomicRun(Run):
         self.q = np.array(q0, dtype=float)
         self.v = np.array(v0, dtype=float)
         self.lam = np.array(model.multiplier(self.q, self.v), dtype=float)
+        backend = _callables_step_on_twin(self, system, backend)
         self.kernel, self.backend = _backend.choose("newmark", backend)
         self.model = model
         if self.backend == "cython":
@@ -83,35 +88,57 @@ class NonholonomicRun(Run):
             if self.model is None:  # a model of Python callables steps on the twin
                 self.kernel, self.backend = _backend.choose("newmark", "python")
                 self.model = model
+        self.forces = _body_forces(system, self.model, self.backend)
+        self.clock = np.zeros(2)  # the time and the work of the force elements
         self.stages = np.ascontiguousarray(stages, dtype=float)
         self.dt = dt
         self.newton_tol, self.max_newton = check_newton_options(newton_tol, max_newton)
         self.newton_evaluations = 0
 
-    def _saved(self, q, v):
-        return self.system.observables({"q": q, "v": v})
+    def _saved(self, q, v, work):
+        return self.system.observables({"q": q, "v": v, "work": work})
 
     def _initial_frame(self):
-        return self._saved(self.q[None].copy(), self.v[None].copy())
+        return self._saved(self.q[None].copy(), self.v[None].copy(), self.clock[1:].copy())
 
     def _allocate(self, n_saved):
-        return np.empty((n_saved, self.q.size)), np.empty((n_saved, self.q.size))
+        return (np.empty((n_saved, self.q.size)), np.empty((n_saved, self.q.size)),
+                np.empty(n_saved))
 
     def _loop(self, n_steps, save_every, saved, info):
-        out_q, out_v = saved
+        out_q, out_v, out_work = saved
         # a user model's exception (or Ctrl-C) in the twin loop goes up as itself; Run.advance
         # then stops the run
         try:
             return self.kernel.nonholonomic_run(
                 self.model, self.stages, self.q, self.v, self.lam, self.dt, n_steps,
                 save_every, self.newton_tol, self.max_newton, out_q, out_v, info,
+                forces=self.forces, clock=self.clock, out_work=out_work,
             )
         finally:
             self.newton_evaluations += int(info[INFO_EVALUATIONS])
 
     def _frames(self, saved, count):
-        out_q, out_v = saved
-        return self._saved(out_q[:count], out_v[:count])
+        out_q, out_v, out_work = saved
+        return self._saved(out_q[:count], out_v[:count], out_work[:count])
+
+
+def _callables_step_on_twin(run, system, backend):
+    """The backend of a run whose system may carry Python-callable force elements: those step
+    on the twin whatever was asked (as a rolling body's do), and ``run.backend_note`` says so
+    in ``meta["backend"]``."""
+    from nhphys.forces import uses_callables
+
+    if not uses_callables(getattr(system, "forces", ())):
+        return backend
+    run.backend_note = "a force element is a Python callable"
+    return "python"
+
+
+def _body_forces(system, model, backend):
+    """The system's force elements for ``model`` on ``backend``, or None."""
+    make = getattr(system, "body_forces", None)
+    return None if make is None else make(model, backend)
 
 
 class _Stepper:

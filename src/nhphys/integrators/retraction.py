@@ -57,14 +57,25 @@ class FixedPointRun(Run):
         The last step in ``basis`` coordinates (Newton's warm start).
     backend : {"cython", "python"}
         What steps.
+    forces : ForceSet or None
+        The torques of the system's force elements (:mod:`nhphys.twins.suslov`, "Forces").
+    clock : ndarray, shape (2,)
+        The time and the work of the force elements.
     """
 
-    state_names = ("R", "p", "y")
+    state_names = ("R", "p", "y", "clock")
 
     def __init__(self, system, basis, R0, omega0, dt, map_code, backend, newton_tol,
                  max_newton, substeps=(1.0,)):
+        from nhphys.integrators.newmark import _callables_step_on_twin
+
         self.system = system
+        backend = _callables_step_on_twin(self, system, backend)
         self.kernel, self.backend = _backend.choose("suslov", backend)
+        make = getattr(system, "force_set", None)
+        self.forces = None if make is None else make(self.backend)
+        self.pivot = np.array(getattr(system, "pivot", np.zeros(3)), dtype=float)
+        self.clock = np.zeros(2)  # the time and the work of the force elements
         self.inertia = np.ascontiguousarray(system.inertia, dtype=float)
         self.basis = np.ascontiguousarray(basis, dtype=float)
         self.reduced_inertia = self.basis.T @ self.inertia @ self.basis
@@ -77,27 +88,29 @@ class FixedPointRun(Run):
         self.newton_tol = newton_tol
         self.max_newton = max_newton
 
-    def _saved(self, R, p):
+    def _saved(self, R, p, work):
         omega = np.linalg.solve(self.reduced_inertia, p.T).T @ self.basis.T
-        return self.system.observables({"R": R, "omega": omega})
+        return self.system.observables({"R": R, "omega": omega, "work": work})
 
     def _initial_frame(self):
-        return self._saved(self.R[None].copy(), self.p[None].copy())
+        return self._saved(self.R[None].copy(), self.p[None].copy(), self.clock[1:].copy())
 
     def _allocate(self, n_saved):
-        return np.empty((n_saved, 3, 3)), np.empty((n_saved, self.basis.shape[1]))
+        return (np.empty((n_saved, 3, 3)), np.empty((n_saved, self.basis.shape[1])),
+                np.empty(n_saved))
 
     def _loop(self, n_steps, save_every, saved, info):
-        out_R, out_p = saved
+        out_R, out_p, out_work = saved
         return self.kernel.retraction_run(
             self.inertia, self.basis, self.R, self.p, self.y, self.dt, self.substeps,
             n_steps, save_every, self.map_code, self.newton_tol, self.max_newton, out_R,
-            out_p, info,
+            out_p, info, forces=self.forces, pivot=self.pivot, clock=self.clock,
+            out_work=out_work,
         )
 
     def _frames(self, saved, count):
-        out_R, out_p = saved
-        return self._saved(out_R[:count], out_p[:count])
+        out_R, out_p, out_work = saved
+        return self._saved(out_R[:count], out_p[:count], out_work[:count])
 
 
 def check_initial_conditions(system, initial_conditions):

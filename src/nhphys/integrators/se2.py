@@ -40,16 +40,31 @@ class SE2RetractionRun(Run):
         What steps.
     newton_evaluations : int
         Residual evaluations of every Newton solve so far.
+    forces : BodyForces or None
+        The system's force elements (:mod:`nhphys.twins.se2_retraction`, "Forces").
+    clock : ndarray, shape (2,)
+        The time and the work of the force elements.
     """
 
-    state_names = ("g", "p", "y", "newton_evaluations")
+    state_names = ("g", "p", "y", "clock", "newton_evaluations")
 
     def __init__(self, system, model, q0, v0, dt, integrator, backend):
+        from nhphys.integrators.newmark import _body_forces, _callables_step_on_twin
         from nhphys.lie.retraction import get_retraction
+        from nhphys.twins.models import compiled_counterpart
 
         self.system = system
         self.model = model
+        backend = _callables_step_on_twin(self, system, backend)
         self.kernel, self.backend = _backend.choose("se2_retraction", backend)
+        force_model = model
+        if self.backend == "cython" and getattr(system, "forces", ()):
+            force_model = compiled_counterpart(model, _backend.kernel_module("models"))
+            if force_model is None:  # a model in Python: its forces step on the twin
+                self.kernel, self.backend = _backend.choose("se2_retraction", "python")
+                force_model = model
+        self.forces = _body_forces(system, force_model, self.backend)
+        self.clock = np.zeros(2)  # the time and the work of the force elements
         self.inertia = np.ascontiguousarray(model.group_inertia, dtype=float)
         self.basis = np.ascontiguousarray(model.group_basis, dtype=float)
         self.reduced_inertia = self.basis.T @ self.inertia @ self.basis
@@ -67,26 +82,28 @@ class SE2RetractionRun(Run):
         """Body velocities (k, d) of ``d*`` momenta (k, m)."""
         return np.linalg.solve(self.reduced_inertia, np.atleast_2d(p).T).T @ self.basis.T
 
-    def _saved(self, g, p):
+    def _saved(self, g, p, work):
         q, v = self.model.from_group(g, self.velocity(p))
-        return self.system.observables({"q": q, "v": v})
+        return self.system.observables({"q": q, "v": v, "work": work})
 
     def _initial_frame(self):
-        return self._saved(self.g[None].copy(), self.p[None].copy())
+        return self._saved(self.g[None].copy(), self.p[None].copy(), self.clock[1:].copy())
 
     def _allocate(self, n_saved):
-        return np.empty((n_saved, self.g.size)), np.empty((n_saved, self.basis.shape[1]))
+        return (np.empty((n_saved, self.g.size)), np.empty((n_saved, self.basis.shape[1])),
+                np.empty(n_saved))
 
     def _loop(self, n_steps, save_every, saved, info):
-        out_g, out_p = saved
+        out_g, out_p, out_work = saved
         try:
             return self.kernel.retraction_run(
                 self.inertia, self.basis, self.g, self.p, self.y, self.dt, n_steps,
                 save_every, self.map_code, self.newton_tol, self.max_newton, out_g, out_p, info,
+                forces=self.forces, clock=self.clock, out_work=out_work,
             )
         finally:
             self.newton_evaluations += int(info[INFO_EVALUATIONS])
 
     def _frames(self, saved, count):
-        out_g, out_p = saved
-        return self._saved(out_g[:count], out_p[:count])
+        out_g, out_p, out_work = saved
+        return self._saved(out_g[:count], out_p[:count], out_work[:count])

@@ -90,9 +90,89 @@ class CoordinateSystem:
     ``observables(saved)``. It gets the continuous equations for
     :class:`~nhphys.integrators.Reference` and the run of
     :class:`~nhphys.integrators.Retraction` when its model has a description on a Lie group.
+
+    A system of one rigid body (its model has a ``body_frame``) takes force elements
+    (:meth:`_set_forces`): ``forces`` is then their validated tuple, the runs apply them as
+    generalized forces (:class:`nhphys.twins.models.BodyForces`), ``energy`` includes the
+    potentials of springs and fields and the trajectory's ``work`` the work of the others.
     """
 
     group = "R^n"  # the configuration group the retraction integrator would step on
+    forces = ()  # force elements (nhphys.forces), validated
+    reference_times = True  # reference_unpack takes the states' times (scheduled forces)
+    _placement = (np.eye(3), np.zeros(3))  # the plane's axes and origin in space
+    _normal_force = 0.0  # N of rolling resistance
+
+    # -- force elements ----------------------------------------------------------------------
+    def _set_forces(self, forces, normal_force, placement=None, rolls=True, motor_axis=None):
+        """Validate and keep the force elements of the body.
+
+        ``normal_force``: ``N`` of rolling resistance; ``placement``: ``(frame (3, 3),
+        origin (3,))`` of the plane in space (default: the plane's coordinates are space's);
+        ``rolls=False`` refuses rolling resistance (a body whose angular velocity is along the
+        plane's normal: it would do nothing); ``motor_axis`` (3,), when given, the only axis a
+        motor may have (up to sign).
+        """
+        from nhphys.forces import Motor, RollingResistance, check_forces
+
+        forces = check_forces(forces)
+        name = type(self).__name__
+        for element in forces:
+            if isinstance(element, RollingResistance) and not rolls:
+                raise ValueError(
+                    f"RollingResistance: a {name} does not roll (it turns about the plane's "
+                    "normal only), so rolling resistance would do nothing; use LinearDrag or "
+                    "AngularDamping."
+                )
+            if isinstance(element, Motor) and motor_axis is not None and not np.allclose(
+                    np.abs(element.axis @ motor_axis), 1.0, rtol=0, atol=1e-12):
+                raise ValueError(
+                    f"Motor: on a {name} a motor drives about the axis "
+                    f"{np.asarray(motor_axis).tolist()}, got axis {element.axis.tolist()}."
+                )
+        if placement is not None:
+            frame, origin = placement
+            frame = np.array(frame, dtype=float)
+            origin = np.array(origin, dtype=float)
+            if frame.shape != (3, 3) or origin.shape != (3,) or not np.allclose(
+                    frame.T @ frame, np.eye(3), atol=1e-12) or np.linalg.det(frame) < 0:
+                raise ValueError("Expected `placement` to be (frame (3, 3) rotation, origin (3,)).")
+            self._placement = (frame, origin)
+        self.forces = forces
+        self._normal_force = float(normal_force)
+        self._twin_forces = None
+
+    def body_forces(self, model, backend):
+        """The :class:`~nhphys.twins.models.BodyForces` of the force elements for ``model``
+        (the twin or the compiled model) on ``backend`` (``"python"`` or ``"cython"``), or
+        None without force elements."""
+        if not self.forces:
+            return None
+        from nhphys import _backend
+        from nhphys.forces import Motor, build_force_set
+
+        elements = _backend.choose("forces", backend)[0]
+        models = _backend.choose("models", backend)[0]
+        body = build_force_set([e for e in self.forces if not isinstance(e, Motor)], elements)
+        motors = build_force_set([e for e in self.forces if isinstance(e, Motor)], elements)
+        frame, origin = self._placement
+        return models.BodyForces(model, body, motors, frame, origin, self._normal_force)
+
+    def force_potential(self, q):
+        """The potential energy of the springs and fields at coordinates (k, n) -> (k,)."""
+        q = np.atleast_2d(q)
+        if not any(element.potential for element in self.forces):
+            return np.zeros(len(q))
+        if getattr(self, "_twin_forces", None) is None:
+            self._twin_forces = self.body_forces(self.coordinates, "python")
+        return np.array([self._twin_forces.potential(qi) for qi in q])
+
+    def _energy_and_work(self, q, v, saved):
+        """``energy`` (kinetic, the model's and the elements' potentials) and ``work``."""
+        energy = self.coordinates.energy(q, v) + self.force_potential(q)
+        work = saved.get("work")
+        work = np.zeros(len(q)) if work is None else np.asarray(work, dtype=float)
+        return energy, work
 
     def start_retraction(self, integrator, dt, backend, **initial_conditions):
         """The run of :class:`~nhphys.integrators.Retraction` on ``SE(2) x R^k`` (models with
@@ -110,20 +190,31 @@ class CoordinateSystem:
 
     # -- the continuous flow as a first-order ODE, for `Reference` ---------------------------
     def reference_state(self, **initial_conditions):
-        """``(q0, v0)`` as one flat state (2 n,)."""
+        """``(q0, v0, W)`` as one flat state (2 n + 1,): ``W`` the work of the force elements,
+        0 at the start."""
         q0, v0 = self.coordinates_from_conditions(**initial_conditions)
-        return np.concatenate([q0, v0])
+        self._reference_forces = self.body_forces(self.coordinates, "python")
+        return np.concatenate([q0, v0, [0.0]])
 
     def reference_rhs(self, t, state):
-        """``d(q, v)/dt`` of the continuous equations."""
+        """``d(q, v, W)/dt`` of the continuous equations: ``M dv/dt = -grad V + Q + mu^T
+        lambda`` with the generalized force ``Q = Q_c + Q_a(t) - C v`` of the force elements,
+        and ``dW/dt = (Q_a - C v) . v`` (the power of the elements that are not potentials)."""
         cs = self.coordinates
-        q, v = state[: cs.n], state[cs.n:]
-        return np.concatenate([v, cs.acceleration(q, v)])
+        n = cs.n
+        q, v = state[:n], state[n:2 * n]
+        forces = getattr(self, "_reference_forces", None)
+        if forces is None or forces.empty:
+            return np.concatenate([v, cs.acceleration(q, v), [0.0]])
+        Qc, Qa, C = forces.terms(t, q, v)
+        Cv = C @ v
+        return np.concatenate([v, cs.acceleration(q, v, Qc + Qa - Cv), [(Qa - Cv) @ v]])
 
-    def reference_unpack(self, states):
-        """The argument of ``observables`` for flat states (k, 2 n): ``{"q", "v"}``."""
+    def reference_unpack(self, states, times=None):
+        """The argument of ``observables`` for flat states (k, 2 n + 1): ``{"q", "v",
+        "work"}`` (``times`` are not needed)."""
         n = self.coordinates.n
-        return {"q": states[:, :n], "v": states[:, n:]}
+        return {"q": states[:, :n], "v": states[:, n:2 * n], "work": states[:, 2 * n]}
 
 
 class ConstrainedMechanicalSystem(CoordinateModel, CoordinateSystem):

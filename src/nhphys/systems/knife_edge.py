@@ -48,6 +48,24 @@ Then ``d omega/dt = 0`` and ``dv/dt = g sin(incline) cos theta``; with
 which for ``theta0 = 0`` reads ``x = x0 + v0 sin(wt)/w + g sin(incline) sin^2(wt) / (2 w^2)``,
 ``y = y0 + v0 (1 - cos wt)/w + g sin(incline) (wt - sin(wt) cos(wt)) / (2 w^2)``: the blade
 drifts sideways across the slope, not down it.
+
+Force elements
+--------------
+``KnifeEdge(..., forces=[...])`` takes the elements of :mod:`nhphys.forces`; they act on the
+sleigh's rigid body, with ``A = Rz(theta)`` (body ``x`` along the blade, ``z`` along the
+plane's normal) and centre of mass ``a = (C_x, C_y, 0)``, in the plane's coordinates (``x``
+downhill on an inclined plane, ``z`` its normal). A wrench ``(f, tau)`` enters the equations
+as the generalized force ``Q = (f_x, f_y, tau_z)`` on ``q = (C_x, C_y, theta)`` (the normal and
+tilting parts are carried by the plane); a drag ``-c v`` and an angular damping ``-D Omega`` as
+``-diag(c, c, D_zz) dq/dt``; spin friction acts about the plane's normal. Rolling resistance is
+refused: the sleigh does not roll (its angular velocity is along the normal, so the torque
+``-mu N P_t Omega`` vanishes). A motor is a torque about its body axis (only its ``z`` part
+turns the sleigh). The discretisation (the symmetric discrete Lagrange-d'Alembert pair) is
+derived in :mod:`nhphys.twins.newmark` and :mod:`nhphys.twins.se2_retraction`.
+
+*Closed forms with forces.* Pushed by a constant force ``F`` along the blade while running
+straight (``omega = 0``, ``omega`` stays 0 since the force has no moment), ``m dv/dt = F``:
+``v = v0 + F t / m``. With drag ``-c v`` instead, ``m dv/dt = -c v``: ``v = v0 exp(-c t / m)``.
 """
 
 import numpy as np
@@ -82,6 +100,14 @@ class KnifeEdge(CoordinateSystem):
         Tilt of the plane in radians, in [0, pi/2]; gravity pulls along ``+x``.
     gravity : float
         ``g`` >= 0.
+    forces : list of nhphys.forces elements, optional
+        Forces, torques, springs, fields, drag, damping and motors on the sleigh, in the
+        plane's coordinates (module docstring, "Force elements"). The potentials of springs and
+        fields are part of ``energy``; the work of the others is the trajectory's ``work``.
+    placement : (frame (3, 3), origin (3,)), optional
+        Where the plane's coordinates are in space (its axes as columns, and its origin, at
+        the centre of mass's height), when the force elements are given in space (a scene's
+        :class:`~nhphys.KnifeEdgeContact` sets it); default: the plane's coordinates.
 
     Initial conditions (for :func:`nhphys.simulate` and :class:`nhphys.KnifeEdgeContact`, see
     :mod:`nhphys.conditions`): ``position`` (x, y) of the contact point and ``heading`` (the
@@ -91,7 +117,8 @@ class KnifeEdge(CoordinateSystem):
     Trajectory fields: ``pose`` (n, 3) ``(x, y, theta)``, ``velocity`` (n,), ``turning_rate``
     (n,), ``omega`` (n, 3) the body angular velocity ``(0, 0, turning_rate)`` (body axes: ``x``
     along the blade, ``z`` along the plane's normal), ``energy`` (n,), ``constraint_residual``
-    (n,) (the sideways speed of the contact point).
+    (n,) (the sideways speed of the contact point), ``work`` (n,) (of the force elements that
+    are not potentials).
 
     Attributes
     ----------
@@ -109,7 +136,8 @@ class KnifeEdge(CoordinateSystem):
 
     group = "SE(2)"  # on a level plane (see `level`)
 
-    def __init__(self, mass, inertia, offset, incline=0.0, gravity=9.81):
+    def __init__(self, mass, inertia, offset, incline=0.0, gravity=9.81, forces=None, *,
+                 placement=None):
         self.mass = as_positive_scalar(mass, "mass")
         self.inertia = as_positive_scalar(inertia, "inertia")
         self.offset = _real(offset, "offset")
@@ -122,10 +150,13 @@ class KnifeEdge(CoordinateSystem):
         self.downhill_force = self.mass * self.gravity * np.sin(self.incline)
         self.coordinates = KnifeEdgeModel(self.mass, self.inertia, self.offset,
                                           self.downhill_force)
+        self._set_forces(forces, self.mass * self.gravity * np.cos(self.incline), placement,
+                         rolls=False)
 
     def __repr__(self):
+        extra = f", forces={list(self.forces)!r}" if self.forces else ""
         return (f"KnifeEdge(mass={self.mass}, inertia={self.inertia}, offset={self.offset}, "
-                f"incline={self.incline}, gravity={self.gravity})")
+                f"incline={self.incline}, gravity={self.gravity}{extra})")
 
     @property
     def level(self):
@@ -151,12 +182,14 @@ class KnifeEdge(CoordinateSystem):
         turning_rate = v[:, 2].copy()
         omega = np.zeros((len(turning_rate), 3))
         omega[:, 2] = turning_rate  # the body turns about the plane's normal only
+        energy, work = self._energy_and_work(q, v, saved)
         return {
             "pose": pose,
             "velocity": v[:, 0] * c + v[:, 1] * s,
             "turning_rate": turning_rate,
             "omega": omega,
-            "energy": self.coordinates.energy(q, v),
+            "energy": energy,
+            "work": work,
             "constraint_residual": np.abs(-s * v[:, 0] + c * v[:, 1] - a * v[:, 2]),
         }
 
@@ -185,7 +218,8 @@ class KnifeEdge(CoordinateSystem):
             raise ValueError(
                 "Expected a level plane (`incline` = 0 or `gravity` = 0) for the Retraction "
                 "integrator, which needs a left-invariant system; use Newmark or DLA on an "
-                f"inclined plane (got incline={self.incline})."
+                "inclined plane, or a level one with the slope's pull as a force element "
+                f"(nhphys.forces.UniformField) (got incline={self.incline})."
             )
         return super().start_retraction(integrator, dt, backend, **initial_conditions)
 

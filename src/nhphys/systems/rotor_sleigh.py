@@ -60,6 +60,21 @@ plain sleigh with inertia ``I_s + I_r``.
 *Energy.* ``E = 1/2 m v^2 + 1/2 (I_s + m a^2) omega^2 + 1/2 I_r (omega + phi_dot)^2`` is
 conserved (the constraint forces do no work); with the rotor free it splits into the sleigh's
 ``E_s`` and the rotor's ``sigma^2 / (2 I_r)``, each conserved.
+
+Force elements
+--------------
+``RotorSleigh(..., forces=[...])`` takes the elements of :mod:`nhphys.forces`. A
+:class:`~nhphys.forces.Motor` drives the rotor relative to the sleigh (its axis must be the
+rotor's, ``(0, 0, 1)``): its torque ``T`` on the rotor and ``-T`` on the sleigh do the work
+``T dphi``, so ``Q_phi = T`` (speed control on ``phi_dot``). Every other element acts on the
+sleigh as on :class:`~nhphys.systems.KnifeEdge` (``A = Rz(theta)``, ``a = (C_x, C_y, 0)``,
+``Q = (f_x, f_y, tau_z, 0)``); rolling resistance is refused (nothing rolls).
+
+*Spinning the rotor up.* With the sleigh at rest and a motor torque ``T``, the rotor's reaction
+``-T`` turns the sleigh; with the blade's contact under the centre of mass (``a = 0``) the
+constraint force has no moment, so the angular momentum about the vertical stays 0:
+``(I_s + I_r) omega + I_r phi_dot = 0`` and ``I_r (d omega/dt + d^2 phi/dt^2) = T``, hence
+``d^2 phi/dt^2 = T (I_s + I_r) / (I_s I_r)`` and ``d omega/dt = -T / I_s``.
 """
 
 import numpy as np
@@ -87,6 +102,10 @@ class RotorSleigh(CoordinateSystem):
         ``a``, the distance of the centre of mass ahead of the blade's contact point.
     locked : bool
         Lock the rotor to the sleigh (the constraint ``phi_dot = 0``).
+    forces : list of nhphys.forces elements, optional
+        On the sleigh; a motor drives the rotor (module docstring, "Force elements"). The
+        potentials of springs and fields are part of ``energy``; the work of the others is the
+        trajectory's ``work``.
 
     Initial conditions (for :func:`nhphys.simulate`): ``position`` ``(x, y)`` of the blade's
     contact point and ``heading`` ``theta`` (default zeros), ``phi`` (the rotor's angle
@@ -98,7 +117,8 @@ class RotorSleigh(CoordinateSystem):
     ``turning_rate`` (n,), ``omega`` (n, 3) the sleigh's body angular velocity
     ``(0, 0, turning_rate)``, ``spin`` (n,), ``rotor_momentum`` (n,)
     (``sigma = I_r (omega + phi_dot)``), ``energy`` (n,), ``constraint_residual`` (n,) (the
-    sideways speed of the contact point, and the rotor's relative rate when locked).
+    sideways speed of the contact point, and the rotor's relative rate when locked), ``work``
+    (n,) (of the force elements that are not potentials).
 
     Attributes
     ----------
@@ -118,7 +138,7 @@ class RotorSleigh(CoordinateSystem):
 
     group = "SE(2) x R"
 
-    def __init__(self, mass, inertia, rotor_inertia, offset, locked=False):
+    def __init__(self, mass, inertia, rotor_inertia, offset, locked=False, forces=None):
         self.mass = as_positive_scalar(mass, "mass")
         self.inertia = as_positive_scalar(inertia, "inertia")
         self.rotor_inertia = as_positive_scalar(rotor_inertia, "rotor_inertia")
@@ -128,11 +148,14 @@ class RotorSleigh(CoordinateSystem):
         self.locked = bool(locked)
         self.coordinates = RotorSleighModel(self.mass, self.inertia, self.rotor_inertia,
                                             self.offset, self.locked)
+        # N only matters for rolling resistance, which is refused (standard gravity)
+        self._set_forces(forces, self.mass * 9.81, rolls=False, motor_axis=np.array([0, 0, 1.0]))
 
     def __repr__(self):
+        extra = f", forces={list(self.forces)!r}" if self.forces else ""
         return (f"RotorSleigh(mass={self.mass}, inertia={self.inertia}, "
                 f"rotor_inertia={self.rotor_inertia}, offset={self.offset}, "
-                f"locked={self.locked})")
+                f"locked={self.locked}{extra})")
 
     # -- initial conditions ------------------------------------------------------------------
     def initial_state(self, position=None, heading=0.0, phi=0.0, velocity=0.0,
@@ -167,6 +190,7 @@ class RotorSleigh(CoordinateSystem):
             residual = np.hypot(residual, xi[:, 3])
         omega = np.zeros((len(q), 3))
         omega[:, 2] = xi[:, 2]  # the sleigh turns about the plane's normal only
+        energy, work = self._energy_and_work(q, v, saved)
         return {
             "pose": g[:, :3],
             "phi": g[:, 3].copy(),
@@ -175,7 +199,8 @@ class RotorSleigh(CoordinateSystem):
             "omega": omega,
             "spin": xi[:, 3].copy(),
             "rotor_momentum": self.rotor_inertia * (xi[:, 2] + xi[:, 3]),
-            "energy": self.coordinates.energy(q, v),
+            "energy": energy,
+            "work": work,
             "constraint_residual": residual,
         }
 

@@ -18,7 +18,28 @@ The model, as the integrators read it:
 * constraint: ``Omega`` in the subspace ``d = axis^perp``, given by ``constraint_basis`` (3, 2),
   an orthonormal basis of ``d`` (left-invariant: the same in every orientation);
 * ``observables(saved)``: the trajectory fields from the saved states ``{"R": (n, 3, 3),
-  "omega": (n, 3)}``.
+  "omega": (n, 3)}`` (and ``"work"`` (n,)).
+
+Force elements
+--------------
+``Suslov(..., forces=[...])`` takes the elements of :mod:`nhphys.forces` that make a torque
+about the fixed point: torques, forces at body points (``r`` from the fixed point, body frame:
+the torque ``r x A^T f``; the fixed point carries the force itself), springs from a body point
+to a point in space (the fixed point is at ``pivot``), angular damping about all axes and
+motors. Elements that act only on the centre of mass or need a contact are refused with an
+error naming them (a force with no ``point``, a uniform field, linear drag: the fixed point
+holds the body still; spin friction, rolling resistance: there is no contact normal). With the
+torque ``tau = tau_c + tau_a(t) - D Omega`` (springs; applied; damping) the equations are::
+
+    I dOmega/dt = (I Omega) x Omega + tau + lambda a,     a . Omega = 0,
+
+and the constraint's multiplier absorbs the torque's part that would turn the body about
+``a``: ``lambda = -a . I^-1 ((I Omega) x Omega + tau) / (a . I^-1 a)``, i.e. only the torque
+projected by ``P = I - a (I^-1 a)^T / (a . I^-1 a)`` (onto the forces compatible with
+``a . dOmega/dt = 0``) moves the body. The spring's energy is part of ``energy``; the work of
+the other elements is ``work`` (``energy - work`` is conserved). The discretisation, the
+symmetric discrete Lagrange-d'Alembert pair in the retraction scheme's momentum, is derived in
+:mod:`nhphys.twins.suslov`.
 """
 
 import numpy as np
@@ -51,6 +72,12 @@ class Suslov:
         length-3 vector is a diagonal).
     axis : array_like, shape (3,)
         Nonzero body-fixed vector ``a``; only its direction matters.
+    forces : list of nhphys.forces elements, optional
+        Torques, forces at body points, springs, angular damping and motors (module docstring,
+        "Force elements").
+    pivot : array_like, shape (3,)
+        Where the fixed point is in space (the springs' anchors are in space); default the
+        origin.
 
     Examples
     --------
@@ -65,7 +92,9 @@ class Suslov:
     potential = None  # no potential energy: the reduced Lagrangian is the kinetic energy
     start_keywords = ("R0", "omega0", "momentum0")  # Retraction.start's own names
 
-    def __init__(self, inertia, axis):
+    reference_times = True  # reference_unpack takes the states' times (scheduled forces)
+
+    def __init__(self, inertia, axis, forces=None, *, pivot=(0.0, 0.0, 0.0)):
         self.inertia = as_inertia(inertia, "inertia")
         a = as_vector3(axis, "axis")
         norm = np.linalg.norm(a)
@@ -74,6 +103,44 @@ class Suslov:
         self.axis = a / norm
         self.constraint_basis = orthonormal_complement(self.axis)
         self.inertia_inv = np.linalg.inv(self.inertia)
+        self.forces = check_fixed_point_forces(forces)
+        self.pivot = as_vector3(pivot, "pivot")
+
+    def force_set(self, backend):
+        """The ``ForceSet`` of the force elements on ``backend`` (``"python"`` or
+        ``"cython"``), or None without them."""
+        if not self.forces:
+            return None
+        from nhphys import _backend
+        from nhphys.forces import build_force_set
+
+        return build_force_set(self.forces, _backend.choose("forces", backend)[0])
+
+    def potential_energy(self, R):
+        """The springs' energy at orientations (..., 3, 3) -> (...)."""
+        R = np.asarray(R, dtype=float)
+        if not any(element.potential for element in self.forces):
+            return np.zeros(R.shape[:-2])
+        if getattr(self, "_twin_forces", None) is None:
+            self._twin_forces = self.force_set("python")
+        flat = R.reshape(-1, 3, 3)
+        return np.array([self._twin_forces.potential(A, self.pivot) for A in flat]).reshape(
+            R.shape[:-2])
+
+    def torques(self, forces, t, R, omega):
+        """``(tau_0, tau_a, D)`` of the ``ForceSet`` ``forces`` at ``(t, R)``: the torque
+        about the fixed point (body frame) of every element but the damping ``tau_0`` (3,), of
+        the applied ones ``tau_a`` (3,) (a callable sees ``omega``), and the damping matrix
+        ``D`` (3, 3) (the torque ``-D Omega``)."""
+        f, tau = np.zeros(3), np.zeros(3)
+        forces.potential_wrench(R, self.pivot, f, tau)
+        fa, tau_a = np.zeros(3), np.zeros(3)
+        forces.applied_wrench(t, R, self.pivot, fa, tau_a)
+        if forces.callables:
+            forces.callable_wrench(t, R, self.pivot, np.zeros(3), omega, fa, tau_a)
+        D = np.zeros((3, 3))
+        forces.damping(R, np.array([0.0, 0.0, 1.0]), D)
+        return tau + tau_a, tau_a, D
 
     @property
     def basis(self):
@@ -81,21 +148,28 @@ class Suslov:
         return self.constraint_basis
 
     def __repr__(self):
-        return f"Suslov(inertia={self.inertia.tolist()}, axis={self.axis.tolist()})"
+        extra = f", forces={list(self.forces)!r}" if self.forces else ""
+        return f"Suslov(inertia={self.inertia.tolist()}, axis={self.axis.tolist()}{extra})"
 
     # -- continuous model -------------------------------------------------------------------
-    def multiplier(self, omega):
-        """Constraint multiplier ``lambda``: (..., 3) -> (...)."""
+    def multiplier(self, omega, torque=None):
+        """Constraint multiplier ``lambda``: (..., 3) -> (...), with an applied body
+        ``torque`` (..., 3) when given."""
         omega = np.asarray(omega, dtype=float)
         gyro = np.cross(omega @ self.inertia, omega)  # (I Omega) x Omega, I symmetric
+        if torque is not None:
+            gyro = gyro + torque
         Ia = self.inertia_inv @ self.axis
         return -(gyro @ Ia) / (self.axis @ Ia)
 
-    def omega_dot(self, omega):
-        """``dOmega/dt`` of the continuous equations: (..., 3) -> (..., 3)."""
+    def omega_dot(self, omega, torque=None):
+        """``dOmega/dt`` of the continuous equations: (..., 3) -> (..., 3), with an applied
+        body ``torque`` (..., 3) when given."""
         omega = np.asarray(omega, dtype=float)
         gyro = np.cross(omega @ self.inertia, omega)
-        force = gyro + self.multiplier(omega)[..., None] * self.axis
+        if torque is not None:
+            gyro = gyro + torque
+        force = gyro + self.multiplier(omega, torque)[..., None] * self.axis
         return force @ self.inertia_inv  # I^-1 symmetric
 
     def energy(self, omega):
@@ -142,32 +216,70 @@ class Suslov:
         Returns
         -------
         dict
-            ``R``, ``omega``, ``momentum`` ``I Omega`` (n, 3), ``energy`` (n,) and
+            ``R``, ``omega``, ``momentum`` ``I Omega`` (n, 3), ``energy`` (n,) (kinetic and
+            the springs'), ``work`` (n,) (of the other force elements) and
             ``constraint_residual`` ``|a . Omega|`` (n,).
         """
         R, omega = saved["R"], saved["omega"]
+        work = saved.get("work")
         return {
             "R": R,
             "omega": omega,
             "momentum": omega @ self.inertia,
-            "energy": self.energy(omega),
+            "energy": self.energy(omega) + self.potential_energy(R),
+            "work": np.zeros(len(omega)) if work is None else np.asarray(work, dtype=float),
             "constraint_residual": self.constraint_residual(omega),
         }
 
     # -- the continuous flow as a first-order ODE, for `Reference` ---------------------------
     def reference_state(self, R0=None, omega0=None, momentum0=None):
-        """Validated initial conditions packed as ``(R.ravel(), Omega)``, shape (12,)."""
+        """Validated initial conditions packed as ``(R.ravel(), Omega, W)``, shape (13,)
+        (``W`` the work of the force elements, 0 at the start)."""
         R0 = np.eye(3) if R0 is None else as_rotation(R0, "R0")
         omega = self.initial_omega(omega0=omega0, momentum0=momentum0)
-        return np.concatenate([R0.ravel(), omega])
+        self._reference_forces = self.force_set("python")
+        return np.concatenate([R0.ravel(), omega, [0.0]])
 
     def reference_rhs(self, t, state):
-        """Right-hand side of the packed state: ``dR/dt = R hat(Omega)``, ``dOmega/dt``."""
+        """Right-hand side of the packed state: ``dR/dt = R hat(Omega)``, ``dOmega/dt`` (with
+        the torque of the force elements) and ``dW/dt = (tau_a - D Omega) . Omega``."""
         R = state[:9].reshape(3, 3)
-        omega = state[9:]
+        omega = state[9:12]
         Rdot = np.cross(R, omega)  # row r of R hat(Omega) is r x Omega
-        return np.concatenate([Rdot.ravel(), self.omega_dot(omega)])
+        forces = getattr(self, "_reference_forces", None)
+        if forces is None or forces.empty:
+            return np.concatenate([Rdot.ravel(), self.omega_dot(omega), [0.0]])
+        tau_0, tau_a, D = self.torques(forces, t, R, omega)
+        Dw = D @ omega
+        return np.concatenate([Rdot.ravel(), self.omega_dot(omega, tau_0 - Dw),
+                               [(tau_a - Dw) @ omega]])
 
-    def reference_unpack(self, states):
-        """Packed states (n, 12) -> the saved states ``{"R": (n, 3, 3), "omega": (n, 3)}``."""
-        return {"R": states[:, :9].reshape(-1, 3, 3), "omega": states[:, 9:]}
+    def reference_unpack(self, states, times=None):
+        """Packed states (n, 13) -> the saved states ``{"R": (n, 3, 3), "omega": (n, 3),
+        "work": (n,)}``."""
+        return {"R": states[:, :9].reshape(-1, 3, 3), "omega": states[:, 9:12],
+                "work": states[:, 12]}
+
+
+def check_fixed_point_forces(forces):
+    """The validated force elements of a body about a fixed point: those that make a torque
+    about it (a ``ValueError`` naming any other)."""
+    from nhphys.forces import AngularDamping, Force, LinearDrag, RollingResistance, \
+        UniformField, check_forces
+
+    forces = check_forces(forces)
+    for element in forces:
+        if isinstance(element, Force) and element.point is None:
+            raise ValueError("Force: a Suslov body turns about a fixed point, which carries a "
+                             "force at it; give the force a body `point` (from the fixed point).")
+        if isinstance(element, (UniformField, LinearDrag)):
+            raise ValueError(f"{type(element).__name__}: a Suslov body's fixed point does not "
+                             "move, so a force on it does nothing; use a Force at a body `point`"
+                             " or a Torque.")
+        if isinstance(element, RollingResistance) or (
+                isinstance(element, AngularDamping) and element.about == "normal"):
+            name = "RollingResistance" if isinstance(element, RollingResistance) \
+                else "AngularDamping"
+            raise ValueError(f"{name}: a Suslov body has no contact normal; use "
+                             "AngularDamping(about='all').")
+    return forces

@@ -27,6 +27,35 @@ Closed form. The constraint forces act along the rolling direction only, so
 spin ``s`` are constant and the contact point runs round a circle of radius
 ``rho = R |s / omega|`` at angular rate ``omega`` (period ``2 pi / |omega|``), centred at
 ``(x0, y0) + (R s / omega) (-sin theta0, cos theta0)``; with ``omega = 0`` it runs straight.
+
+Force elements
+--------------
+``VerticalDisk(..., forces=[...])`` takes the elements of :mod:`nhphys.forces`; they act on
+the disk, whose orientation is ``A = Rz(theta) Rx(-pi/2) Rz(phi)`` (the body ``z`` axis is the
+axle, ``e_perp = (-sin theta, cos theta, 0)`` in space, as for :class:`nhphys.shapes.Disk`; at
+``phi = 0`` body ``x`` points along ``e`` and body ``y`` down) and whose centre of mass is
+``a = (x, y, R)`` above the contact point; its body angular velocity is ``Omega = phi_dot e_z +
+theta_dot A^T e_z``. A wrench ``(f, tau)`` enters as ``Q = J_v^T f + J_W^T tau`` with
+``da/dt = J_v dq/dt``, ``Omega = J_W dq/dt`` (:mod:`nhphys.twins.models`); a motor's default
+axis ``(0, 0, 1)`` is the axle, so its torque ``T`` is ``Q_phi = T``. The plane is level:
+tilt gravity with a :class:`~nhphys.forces.UniformField` (the disk has no weight of its own in
+these equations, its normal force being carried by the plane). Rolling resistance
+``-mu N P_t Omega`` (``P_t Omega = phi_dot e_z``, the rolling rate) takes the normal force
+``N = m g`` with ``gravity``; spin friction acts about the vertical.
+
+*Motor up an incline (closed form).* Rolling straight (``theta`` constant: the forces below
+have no moment about the vertical) with a motor torque ``T`` about the axle and a uniform field
+``F`` along ``e`` (``F = -m g sin(beta)``: the plane tilted by ``beta``, uphill along ``e``),
+the constraint ``dx/dt = R phi_dot cos theta`` (and the same for ``y``) eliminates the
+multipliers: the virtual work on the constraint is ``(F R + T) dphi``, the kinetic energy
+``1/2 (m R^2 + I_a) phi_dot^2``, so::
+
+    (I_a + m R^2) d^2 phi/dt^2 = T + F R,
+    d^2 s/dt^2 = R (T + F R) / (I_a + m R^2) = (T/R - m g sin beta) / (m + I_a / R^2)
+
+for the distance ``s`` rolled uphill. With drag ``-c v`` instead, ``(I_a + m R^2) d^2 phi/dt^2
+= -c R^2 phi_dot``: the spin decays as ``exp(-c R^2 t / (I_a + m R^2))``; with rolling
+resistance ``mu``, as ``exp(-mu N t / (I_a + m R^2))``.
 """
 
 import numpy as np
@@ -44,6 +73,12 @@ class VerticalDisk(CoordinateSystem):
     ----------
     mass, radius, inertia_axial, inertia_diametral : float
         All > 0 (a uniform thin disk has ``I_a = m R^2 / 2``, ``I_d = m R^2 / 4``).
+    forces : list of nhphys.forces elements, optional
+        Forces, torques, springs, fields, drag, damping, rolling resistance and motors on the
+        disk (module docstring, "Force elements"). The potentials of springs and fields are part
+        of ``energy``; the work of the others is the trajectory's ``work``.
+    gravity : float
+        ``g`` >= 0: only for the normal force ``N = m g`` of rolling resistance.
 
     Initial conditions (for :func:`nhphys.simulate`, see :mod:`nhphys.conditions`):
     ``position`` (x, y) of the contact point and ``heading`` ``theta``, default zeros; ``phi``
@@ -51,8 +86,9 @@ class VerticalDisk(CoordinateSystem):
 
     Trajectory fields: ``pose`` (n, 3) ``(x, y, theta)``, ``phi`` (n,), ``turning_rate`` (n,),
     ``spin`` (n,), ``energy`` (n,), ``constraint_residual`` (n,) (slip speed of the contact
-    point). There is no ``omega`` field: across nhphys ``omega`` is a body angular velocity
-    (n, 3), and this system's state is the two rates.
+    point), ``work`` (n,) (of the force elements that are not potentials). There is no
+    ``omega`` field: across nhphys ``omega`` is a body angular velocity (n, 3), and this
+    system's state is the two rates.
 
     Attributes
     ----------
@@ -71,29 +107,37 @@ class VerticalDisk(CoordinateSystem):
 
     group = "SE(2) x R"
 
-    def __init__(self, mass, radius, inertia_axial, inertia_diametral):
+    def __init__(self, mass, radius, inertia_axial, inertia_diametral, forces=None,
+                 gravity=9.81):
         self.mass = as_positive_scalar(mass, "mass")
         self.radius = as_positive_scalar(radius, "radius")
         self.inertia_axial = as_positive_scalar(inertia_axial, "inertia_axial")
         self.inertia_diametral = as_positive_scalar(inertia_diametral, "inertia_diametral")
+        self.gravity = _real(gravity, "gravity")
+        if self.gravity < 0:
+            raise ValueError(f"Expected `gravity` to be >= 0, got {self.gravity}.")
         self.coordinates = VerticalDiskModel(self.mass, self.radius, self.inertia_axial,
                                              self.inertia_diametral)
+        self._set_forces(forces, self.mass * self.gravity)
 
     def __repr__(self):
+        extra = f", forces={list(self.forces)!r}" if self.forces else ""
         return (f"VerticalDisk(mass={self.mass}, radius={self.radius}, "
                 f"inertia_axial={self.inertia_axial}, "
-                f"inertia_diametral={self.inertia_diametral})")
+                f"inertia_diametral={self.inertia_diametral}{extra})")
 
     def observables(self, saved):
         """Trajectory fields from saved coordinates ``{"q": (k, 4), "v": (k, 4)}``."""
         q = np.atleast_2d(saved["q"])
         v = np.atleast_2d(saved["v"])
+        energy, work = self._energy_and_work(q, v, saved)
         return {
             "pose": q[:, :3].copy(),
             "phi": q[:, 3].copy(),
             "turning_rate": v[:, 2].copy(),
             "spin": v[:, 3].copy(),
-            "energy": self.coordinates.energy(q, v),
+            "energy": energy,
+            "work": work,
             "constraint_residual": self.coordinates.constraint_residual(q, v),
         }
 

@@ -40,6 +40,39 @@ locked inertia of the reduced Lagrangian ``l(xi) = 1/2 xi . I xi``, d = 3 + k),
 ``group_basis`` (d x m, a basis of the constraint space) and the maps :meth:`to_group` and
 :meth:`from_group` between coordinates ``(q, v)`` and the group's ``(g, xi)``, ``g = (x, y,
 theta, phi...)`` and ``xi`` the body velocity.
+
+Force elements: the rigid body of a model
+-----------------------------------------
+The models of a rigid body moving in a plane (the knife edge, the vertical disk, the rotor
+sleigh) also say where the body is, so that the force elements of :mod:`nhphys.forces` can act
+on them. :meth:`CoordinateModel.body_frame` gives, at ``q``, the body's orientation ``A``
+(body to space) and centre of mass ``a`` in the plane's coordinates (``z`` along the plane's
+normal) and the Jacobians of its velocities::
+
+    da/dt = J_v(q) dq/dt,       Omega = J_W(q) dq/dt   (body angular velocity),
+
+and ``J_m`` (3 x n), through which a motor's torque acts (``J_W`` for a motor on the body; the
+rotor sleigh's motor drives the rotor relative to the sleigh). A wrench ``(f, tau)`` (``f``
+space force at the centre of mass, ``tau`` body torque about it) does the virtual work
+``f . da + tau . dOmega``, so its generalized force is
+
+    Q = J_v^T f + J_W^T tau,
+
+and a damping ``-c v`` of the centre of mass with a body-frame angular damping ``-D Omega``
+gives ``Q = -C(q) dq/dt`` with the symmetric positive semi-definite
+
+    C = c J_v^T J_v + J_W^T D J_W   (+ J_m^T D_m J_m for the motors' speed control).
+
+:class:`BodyForces` evaluates them (the kernel class of the same name in ``nhphys_ext.models``
+does the same arithmetic without the GIL): ``terms(t, q)`` returns the generalized forces of
+the potential elements ``Q_c`` (``-dV/dq`` of springs and fields), of the applied elements
+``Q_a`` (forces, torques, motors, at time ``t``) and the damping matrix ``C``; the plane sits
+in space at ``frame`` (3 x 3, the plane's axes) and ``origin``, so that the elements, given in
+space, see ``A = E A_loc``, ``a = o + E a_loc``, ``J_v = E J_v,loc``. Spin friction acts about
+the plane's normal ``n = E e_z``; rolling resistance ``-mu N P_t Omega`` takes the normal force
+``N`` the system gives (its weight's normal component ``m g cos(incline)``: this model has no
+normal force of its own). The discretisation of these forces is in
+:mod:`nhphys.twins.newmark` and :mod:`nhphys.twins.se2_retraction`.
 """
 
 import numpy as np
@@ -132,20 +165,28 @@ class CoordinateModel:
         }
 
     # -- the continuous model, derived ---------------------------------------------------------
-    def multiplier(self, q, v):
-        """Constraint multipliers ``lambda`` (r,) of the continuous equations at ``(q, v)``."""
+    def multiplier(self, q, v, force=None):
+        """Constraint multipliers ``lambda`` (r,) of the continuous equations at ``(q, v)``,
+        with an applied generalized force ``force`` (n,) (``M dv/dt = -grad V + force +
+        mu^T lambda``): ``lambda = C^-1 (mu M^-1 (grad V - force) - (Dmu[v]) v)``."""
         mu = np.asarray(self.constraint_matrix(q), dtype=float)
         dmu = np.asarray(self.constraint_matrix_derivative(q), dtype=float)
         Minv = self.mass_inv
         C = mu @ Minv @ mu.T
         curv = np.einsum("aij,i,j->a", dmu, v, v)  # (Dmu[v]) v
-        return np.linalg.solve(C, mu @ Minv @ np.asarray(self.grad_potential(q)) - curv)
+        g = np.asarray(self.grad_potential(q), dtype=float)
+        if force is not None:
+            g = g - force
+        return np.linalg.solve(C, mu @ Minv @ g - curv)
 
-    def acceleration(self, q, v):
-        """``dv/dt`` (n,) of the continuous equations."""
+    def acceleration(self, q, v, force=None):
+        """``dv/dt`` (n,) of the continuous equations (with the generalized force ``force``
+        (n,), when given)."""
         mu = np.asarray(self.constraint_matrix(q), dtype=float)
-        force = -np.asarray(self.grad_potential(q), dtype=float) + mu.T @ self.multiplier(q, v)
-        return self.mass_inv @ force
+        total = -np.asarray(self.grad_potential(q), dtype=float)
+        if force is not None:
+            total = total + force
+        return self.mass_inv @ (total + mu.T @ self.multiplier(q, v, force))
 
     def energy(self, q, v):
         """``1/2 v.Mv + V(q)`` for stacked states ``q``, ``v`` (k, n) -> (k,)."""
@@ -169,6 +210,17 @@ class CoordinateModel:
         v = np.atleast_2d(saved["v"])
         return {"q": q, "v": v, "energy": self.energy(q, v),
                 "constraint_residual": self.constraint_residual(q, v)}
+
+    # -- the rigid body (models of a body in a plane; see the module docstring) --------------
+    def body_frame(self, q):
+        """The body at ``q`` (n,): ``(A (3, 3), a (3,), J_v (3, n), J_W (3, n), J_m (3, n))``
+        in the plane's coordinates, or None for a model that is not one rigid body."""
+        return None
+
+    def group_coordinates(self, g):  # pragma: no cover - models on a group override it
+        """``(q (n,), T (n, d))``: the coordinates of the group element ``g`` (d,) and the
+        matrix with ``dq/dt = T xi`` (``xi`` the body velocity on the group)."""
+        raise TypeError(f"{self!r} has no description on a Lie group.")
 
     # -- on the group (models on SE(2) x R^k) ------------------------------------------------
     def to_group(self, q, v):  # pragma: no cover - models on a group override it
@@ -200,6 +252,29 @@ def _sleigh_from_group(g, xi, a):
     side = xi[:, 1] + a * xi[:, 2]
     v = np.column_stack([c * xi[:, 0] - s * side, s * xi[:, 0] + c * side, xi[:, 2]])
     return q, v
+
+
+def _planar_body(q, n):
+    """``(A, a, J_v, J_W)`` of a body at ``(q[0], q[1])`` turned by ``q[2]`` about ``z``."""
+    c, s = np.cos(q[2]), np.sin(q[2])
+    A = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    Jv = np.zeros((3, n))
+    Jv[0, 0] = Jv[1, 1] = 1.0
+    JW = np.zeros((3, n))
+    JW[2, 2] = 1.0
+    return A, np.array([q[0], q[1], 0.0]), Jv, JW
+
+
+def _sleigh_group_coordinates(g, a, n):
+    """``(q, T)`` of a sleigh's group element ``g`` (pose of the contact point first):
+    ``C = P + a e`` and ``dC/dt = v e + (w + a omega) e_perp`` (see :func:`_sleigh_from_group`)."""
+    c, s = np.cos(g[2]), np.sin(g[2])
+    q = np.array(g, dtype=float)
+    q[0] = g[0] + a * c
+    q[1] = g[1] + a * s
+    T = np.eye(n)
+    T[:2, :3] = [[c, -s, -a * s], [s, c, a * c]]
+    return q, T
 
 
 class KnifeEdgeModel(CoordinateModel):
@@ -244,6 +319,14 @@ class KnifeEdgeModel(CoordinateModel):
         D[0, 0, 2] = -np.cos(q[2])
         D[0, 1, 2] = -np.sin(q[2])
         return D
+
+    def body_frame(self, q):
+        """The sleigh: ``A = Rz(theta)``, ``a = (C_x, C_y, 0)``; a motor acts on it."""
+        A, a, Jv, JW = _planar_body(q, 3)
+        return A, a, Jv, JW, JW.copy()
+
+    def group_coordinates(self, g):
+        return _sleigh_group_coordinates(g, self.offset, 3)
 
     def to_group(self, q, v):
         return _sleigh_to_group(np.atleast_2d(q), np.atleast_2d(v), self.offset)
@@ -290,6 +373,27 @@ class VerticalDiskModel(CoordinateModel):
         D[0, 3, 2] = R * np.sin(q[2])
         D[1, 3, 2] = -R * np.cos(q[2])
         return D
+
+    def body_frame(self, q):
+        """The disk: ``A = Rz(theta) Rx(-pi/2) Rz(phi)`` (the body ``z`` axis is the axle,
+        ``e_perp`` in space; at ``phi = 0`` body ``x`` points along ``e`` and body ``y``
+        down), ``a = (x, y, R)`` above the contact point, ``Omega = phi_dot e_z + theta_dot
+        A^T e_z``; a motor acts on the disk."""
+        ct, st = np.cos(q[2]), np.sin(q[2])
+        cp, sp = np.cos(q[3]), np.sin(q[3])
+        A = np.array([[ct * cp, -ct * sp, -st], [st * cp, -st * sp, ct], [-sp, -cp, 0.0]])
+        Jv = np.zeros((3, 4))
+        Jv[0, 0] = Jv[1, 1] = 1.0
+        JW = np.zeros((3, 4))
+        JW[:, 2] = [-sp, -cp, 0.0]
+        JW[2, 3] = 1.0
+        return A, np.array([q[0], q[1], self.radius]), Jv, JW, JW.copy()
+
+    def group_coordinates(self, g):
+        c, s = np.cos(g[2]), np.sin(g[2])
+        T = np.eye(4)
+        T[:2, :2] = [[c, -s], [s, c]]
+        return np.array(g, dtype=float), T
 
     def to_group(self, q, v):
         q, v = np.atleast_2d(q), np.atleast_2d(v)
@@ -421,6 +525,18 @@ class RotorSleighModel(CoordinateModel):
         D[0, 1, 2] = -np.sin(q[2])
         return D
 
+    def body_frame(self, q):
+        """The sleigh (the force elements act on it): ``A = Rz(theta)``, ``a = (C_x, C_y,
+        0)``; a motor drives the rotor relative to the sleigh (its torque ``T`` on the rotor
+        and ``-T`` on the sleigh do the work ``T dphi``): ``J_m = e_z phi_dot``."""
+        A, a, Jv, JW = _planar_body(q, 4)
+        Jm = np.zeros((3, 4))
+        Jm[2, 3] = 1.0
+        return A, a, Jv, JW, Jm
+
+    def group_coordinates(self, g):
+        return _sleigh_group_coordinates(g, self.offset, 4)
+
     def to_group(self, q, v):
         q, v = np.atleast_2d(q), np.atleast_2d(v)
         pose, xi = _sleigh_to_group(q, v, self.offset)
@@ -444,3 +560,86 @@ def compiled_counterpart(model, module):
     if cls is None or type(model) is not cls:
         return None
     return getattr(module, cls.__name__)(*model.parameters)
+
+
+class BodyForces:
+    """The force elements of a model's rigid body as generalized forces on its coordinates
+    (module docstring, "Force elements").
+
+    Parameters
+    ----------
+    model : CoordinateModel
+        With a :meth:`~CoordinateModel.body_frame`.
+    body : nhphys.twins.forces.ForceSet
+        Every element but the motors (they act through ``J_v`` and ``J_W``).
+    motors : nhphys.twins.forces.ForceSet
+        The motors (they act through ``J_m``).
+    frame : array_like, shape (3, 3)
+        The plane's axes in space (columns); ``frame[:, 2]`` is its normal.
+    origin : array_like, shape (3,)
+        Where the plane's origin is in space.
+    normal_force : float
+        ``N`` of rolling resistance.
+    """
+
+    def __init__(self, model, body, motors, frame, origin, normal_force):
+        self.model, self.body, self.motors = model, body, motors
+        self.frame = np.array(frame, dtype=float).reshape(3, 3)
+        self.origin = np.array(origin, dtype=float).reshape(3)
+        self.normal = self.frame[:, 2].copy()
+        self.normal_force = float(normal_force)
+
+    @property
+    def empty(self):
+        return self.body.empty and self.motors.empty
+
+    @property
+    def callables(self):
+        return self.body.callables
+
+    def pose(self, q):
+        """``(A, a, J_v, J_W, J_m)`` of the body at ``q`` in space."""
+        A, a, Jv, JW, Jm = self.model.body_frame(np.asarray(q, dtype=float))
+        E = self.frame
+        return E @ A, self.origin + E @ a, E @ Jv, JW, Jm
+
+    def potential(self, q):
+        """``V(q)`` of the springs and fields (float)."""
+        A, a, *_ = self.pose(q)
+        return self.body.potential(A, a)
+
+    def terms(self, t, q, v_call=None):
+        """``(Q_c, Q_a, C)`` at ``(t, q)``: the generalized forces (n,) of the potential and
+        the applied elements and the damping matrix (n, n). A Python callable element sees
+        the velocities ``v_call`` (n,) (the start of the step's)."""
+        n = self.model.n
+        A, a, Jv, JW, Jm = self.pose(q)
+        f, tau = np.zeros(3), np.zeros(3)
+        self.body.potential_wrench(A, a, f, tau)
+        Qc = Jv.T @ f + JW.T @ tau
+        f, tau = np.zeros(3), np.zeros(3)
+        self.body.applied_wrench(t, A, a, f, tau)
+        if self.body.callables:
+            v = np.zeros(n) if v_call is None else np.asarray(v_call, dtype=float)
+            self.body.callable_wrench(t, A, a, Jv @ v, JW @ v, f, tau)
+        Qa = Jv.T @ f + JW.T @ tau
+        tau_m = np.zeros(3)
+        self.motors.applied_wrench(t, A, a, np.zeros(3), tau_m)
+        Qa = Qa + Jm.T @ tau_m
+        D = np.zeros((3, 3))
+        drag = self.body.damping(A, self.normal, D)
+        if self.body.rolling:
+            nb = A.T @ self.normal
+            D += (self.body.rolling * self.normal_force) * (np.eye(3) - np.outer(nb, nb))
+        C = drag * (Jv.T @ Jv) + JW.T @ (D @ JW)
+        Dm = np.zeros((3, 3))
+        self.motors.damping(A, self.normal, Dm)
+        C = C + Jm.T @ (Dm @ Jm)
+        return Qc, Qa, C
+
+    # -- the kernel's Python entry points (for the parity tests) ------------------------------
+    def py_terms(self, t, q):
+        return self.terms(float(t), np.asarray(q, dtype=float))
+
+    def py_potential(self, q):
+        return self.potential(np.asarray(q, dtype=float))

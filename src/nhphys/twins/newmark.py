@@ -154,6 +154,49 @@ and the trapezoidal rule uses ``-(grad S_0 + grad S_1).Delta/2`` in place of the
 Neither is the exact difference ``S(q_1) - S(q_0)``, which is how DLA sees the perturbation
 (Newmark, built on the second-order equation, never does).
 
+Forces: the discrete Lagrange-d'Alembert pair
+---------------------------------------------
+With the force elements of a rigid body (:class:`nhphys.twins.models.BodyForces`) the
+equations are ``M dv/dt = -grad V + Q(t, q, v) + mu^T lambda`` with the generalized force
+``Q = Q_c(q) + Q_a(t, q) - C(q) v`` (potential elements, applied elements, damping). The
+discrete principle adds the discrete forces ``f^-_k . dq_k + f^+_k . dq_{k+1}`` to the
+variation of the action, with the symmetric pair (:mod:`nhphys.twins.forces`)
+
+    f^- = h/2 Q(t_k, q_k, v_k),      f^+ = h/2 Q(t_{k+1}, q_{k+1}, v_{k+1}):
+
+each end of the step takes the force at its own end. The two discrete Legendre transforms
+become ``p_k = -D_1 L_d(q_k, q_{k+1}) - f^-_k - mu_k^T nu`` and ``p_{k+1} = D_2 L_d(q_k,
+q_{k+1}) + f^+_k + mu_{k+1}^T nu'``. For the potential elements (``Q_c = -grad V_c``) the pair
+is the trapezoidal quadrature ``h/2 (V_c(q_k) + V_c(q_{k+1}))`` of their potential inside the
+discrete Lagrangian, whatever rule the model's own ``V`` takes: the scheme stays variational
+and needs no Hessian of ``V_c``. What changes:
+
+* **DLA**, first equation: ``R_A = -D_1 L_d - p_k - h/2 Q^-_k - mu_k^T nu`` with
+  ``Q^-_k = Q(t_k, q_k, v_k)`` known (``F_scale`` gains ``h/2 |Q^-_k|``); the Jacobian is
+  unchanged.
+* **Newmark**: each discrete exponential map takes the force at its own base point, whatever
+  ``beta``: the forward map gains ``h^2/2 M^-1 Q^-_k`` (weight one), i.e. ``R_A`` gains
+  ``-h^2/2 f_k`` with ``f_k = M^-1 Q^-_k`` (``F_scale`` gains ``h^2/2 |f_k|``, the position
+  size ``s`` of ``x_floor`` gains ``h^2 |f_k|``); the Jacobian is unchanged. Exchanging the ends
+  with ``h -> -h`` maps the pair to itself, so ``F^{beta, beta, 1/2}`` stays symmetric, and
+  ``F^{0,0,alpha}`` stays the trapezoidal DLA with the same forces. The explicit member uses
+  ``grad V_k - Q^-_k`` in place of ``grad V_k`` and stays in closed form.
+* **The end**: ``f^+`` depends on ``v_{k+1}``, linearly. With ``Q_0 = Q_c + Q_a`` at
+  ``(t_{k+1}, q_{k+1})``, ``C = C(q_{k+1})`` and ``K = M + h/2 C``, the last equation of every
+  member reads ``K v_{k+1} = M u + h/2 Q_0 + h/2 M X lambda'`` (``u`` and ``X`` the step's own:
+  ``u = w - h/2 M^-1 grad V_{k+1}``, ``X = N_{k+1}`` for the explicit member; ``u`` and ``Q``
+  above for Newmark; ``u = M^-1 D_2 L_d``, ``X = N_{k+1}`` for DLA), so with
+  ``x = K^-1 (M u + h/2 Q_0)``, ``X_K = K^-1 M X`` (``x = u + h/2 M^-1 Q_0``, ``X_K = X``
+  without damping) the constraint ``mu_{k+1} v_{k+1} = 0`` is the r x r solve
+  ``(mu_{k+1} X_K) l = mu_{k+1} x`` and ``v_{k+1} = x - X_K l``: still no iteration beyond the
+  step's own Newton.
+
+The work of the applied and damping forces is accumulated by the trapezoidal rule on their
+power, ``W_{k+1} = W_k + h/2 (P_k + P_{k+1})``, ``P = (Q_a - C v) . v`` at each end (the very
+forces the pair applied); the potentials are part of the energy. ``E + V_c - W`` is then
+conserved to second order (for the second-order members). A Python callable force sees the
+velocities of the start of the (sub-)step at both ends (:mod:`nhphys.twins.forces`).
+
 Composition
 -----------
 ``stages`` lists the sub-steps applied in order, one row each:
@@ -237,6 +280,48 @@ def solve_small(A, b):
     return x
 
 
+class ForcePair:
+    """The discrete forces of one (sub-)step of size ``h`` from ``(t, q0, v0)`` (module
+    docstring, "Forces"): ``Q_start`` (n,), the force at the start, and :meth:`end`, the end's
+    velocity solve. ``power_start`` and (after :meth:`end`) ``power_end`` are the powers of the
+    applied and damping forces at the two ends."""
+
+    def __init__(self, forces, t, h, q0, v0):
+        self.forces, self.t1, self.v_call = forces, t + h, v0
+        Qc, Qa, C = forces.terms(t, q0, v0)
+        Cv = C @ v0
+        self.Q_start = (Qc + Qa) - Cv
+        self.power_start = (Qa - Cv) @ v0
+        self.power_end = 0.0
+
+    def end(self, model, q1, h, u, X, mu1):
+        """``(status, v1)`` of the end kick: ``u`` (n,) and ``X`` (n, r) of the step."""
+        Qc, Qa, C = self.forces.terms(self.t1, q1, self.v_call)
+        Q0 = Qc + Qa
+        if np.any(C):
+            K = model.mass_matrix + 0.5 * h * C
+            M = model.mass_matrix
+            x = solve_small(K, M @ u + 0.5 * h * Q0)
+            MX = M @ X
+            XK = np.empty_like(X)
+            for a in range(X.shape[1]):
+                col = solve_small(K, MX[:, a])
+                if col is None:
+                    return SINGULAR_JACOBIAN, None
+                XK[:, a] = col
+            if x is None:
+                return SINGULAR_JACOBIAN, None
+        else:
+            x = u + 0.5 * h * (model.mass_inv @ Q0)
+            XK = X
+        lam_p = solve_small(mu1 @ XK, mu1 @ x)
+        if lam_p is None:
+            return SINGULAR_JACOBIAN, None
+        v1 = x - XK @ lam_p
+        self.power_end = (Qa - C @ v1) @ v1
+        return (OK if _finite(v1) else NOT_FINITE), v1
+
+
 def _finite(*arrays):
     return all(bool(np.all(np.isfinite(a))) for a in arrays)
 
@@ -272,15 +357,18 @@ def _constraint_scale(mu_alpha, q0, q1):
 
 
 # -- Newmark ----------------------------------------------------------------------------------
-def newmark_explicit_step(model, q0, v0, h):
+def newmark_explicit_step(model, q0, v0, h, force=None):
     """``F_h^{0,0,0}`` in closed form: returns ``(status, q1, v1, lambda)``.
 
     ``v1`` is computed as ``v0 + h/2 (a0 + a1)`` (the difference of the two Newmark equations)
     rather than from ``(q1 - q0)/h``, which would carry the round-off of ``q`` divided by ``h``.
+    ``force``: the step's :class:`ForcePair`, or None.
     """
     Minv = model.mass_inv
     mu0 = model.constraint_matrix(q0)
     g0 = model.grad_potential(q0)
+    if force is not None:
+        g0 = g0 - force.Q_start  # the force at the start enters as -grad V does
     N0 = Minv @ mu0.T
     lam = solve_small(mu0 @ N0, mu0 @ (Minv @ g0) - (2.0 / h) * (mu0 @ v0))
     if lam is None:
@@ -291,6 +379,9 @@ def newmark_explicit_step(model, q0, v0, h):
     g1 = model.grad_potential(q1)
     N1 = Minv @ mu1.T
     w = v0 + 0.5 * h * a0  # = (q1 - q0)/h
+    if force is not None:
+        status, v1 = force.end(model, q1, h, w - 0.5 * h * (Minv @ g1), N1, mu1)
+        return status, q1, (v0 if v1 is None else v1), lam
     lam1 = solve_small(mu1 @ N1, mu1 @ (Minv @ g1) - (2.0 / h) * (mu1 @ w))
     if lam1 is None:
         return SINGULAR_JACOBIAN, q0, v0, lam
@@ -306,13 +397,15 @@ class NewmarkProblem:
     ``b_1``, ``P`` at the ``q_{k+1}`` it was evaluated at).
     """
 
-    def __init__(self, model, q0, v0, h, beta, alpha, disc):
+    def __init__(self, model, q0, v0, h, beta, alpha, disc, force=None):
         self.model, self.q0, self.v0, self.h = model, q0, v0, h
         self.beta, self.alpha, self.disc = beta, alpha, disc
         Minv = model.mass_inv
         self.mu0 = model.constraint_matrix(q0)
         self.N0 = Minv @ self.mu0.T
         self.b0 = -(Minv @ model.grad_potential(q0))
+        # M^-1 Q^-: the force at the start, in the forward map with weight one
+        self.f0 = np.zeros(model.n) if force is None else Minv @ force.Q_start
         self.evaluations = 0
         self.q_eval = None
 
@@ -320,7 +413,7 @@ class NewmarkProblem:
         """Sizes below which each unknown counts as zero, (n + r,)."""
         h = self.h
         s = (np.max(np.abs(q_guess)) + abs(h) * np.max(np.abs(self.v0))
-             + h * h * np.max(np.abs(self.b0)) + 1e-300)
+             + h * h * np.max(np.abs(self.b0)) + h * h * np.max(np.abs(self.f0)) + 1e-300)
         per_lambda = 0.5 * h * h * np.max(np.abs(self.N0), axis=0) + 1e-300
         return np.concatenate([np.full(self.model.n, s), s / per_lambda])
 
@@ -339,10 +432,11 @@ class NewmarkProblem:
         q1, lam = x[:n], x[n:]
         self.evaluate_at(q1)
         Pl = self.P @ lam
-        acc = (1 - 2 * beta) * self.b0 + 2 * beta * self.b1 + Pl
+        acc = (1 - 2 * beta) * self.b0 + 2 * beta * self.b1 + Pl + self.f0
         F_A = q1 - q0 - h * self.v0 - 0.5 * h * h * acc
         scale_A = (np.abs(q1) + np.abs(q0) + np.abs(h * self.v0) + 0.5 * h * h * (
-            np.abs((1 - 2 * beta) * self.b0) + np.abs(2 * beta * self.b1) + np.abs(Pl)))
+            np.abs((1 - 2 * beta) * self.b0) + np.abs(2 * beta * self.b1) + np.abs(Pl)
+            + np.abs(self.f0)))
         self.mu_alpha = _constraint_matrix_alpha(self.model, q0, q1, self.alpha, self.disc,
                                                  self.mu0, self.mu1)
         F_Phi = self.mu_alpha @ (q1 - q0)
@@ -365,18 +459,19 @@ class NewmarkProblem:
 
 
 def newmark_step(model, q0, v0, lam_guess, h, beta, beta_p, alpha, disc, rule, info=None,
-                 explicit=True):
+                 explicit=True, force=None):
     """One step of ``F_h^{beta, beta', alpha}``: returns ``(status, q1, v1, lambda)``.
 
     ``lambda`` is the multiplier of the forward map (the next step's first guess); ``rule`` the
     :class:`~nhphys.twins.newton.NewtonRule`; ``info[1]``, when given, counts the residual
     evaluations. The explicit member is taken in closed form unless ``explicit=False`` (then by
-    the Newton path, which the tests use to check the closed form).
+    the Newton path, which the tests use to check the closed form). ``force``: the step's
+    :class:`ForcePair`, or None.
     """
     if explicit and beta == 0.0 and beta_p == 0.0 and alpha == 0.0:
-        return newmark_explicit_step(model, q0, v0, h)
+        return newmark_explicit_step(model, q0, v0, h, force)
     n = model.n
-    prob = NewmarkProblem(model, q0, v0, h, beta, alpha, disc)
+    prob = NewmarkProblem(model, q0, v0, h, beta, alpha, disc, force)
     x = np.concatenate([q0 + h * v0, lam_guess])
     status = newton_solve(prob.residual, prob.jacobian, x, prob.x_floor(x[:n]), rule)
     if info is not None:
@@ -388,7 +483,12 @@ def newmark_step(model, q0, v0, lam_guess, h, beta, beta_p, alpha, disc, rule, i
         prob.evaluate_at(q1)
     Q = (1 - 2 * beta_p) * prob.N1 + 2 * beta_p * prob.N0
     u = v0 + 0.5 * h * ((1 - 2 * beta) * prob.b0 + 2 * beta * prob.b1 + prob.P @ lam
-                        + (1 - 2 * beta_p) * prob.b1 + 2 * beta_p * prob.b0)
+                        + (1 - 2 * beta_p) * prob.b1 + 2 * beta_p * prob.b0 + prob.f0)
+    if force is not None:
+        status, v1 = force.end(model, q1, h, u, Q, prob.mu1)
+        if status != OK:
+            return status, q0, v0, lam_guess
+        return OK, q1.copy(), v1, lam.copy()
     lam_p = solve_small(prob.mu1 @ Q, prob.mu1 @ u)
     if lam_p is None:
         return SINGULAR_JACOBIAN, q0, v0, lam_guess
@@ -401,10 +501,12 @@ class DLAProblem:
     """The Newton problem of a DLA step: residual and Jacobian of
     ``(-D_1 L_d(q_k, q_{k+1}) - p_k - mu_k^T nu, Phi)`` in ``x = (q_{k+1}, nu)``."""
 
-    def __init__(self, model, q0, v0, h, kind, alpha, disc):
+    def __init__(self, model, q0, v0, h, kind, alpha, disc, force=None):
         self.model, self.q0, self.h, self.kind = model, q0, h, kind
         self.alpha, self.disc = alpha, disc
         self.v0 = v0
+        # f^- = h/2 Q^-: the discrete force at the start
+        self.fq = np.zeros(model.n) if force is None else 0.5 * h * force.Q_start
         self.mu0 = model.constraint_matrix(q0)
         self.N0 = model.mass_inv @ self.mu0.T
         self.gs0 = model.gauge_gradient(q0) if model.has_gauge else np.zeros(model.n)
@@ -433,10 +535,10 @@ class DLAProblem:
             Hs = m.gauge_hessian(q0) if m.has_gauge else np.zeros((n, n))
         d1 = -M @ delta / h - 0.5 * h * g + gs - 0.5 * Hs @ delta
         munu = self.mu0.T @ nu
-        F_A = -d1 - self.p0 - munu
+        F_A = -d1 - self.p0 - self.fq - munu
         scale_A = (np.abs(M) @ (np.abs(q1) + np.abs(q0)) / abs(h) + np.abs(self.p0)
                    + 0.5 * abs(h) * np.abs(g) + np.abs(gs) + 0.5 * np.abs(Hs @ delta)
-                   + np.abs(munu))
+                   + np.abs(munu) + np.abs(self.fq))
         self.mu_alpha = _constraint_matrix_alpha(m, q0, q1, self.alpha, self.disc, self.mu0)
         F_Phi = self.mu_alpha @ delta
         return OK, np.concatenate([F_A, F_Phi]), np.concatenate(
@@ -480,14 +582,15 @@ def _dla_d2(model, q0, q1, h, kind):
     return d2
 
 
-def dla_step(model, q0, v0, lam_guess, h, kind, alpha, disc, rule, info=None):
+def dla_step(model, q0, v0, lam_guess, h, kind, alpha, disc, rule, info=None, force=None):
     """One DLA step in its one-step form on ``D``: returns ``(status, q1, v1, lambda)``.
 
     ``lambda = 2 nu / h`` is carried as the next first guess (the scale of a Newmark
-    multiplier); ``info[1]``, when given, counts the residual evaluations.
+    multiplier); ``info[1]``, when given, counts the residual evaluations; ``force``: the
+    step's :class:`ForcePair`, or None.
     """
     n = model.n
-    prob = DLAProblem(model, q0, v0, h, kind, alpha, disc)
+    prob = DLAProblem(model, q0, v0, h, kind, alpha, disc, force)
     x = np.concatenate([q0 + h * v0, 0.5 * h * lam_guess])
     status = newton_solve(prob.residual, prob.jacobian, x, prob.x_floor(x[:n]), rule)
     if info is not None:
@@ -501,6 +604,11 @@ def dla_step(model, q0, v0, lam_guess, h, kind, alpha, disc, rule, info=None):
     mu1 = model.constraint_matrix(q1)
     N1 = model.mass_inv @ mu1.T
     w = model.mass_inv @ p1
+    if force is not None:
+        status, v1 = force.end(model, q1, h, w, N1, mu1)
+        if status != OK:
+            return status, q0, v0, lam_guess
+        return OK, q1.copy(), v1, 2.0 * nu / h
     nu1 = solve_small(mu1 @ N1, mu1 @ w)
     if nu1 is None:
         return SINGULAR_JACOBIAN, q0, v0, lam_guess
@@ -510,7 +618,7 @@ def dla_step(model, q0, v0, lam_guess, h, kind, alpha, disc, rule, info=None):
 
 # -- the loop ---------------------------------------------------------------------------------
 def nonholonomic_run(model, stages, q, v, lam, h, n_steps, save_every, newton_tol, max_newton,
-                     out_q, out_v, info):
+                     out_q, out_v, info, forces=None, clock=None, out_work=None):
     """Advance ``n_steps`` steps of the composition ``stages``, saving every ``save_every``-th.
 
     Parameters
@@ -528,38 +636,53 @@ def nonholonomic_run(model, stages, q, v, lam, h, n_steps, save_every, newton_to
     info : ndarray of intp, shape (3,)              # OUT: [status of the failed step,
                                                     #       residual evaluations,
                                                     #       steps committed]
+    forces : nhphys.twins.models.BodyForces or None # IN, the force elements (module
+                                                    #     docstring, "Forces")
+    clock : ndarray, shape (2,) or None             # IN/OUT [time, work of the forces]
+    out_work : ndarray, shape (n_steps // save_every,) or None   # OUT the work at the saves
 
     Returns
     -------
     int
         0 on success; ``k + 1`` if step ``k`` (0-based, counted from the start of this call)
-        failed, with its status in ``info[0]`` and the state (``q``, ``v``, ``lam``) left at
-        the start of that step.
+        failed, with its status in ``info[0]`` and the state (``q``, ``v``, ``lam``, ``clock``)
+        left at the start of that step.
     """
     rule = NewtonRule(newton_tol, RESIDUAL_TOL, max_newton)
     info[0] = OK
     info[1] = 0
     info[INFO_COMMITTED] = 0
+    pushed = forces is not None and not forces.empty
+    t, work = (float(clock[0]), float(clock[1])) if clock is not None else (0.0, 0.0)
     for k in range(n_steps):
-        qn, vn, ln = q.copy(), v.copy(), lam.copy()
+        qn, vn, ln, tn, wn = q.copy(), v.copy(), lam.copy(), t, work
         status = OK
         for kind, disc, beta, beta_p, alpha, weight in stages:
             hs = weight * h
+            force = ForcePair(forces, tn, hs, qn, vn) if pushed else None
             if int(kind) == NEWMARK:
                 status, qn, vn, ln = newmark_step(model, qn, vn, ln, hs, beta, beta_p, alpha,
-                                                  int(disc), rule, info)
+                                                  int(disc), rule, info, force=force)
             else:
                 status, qn, vn, ln = dla_step(model, qn, vn, ln, hs, int(kind), alpha,
-                                              int(disc), rule, info)
+                                              int(disc), rule, info, force=force)
             if status != OK:
                 break
+            if pushed:
+                wn = wn + 0.5 * hs * (force.power_start + force.power_end)
+            tn = tn + hs
         if status != OK:
             info[0] = status
             return k + 1
         q[:], v[:], lam[:] = qn, vn, ln
+        t, work = tn, wn
+        if clock is not None:
+            clock[0], clock[1] = t, work
         if (k + 1) % save_every == 0:
             j = (k + 1) // save_every - 1
             out_q[j] = q
             out_v[j] = v
+            if out_work is not None:
+                out_work[j] = work
         info[INFO_COMMITTED] = k + 1  # last: the step and its frame are complete
     return 0

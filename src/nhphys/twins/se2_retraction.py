@@ -72,6 +72,34 @@ RESIDUAL_TOL`` (4 units of round-off): a step whose warm start already solves th
 round-off (the vertical disk's, whose ``y`` never changes) ends after one residual, without a
 Jacobian.
 
+*Forces.* With the force elements of the body (:class:`nhphys.twins.models.BodyForces`),
+the discrete Lagrange-d'Alembert principle adds the discrete forces ``f^-_k . eta_k +
+f^+_k . eta_{k+1}`` (``eta`` the left-trivialised variations, so the forces are covectors of
+the body velocity ``xi``): ``B^T (Pi_{k-1}^+ + f^+_{k-1} - Pi_k^- + f^-_k) = 0``, with the
+symmetric pair ``f^- = h/2 F(t_k, g_k, xi_k)``, ``f^+ = h/2 F(t_{k+1}, g_{k+1}, xi_{k+1})``
+(:mod:`nhphys.twins.forces`) at the node velocities ``xi_k = B (B^T I B)^-1 p_k``. The group
+force is the generalized force pulled back through ``dq/dt = T(g) xi``
+(:meth:`~nhphys.twins.models.CoordinateModel.group_coordinates`): ``F = T^T (Q_c + Q_a) -
+C_g xi``, ``C_g = T^T C T``. The carried momentum becomes ``p_k = B^T (Pi_{k-1}^+ +
+f^+_{k-1})``, and a step
+
+1'. solves ``F(y) = B^T Pi^-(B y) - (p + h/2 B^T F_k) = 0`` (the same Newton problem with a
+    shifted ``p``: the Jacobian is unchanged);
+3'. ends with ``p_{k+1} = B^T (Pi^+ + h/2 (F_0 - C_g xi_{k+1}))``, ``F_0 = T^T (Q_c + Q_a)``
+    at ``(t_{k+1}, g_{k+1})``: with ``z = (B^T I B)^-1 p_{k+1}`` (``xi_{k+1} = B z``) this is
+    the m x m linear solve ``(B^T I B + h/2 B^T C_g B) z = B^T Pi^+ + h/2 B^T F_0``, then
+    ``p_{k+1} = B^T I B z`` (without damping ``p_{k+1}`` is the right-hand side). The node
+    velocity ``xi_{k+1}`` (for the power) is then computed from ``p_{k+1}`` as the next step's
+    start computes it, so that the kernel can reuse it, and the end's forces, as that start.
+
+Potentials (springs, fields) enter through the same pair: it is the trapezoidal quadrature
+``h/2 (V(g_k) + V(g_{k+1}))`` inside the discrete Lagrangian, so a system made non-invariant by
+a potential is still integrated variationally. Swapping the ends with ``h -> -h`` maps the pair
+to itself, so the step stays symmetric (reversible for conservative and time-reversible
+elements); the work ``W_{k+1} = W_k + h/2 (P_k + P_{k+1})``, ``P = (T^T Q_a - C_g xi) . xi`` at
+the two ends, makes ``E + V - W`` conserved to second order. A Python callable element sees the
+start's velocity at both ends.
+
 *Properties.* The scheme is symmetric (``h -> -h`` with ``xi -> -xi`` swaps ``Pi^-`` and
 ``Pi^+``), hence second order; the velocity ``B (B^T I B)^-1 p`` lies in ``d`` to round-off.
 For the vertical disk ``B^T ad_xi^T M = 0``, so ``p`` and ``xi`` are the same at every step and
@@ -82,7 +110,15 @@ import numpy as np
 
 from nhphys.lie import se2
 from nhphys.twins import se2 as se2_twin
-from nhphys.twins.newton import INFO_COMMITTED, OK, NewtonRule, newton_solve
+from nhphys.twins.newmark import solve_small
+from nhphys.twins.newton import (
+    INFO_COMMITTED,
+    NOT_FINITE,
+    OK,
+    SINGULAR_JACOBIAN,
+    NewtonRule,
+    newton_solve,
+)
 
 EXP, CAYLEY = 0, 1
 RESIDUAL_TOL = 4.0 * np.finfo(float).eps  # residuals at round-off end a solve (see above)
@@ -182,8 +218,71 @@ def retraction_step(inertia, basis, p, y, h, map_code, rule, info=None):
     return OK, xi, p_new, y
 
 
+def group_terms(forces, t, g, xi_call):
+    """``(F_0 (d,), F_a (d,), C_g (d, d))``: the force elements' generalized forces at ``(t,
+    g)`` pulled back to the group (``F_0 = T^T (Q_c + Q_a)``, ``F_a = T^T Q_a``, ``C_g = T^T C
+    T``); a Python callable sees the body velocity ``xi_call``."""
+    q, T = forces.model.group_coordinates(g)
+    Qc, Qa, C = forces.terms(t, q, T @ xi_call)
+    return T.T @ (Qc + Qa), T.T @ Qa, T.T @ (C @ T)
+
+
+def node_velocity(reduced, basis, p):
+    """``(z, xi)``: ``z = (B^T I B)^-1 p`` and the node velocity ``xi = B z``, or None."""
+    z = solve_small(reduced, p)
+    return (None, None) if z is None else (z, basis @ z)
+
+
+def forced_step(inertia, basis, reduced, forces, g, p, y, h, t, map_code, rule, info):
+    """One step with the force elements (module docstring, "Forces"): ``(status, xi, p_new,
+    y_new, power_start, power_end)``."""
+    z, xi0 = node_velocity(reduced, basis, p)
+    if z is None:
+        return SINGULAR_JACOBIAN, None, p, y, 0.0, 0.0
+    F0, Fa, Cg = group_terms(forces, t, g, xi0)
+    Cxi = Cg @ xi0
+    F_start = F0 - Cxi
+    power_start = (Fa - Cxi) @ xi0
+    p_eff = p + 0.5 * h * (basis.T @ F_start)
+    status, xi, p_plus, y_new = retraction_step(inertia, basis, p_eff, y, h, map_code, rule,
+                                                info)
+    if status != OK:
+        return status, xi, p, y, 0.0, 0.0
+    g1 = advance(g, xi, map_code)
+    F0, Fa, Cg = group_terms(forces, t + h, g1, xi0)
+    rhs = p_plus + 0.5 * h * (basis.T @ F0)
+    if np.any(Cg):
+        z1 = solve_small(reduced + 0.5 * h * (basis.T @ (Cg @ basis)), rhs)
+        if z1 is None:
+            return SINGULAR_JACOBIAN, xi, p, y, 0.0, 0.0
+        p_new = reduced @ z1
+    else:
+        p_new = rhs
+    # the node velocity of p_new (what the next step starts from: the same numbers)
+    z1, xi1 = node_velocity(reduced, basis, p_new)
+    if z1 is None:
+        return SINGULAR_JACOBIAN, xi, p, y, 0.0, 0.0
+    power_end = (Fa - Cg @ xi1) @ xi1
+    if not np.all(np.isfinite(p_new)):
+        return NOT_FINITE, xi, p, y, 0.0, 0.0
+    return OK, xi, p_new, y_new, power_start, power_end
+
+
+def advance(g, xi, map_code):
+    """``g tau(xi[:3])`` and ``phi + xi[3:]``: the new group element (d,)."""
+    retract = se2_twin.exp if map_code == EXP else se2_twin.cay  # the twins: (n, 3) -> (n, 3)
+    step = retract(xi[None, :3])[0]
+    g1 = np.array(g, dtype=float)
+    c, s = np.cos(g[2]), np.sin(g[2])
+    g1[0] += c * step[0] - s * step[1]
+    g1[1] += s * step[0] + c * step[1]
+    g1[2] += step[2]
+    g1[3:] += xi[3:]
+    return g1
+
+
 def retraction_run(inertia, basis, g, p, y, h, n_steps, save_every, map_code, newton_tol,
-                   max_newton, out_g, out_p, info):
+                   max_newton, out_g, out_p, info, forces=None, clock=None, out_work=None):
     """Advance ``n_steps`` steps, saving every ``save_every``-th state.
 
     Parameters
@@ -203,36 +302,47 @@ def retraction_run(inertia, basis, g, p, y, h, n_steps, save_every, map_code, ne
     info : ndarray of intp, shape (3,)              # OUT: [status of the failed step,
                                                     #       residual evaluations,
                                                     #       steps committed]
+    forces : nhphys.twins.models.BodyForces or None # IN, the force elements ("Forces")
+    clock : ndarray, shape (2,) or None             # IN/OUT [time, work of the forces]
+    out_work : ndarray, shape (n_steps // save_every,) or None   # OUT the work at the saves
 
     Returns
     -------
     int
         0 on success; ``k + 1`` if step ``k`` (0-based, counted from the start of this call)
-        failed, with its status in ``info[0]`` and the state (``g``, ``p``, ``y``) left at the
-        start of that step.
+        failed, with its status in ``info[0]`` and the state (``g``, ``p``, ``y``, ``clock``)
+        left at the start of that step.
     """
     rule = NewtonRule(newton_tol, RESIDUAL_TOL, max_newton)
     info[0] = OK
     info[1] = 0
     info[INFO_COMMITTED] = 0
-    retract = se2_twin.exp if map_code == EXP else se2_twin.cay  # the twins: (n, 3) -> (n, 3)
+    pushed = forces is not None and not forces.empty
+    reduced = basis.T @ inertia @ basis
+    t, work = (float(clock[0]), float(clock[1])) if clock is not None else (0.0, 0.0)
     for k in range(n_steps):
-        status, xi, p_new, y_new = retraction_step(inertia, basis, p, y, h, map_code, rule,
-                                                   info)
+        if pushed:
+            status, xi, p_new, y_new, P0, P1 = forced_step(inertia, basis, reduced, forces, g, p,
+                                                           y, h, t, map_code, rule, info)
+        else:
+            status, xi, p_new, y_new = retraction_step(inertia, basis, p, y, h, map_code, rule,
+                                                       info)
         if status != OK:
             info[0] = status
             return k + 1
-        step = retract(xi[None, :3])[0]
-        c, s = np.cos(g[2]), np.sin(g[2])
-        g[0] += c * step[0] - s * step[1]
-        g[1] += s * step[0] + c * step[1]
-        g[2] += step[2]
-        g[3:] += xi[3:]
+        g[:] = advance(g, xi, map_code)
         p[:] = p_new
         y[:] = y_new
+        if pushed:
+            work = work + 0.5 * h * (P0 + P1)
+        t = t + h
+        if clock is not None:
+            clock[0], clock[1] = t, work
         if (k + 1) % save_every == 0:
             j = (k + 1) // save_every - 1
             out_g[j] = g
             out_p[j] = p
+            if out_work is not None:
+                out_work[j] = work
         info[INFO_COMMITTED] = k + 1  # last: the step and its frame are complete
     return 0

@@ -86,6 +86,37 @@ which squares the (round-off sized) error; the correction is O(eps) and changes 
 constraint exactly (``substeps``). A step is committed only when all its sub-steps succeeded:
 after a failure the state is the one at the start of the failed step.
 
+*Forces.* A torque ``tau(t, R, Omega)`` (body frame, about the fixed point: the force
+elements of :mod:`nhphys.forces`, evaluated by a :class:`nhphys.twins.forces.ForceSet` at the
+pose ``(R, pivot)``) adds the discrete forces ``f^-_k . eta_k + f^+_k . eta_{k+1}`` to the
+varied action. With the symmetric pair ``f^- = h/2 tau(t_k, R_k, Omega_k)``,
+``f^+ = h/2 tau(t_{k+1}, R_{k+1}, Omega_{k+1})`` (:mod:`nhphys.twins.forces`) at the node
+velocities ``Omega_k = B (B^T I B)^-1 p_k``, the principle reads
+``B^T (Pi_{k-1}^+ + f^+_{k-1} - Pi_k^- + f^-_k) = 0``: the carried momentum is
+``p_k = B^T (Pi_{k-1}^+ + f^+_{k-1})`` and a step
+
+1'. solves ``B^T Pi^-(B y) = p + h/2 B^T tau_k`` (a shifted ``p``; the same Jacobian);
+3'. ends with ``p_{k+1} = B^T (Pi^+ + h/2 (tau_0 - D Omega_{k+1}))``, ``tau_0`` every torque but
+    the damping at ``(t_{k+1}, R_{k+1})`` and ``D`` the damping matrix there (angular damping,
+    a motor's speed control): with ``z = (B^T I B)^-1 p_{k+1}``, ``Omega_{k+1} = B z``, the
+    m x m solve ``(B^T I B + h/2 B^T D B) z = B^T Pi^+ + h/2 B^T tau_0``, then
+    ``p_{k+1} = B^T I B z``.
+
+Only ``B^T tau`` enters: the torque's component along the constraint force is taken up by the
+multiplier, as ``lambda = -a . I^-1 ((I Omega) x Omega + tau) / (a . I^-1 a)`` does in the
+continuous equations. A spring's torque is ``-dV`` of its potential, so its pair is the
+trapezoidal quadrature ``h/2 (V(R_k) + V(R_{k+1}))`` inside the discrete Lagrangian: the scheme
+stays variational and reversible, and ``E + V`` stays bounded. The work ``W_{k+1} = W_k +
+h/2 (P_k + P_{k+1})``, ``P = (tau_a - D Omega) . Omega`` at each end, makes ``E + V - W``
+conserved to the method's order. The triple jump composes the forced step as it does the free
+one (each sub-step takes the forces at its own times), and is of order four for forces smooth in
+time; a kink of a schedule (a break of a linear one, or its ends, where it starts holding its
+value) inside a sub-step is integrated to ``O(h^2)`` there, and the middle sub-step steps back
+past the start of its step, so a kink on the step grid does not escape it either. The node
+velocity at the end is computed from ``p_{k+1}`` as at the start of the next step (the kernel
+reuses it, and the end's torques, as that start). A Python callable torque sees the start's
+``Omega`` at both ends.
+
 *Properties.* Replacing ``h`` by ``-h`` and starting from ``-xi_k`` inverts a step exactly (the
 scheme is symmetric, hence of even order: second). In the principal-axis Suslov case
 (``I`` diagonal, ``a = e3``) ``B^T (xi x I xi) = 0``, so ``p`` (and the energy) are constant to
@@ -97,7 +128,16 @@ Why not the formulas printed in the seed paper: see ``docs/suslov.md``.
 import numpy as np
 
 from nhphys.twins import so3
-from nhphys.twins.newton import FAR_BRANCH, INFO_COMMITTED, OK, NewtonRule, newton_solve
+from nhphys.twins.newmark import solve_small  # the kernels' dense.solve_small
+from nhphys.twins.newton import (
+    FAR_BRANCH,
+    INFO_COMMITTED,
+    NOT_FINITE,
+    OK,
+    SINGULAR_JACOBIAN,
+    NewtonRule,
+    newton_solve,
+)
 
 EXP, CAYLEY = 0, 1  # the retraction tau (nhphys.lie.retraction: ExponentialRetraction.code, ...)
 RESIDUAL_TOL = 8 * np.finfo(float).eps  # residuals this small (relative to their terms) are solved
@@ -206,8 +246,62 @@ def retraction_step(inertia, basis, p, y, h, map_code, newton_tol, max_newton):
     return OK, xi, p - basis.T @ cross(xi, inertia @ xi) / h, y
 
 
+def torques(forces, pivot, t, R, omega_call):
+    """``(tau_0, tau_a, D)`` of ``forces`` at ``(t, R)`` about the fixed point at ``pivot``:
+    every torque but the damping (3,), the applied ones (3,) (a callable sees
+    ``omega_call``) and the damping matrix (3, 3)."""
+    f, tau = np.zeros(3), np.zeros(3)
+    forces.potential_wrench(R, pivot, f, tau)
+    f, tau_a = np.zeros(3), np.zeros(3)
+    forces.applied_wrench(t, R, pivot, f, tau_a)
+    if forces.callables:
+        forces.callable_wrench(t, R, pivot, np.zeros(3), omega_call, f, tau_a)
+    D = np.zeros((3, 3))
+    forces.damping(R, np.array([0.0, 0.0, 1.0]), D)
+    return tau + tau_a, tau_a, D
+
+
+def forced_step(inertia, basis, reduced, forces, pivot, R, p, y, h, t, map_code, newton_tol,
+                max_newton):
+    """One step with the torques of ``forces`` (module docstring, "Forces"):
+    ``(status, R_new, p_new, y_new, power_start, power_end)``."""
+    retract = so3.exp if map_code == EXP else so3.cay
+    z = solve_small(reduced, p)
+    if z is None:
+        return SINGULAR_JACOBIAN, R, p, y, 0.0, 0.0
+    omega0 = basis @ z
+    tau_0, tau_a, D = torques(forces, pivot, t, R, omega0)
+    Dw = D @ omega0
+    power_start = (tau_a - Dw) @ omega0
+    p_eff = p + 0.5 * h * (basis.T @ (tau_0 - Dw))
+    status, xi, p_plus, y_new = retraction_step(inertia, basis, p_eff, y, h, map_code,
+                                                newton_tol, max_newton)
+    if status != OK:
+        return status, R, p, y, 0.0, 0.0
+    R1 = reorthonormalize(R @ retract(xi[None])[0])
+    tau_0, tau_a, D = torques(forces, pivot, t + h, R1, omega0)
+    rhs = p_plus + 0.5 * h * (basis.T @ tau_0)
+    if np.any(D):
+        z1 = solve_small(reduced + 0.5 * h * (basis.T @ (D @ basis)), rhs)
+        if z1 is None:
+            return SINGULAR_JACOBIAN, R, p, y, 0.0, 0.0
+        p_new = reduced @ z1
+    else:
+        p_new = rhs
+    # the node velocity of p_new (what the next step starts from: the same numbers)
+    z1 = solve_small(reduced, p_new)
+    if z1 is None:
+        return SINGULAR_JACOBIAN, R, p, y, 0.0, 0.0
+    omega1 = basis @ z1
+    power_end = (tau_a - D @ omega1) @ omega1
+    if not np.all(np.isfinite(p_new)):
+        return NOT_FINITE, R, p, y, 0.0, 0.0
+    return OK, R1, p_new, y_new, power_start, power_end
+
+
 def retraction_run(inertia, basis, R, p, y, h, substeps, n_steps, save_every, map_code,
-                   newton_tol, max_newton, out_R, out_p, info):
+                   newton_tol, max_newton, out_R, out_p, info, forces=None, pivot=None,
+                   clock=None, out_work=None):
     """Advance ``n_steps`` steps, saving every ``save_every``-th state.
 
     Parameters
@@ -228,35 +322,58 @@ def retraction_run(inertia, basis, R, p, y, h, substeps, n_steps, save_every, ma
     out_p : ndarray, shape (n_steps // save_every, m)      # OUT
     info : ndarray, shape (3,), intp                # OUT [status of a failure (0 on success), -,
                                                     #      steps committed] (see INFO_* of newton)
+    forces : nhphys.twins.forces.ForceSet or None   # IN, torques about the fixed point
+                                                    # ("Forces")
+    pivot : ndarray, shape (3,) or None             # IN, the fixed point in space
+    clock : ndarray, shape (2,) or None             # IN/OUT [time, work of the forces]
+    out_work : ndarray, shape (n_steps // save_every,) or None   # OUT the work at the saves
 
     Returns
     -------
     int
         0 on success; ``k + 1`` if step ``k`` (0-based, counted from the start of this call)
         failed, ``info[0]`` saying why (a status of :mod:`nhphys.twins.newton`). A step is
-        committed to ``R, p, y`` only when all its sub-steps succeeded, so after a failure they
-        hold the state at the start of the failed step.
+        committed to ``R, p, y`` (and ``clock``) only when all its sub-steps succeeded, so
+        after a failure they hold the state at the start of the failed step.
     """
     retract = so3.exp if map_code == EXP else so3.cay
     info[0] = OK
     info[INFO_COMMITTED] = 0
     h_last = h * substeps[-1]  # the warm start y belongs to the last sub-step taken
+    pushed = forces is not None and not forces.empty
+    reduced = basis.T @ inertia @ basis
+    pivot = np.zeros(3) if pivot is None else np.asarray(pivot, dtype=float)
+    t, work = (float(clock[0]), float(clock[1])) if clock is not None else (0.0, 0.0)
     for k in range(n_steps):
-        R_k, p_k, y_k = R.copy(), p.copy(), y.copy()
+        R_k, p_k, y_k, t_k, w_k = R.copy(), p.copy(), y.copy(), t, work
         for frac in substeps:
             y_k = y_k * (h * frac / h_last)
             h_last = h * frac
-            status, xi, p_k, y_k = retraction_step(
-                inertia, basis, p_k, y_k, h * frac, map_code, newton_tol, max_newton
-            )
+            if pushed:
+                status, R_k, p_k, y_k, P0, P1 = forced_step(
+                    inertia, basis, reduced, forces, pivot, R_k, p_k, y_k, h * frac, t_k,
+                    map_code, newton_tol, max_newton)
+            else:
+                status, xi, p_k, y_k = retraction_step(
+                    inertia, basis, p_k, y_k, h * frac, map_code, newton_tol, max_newton
+                )
             if status != OK:
                 info[0] = status
                 return k + 1
-            R_k = reorthonormalize(R_k @ retract(xi[None])[0])
+            if pushed:
+                w_k = w_k + 0.5 * (h * frac) * (P0 + P1)
+            else:
+                R_k = reorthonormalize(R_k @ retract(xi[None])[0])
+            t_k = t_k + h * frac
         R[:], p[:], y[:] = R_k, p_k, y_k
+        t, work = t_k, w_k
+        if clock is not None:
+            clock[0], clock[1] = t, work
         if (k + 1) % save_every == 0:
             j = (k + 1) // save_every - 1
             out_R[j] = R
             out_p[j] = p
+            if out_work is not None:
+                out_work[j] = work
         info[INFO_COMMITTED] = k + 1  # last: the step and its frame are complete
     return 0

@@ -1,0 +1,101 @@
+"""What a force element adds to the cost of a step of the planar and Suslov kernels.
+
+Each element is given a negligible size (1e-300, or zero values for schedules), so that the
+motion, and with it the Newton iterations, are those of the run without it: the difference is
+the element's own cost (its evaluation and the end kick's solve). Cases run interleaved, repeat
+by repeat, in one process, so they see the same machine load; the table gives the fastest
+repeat of each (the least disturbed by other work) per step and its cost relative to the run
+without forces. Each run starts afresh through the public interface and times one
+``run.advance(steps, steps)`` (the whole time loop in one kernel call).
+
+Run ``python benchmarks/bench_forces_planar.py [--repeats N] [--steps N]``.
+"""
+
+import argparse
+import os
+import platform
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # keep BLAS threads out of the timing
+
+import numpy as np  # noqa: E402
+
+from nhphys import forces as fe  # noqa: E402
+from nhphys.integrators import DLA, Newmark, Retraction  # noqa: E402
+from nhphys.systems import KnifeEdge, Suslov, VerticalDisk  # noqa: E402
+
+TINY = 1e-300
+ELEMENTS = {
+    "no force element": [],
+    "Force (constant, at a body point)": [fe.Force([TINY, 0, 0], point=[0.05, 0.0, 0.0])],
+    "Force (linear schedule, 50 times)": [
+        fe.Force(fe.Schedule(np.linspace(0, 10, 50), np.zeros((50, 3))), point=[0, 0.05, 0])],
+    "Torque (cubic schedule, 50 times)": [
+        fe.Torque(fe.Schedule(np.linspace(0, 10, 50), np.zeros((50, 3)), kind="cubic"))],
+    "Spring": [fe.Spring(TINY, anchor=[0.3, 0.1, 0.0], point=[0.05, 0.0, 0.0])],
+    "LinearDrag": [fe.LinearDrag(TINY)],
+    "AngularDamping": [fe.AngularDamping(TINY)],
+    "Motor (torque and speed control)": [fe.Motor(torque=TINY, target_speed=1.0, gain=TINY)],
+}
+NON_PRINCIPAL = np.array([[2.0, 0.3, 0.1], [0.3, 3.0, -0.2], [0.1, -0.2, 4.0]])
+
+
+def on_a_fixed_point(elements):
+    """The elements a Suslov body takes (no drag: its fixed point does not move)."""
+    return [e for e in elements if not isinstance(e, fe.LinearDrag)]
+
+
+SYSTEMS = {
+    "KnifeEdge, Newmark()": (lambda e: KnifeEdge(1.0, 0.2, 0.15, forces=e), Newmark(),
+                             dict(velocity0=0.3, omega0=3.0)),
+    "KnifeEdge, DLA()": (lambda e: KnifeEdge(1.0, 0.2, 0.15, forces=e), DLA(),
+                         dict(velocity0=0.3, omega0=3.0)),
+    "KnifeEdge, Retraction()": (lambda e: KnifeEdge(1.0, 0.2, 0.15, forces=e), Retraction(),
+                                dict(velocity0=0.3, omega0=3.0)),
+    "VerticalDisk, Newmark()": (lambda e: VerticalDisk(1.0, 0.3, 0.045, 0.0225, forces=e),
+                                Newmark(), dict(omega0=0.7, spin0=2.0)),
+    "Suslov, Retraction()": (lambda e: Suslov(NON_PRINCIPAL, [0.2, 0.1, 1.0],
+                                              forces=on_a_fixed_point(e)),
+                             Retraction(), dict(momentum0=[1.0, 0.5, 0.0])),
+}
+
+
+def seconds_per_step(system, integrator, ic, steps):
+    run = integrator.start(system, 1e-3, "cython", **ic)
+    start = time.perf_counter()
+    run.advance(steps, steps)
+    return (time.perf_counter() - start) / steps
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--steps", type=int, default=50_000)
+    args = parser.parse_args(argv)
+    print(f"# {platform.processor() or platform.machine()}, Python "
+          f"{platform.python_version()}, {args.repeats} repeats of {args.steps:,} steps, "
+          "fastest repeat; cost relative to no force element")
+    print("| element | " + " | ".join(SYSTEMS) + " |")
+    print("|---|" + "---:|" * len(SYSTEMS))
+    results = {}
+    for title, (make, integrator, ic) in SYSTEMS.items():
+        systems = {name: make(elements) for name, elements in ELEMENTS.items()}
+        for system in systems.values():  # warm up (imports, first calls)
+            seconds_per_step(system, integrator, ic, 200)
+        times = {name: [] for name in systems}
+        for _ in range(args.repeats):
+            for name, system in systems.items():
+                times[name].append(seconds_per_step(system, integrator, ic, args.steps))
+        results[title] = {name: min(values) for name, values in times.items()}
+    for name in ELEMENTS:
+        cells = []
+        for title in SYSTEMS:
+            base = results[title]["no force element"]
+            value = results[title][name]
+            cells.append(f"{value * 1e6:.2f} us" if name == "no force element"
+                         else f"{value / base:.2f}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -47,6 +47,18 @@ class NewtonError(RuntimeError):
                                     "message": self.args[0]}
 
 
+class RoundingError(NewtonError):
+    """Rounding no longer keeps a quantity the scheme conserves exactly (a step too large for the
+    numbers it moves, e.g. a disk spun at 1e12 rad/s): the run stops instead of drifting. It is a
+    :class:`NewtonError` (same attributes; the frames of the chunk in which the drift was found
+    are in ``trajectory``)."""
+
+    def __init__(self, step: int, time: float, detail: str = "", frames=None):
+        super().__init__(step, time, detail, frames)
+        self.args = (f"Rounding lost a conserved quantity by step {step} (t = {time:.6g}): "
+                     f"{detail}",)
+
+
 class ContactEvent(NewtonError):
     """The contact stopped being one point: the run ends at a contact event.
 

@@ -105,6 +105,8 @@ class VerticalDisk(CoordinateSystem):
     True
     """
 
+    conserved_rates = ("turning_rate", "spin")  # kept exactly by the SE(2) retraction
+
     group = "SE(2) x R"
 
     def __init__(self, mass, radius, inertia_axial, inertia_diametral, forces=None,

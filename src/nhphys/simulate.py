@@ -39,7 +39,13 @@ def _progress_bar(total, enabled, desc="nhphys", work=None):
 
 def number_of_steps(t_final: float, dt: float) -> int:
     """``t_final / dt`` as a whole number >= 1 (to 1e-9 relative), else ``ValueError``."""
-    n_steps = round(t_final / dt)
+    ratio = t_final / dt
+    if not np.isfinite(ratio):  # a subnormal dt (5e-324): the ratio overflows to inf
+        raise ValueError(
+            f"Expected `t_final / dt` to be a finite number of steps, got t_final = "
+            f"{t_final!r}, dt = {dt!r}."
+        )
+    n_steps = round(ratio)
     if n_steps < 1 or abs(n_steps * dt - t_final) > 1e-9 * t_final:
         raise ValueError(
             f"Expected `t_final` to be a whole number of steps `dt`, got t_final / dt = "

@@ -457,6 +457,15 @@ GRID = hnp.arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(2, 6)),
 SCHEDULE_TIMES = st.lists(st.floats(0, 10), min_size=2, max_size=5).map(sorted)
 
 
+def _still(t):
+    return np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3)
+
+
+MOTIONS = st.sampled_from([nhphys.surfaces.SteadyRotation(0.5),
+                           nhphys.surfaces.UniformTranslation([0.1, 0.0, 0.0]),
+                           nhphys.surfaces.PrescribedMotion(_still)])
+
+
 def _lag(q):
     return 0.5 * float(np.dot(q, q))
 
@@ -518,7 +527,18 @@ CONSTRUCTORS = {
                                                   "y_range": RANGE}, ("heights", "x_range",
                                                                       "y_range")),
     "moving": (nhphys.surfaces.Plane().moving,
-               {"rate": SIGNED, "axis": VEC3, "center": VEC3, "velocity": VEC3}, ()),
+               {"motion": MOTIONS, "rate": SIGNED, "axis": VEC3, "center": VEC3,
+                "velocity": VEC3}, ()),
+    "Sphere.moving": (nhphys.surfaces.Sphere(1.0).as_ground("inside").moving,
+                      {"rate": SIGNED, "axis": VEC3, "center": VEC3}, ()),
+    "SteadyRotation": (nhphys.surfaces.SteadyRotation, {"rate": SIGNED, "axis": VEC3,
+                                                        "center": VEC3}, ("rate",)),
+    "UniformTranslation": (nhphys.surfaces.UniformTranslation, {"velocity": VEC3},
+                           ("velocity",)),
+    "PrescribedMotion": (nhphys.surfaces.PrescribedMotion, {"motion": st.just(_still)},
+                         ("motion",)),
+    "MovingGround": (nhphys.surfaces.MovingGround, {"surface": GROUNDS, "motion": MOTIONS},
+                     ("surface", "motion")),
     "Disk": (nhphys.shapes.Disk, {"radius": FLOAT, "flat_angle": st.floats(0, 2)}, ("radius",)),
     "Cylinder": (nhphys.shapes.Cylinder, {"radius": FLOAT, "half_length": FLOAT,
                                           "flat_angle": st.floats(0, 2),
@@ -546,6 +566,9 @@ CONSTRUCTORS = {
                  {"times": SCHEDULE_TIMES, "values": st.lists(SIGNED, min_size=2, max_size=5),
                   "kind": st.sampled_from(["linear", "cubic", "step"])}, ("times", "values")),
     "Retraction": (nhphys.integrators.Retraction,
+                   {"map": st.sampled_from(["exp", "cayley"]), "newton_tol": st.floats(1e-14, 1e-4),
+                    "max_newton": st.integers(1, 50), "order": st.sampled_from([2, 4])}, ()),
+    "LiePoisson": (nhphys.integrators.LiePoisson,
                    {"map": st.sampled_from(["exp", "cayley"]), "newton_tol": st.floats(1e-14, 1e-4),
                     "max_newton": st.integers(1, 50), "order": st.sampled_from([2, 4])}, ()),
     "Newmark": (nhphys.integrators.Newmark,
@@ -672,7 +695,7 @@ def simulate_calls(draw):
         return draw(fuzzed(valid) if key in spoiled else valid)
 
     n_steps = draw(st.integers(1, 50))
-    dt = draw(st.floats(1e-3, 0.1))
+    dt = draw(st.floats(1e-3, 0.02))  # at most 1 s of motion: Reference stays well in time
     t_final = value("t_final", st.one_of(st.just(n_steps * dt), st.just(n_steps * dt),
                                          st.floats(0, 60 * dt)))
     dt = value("dt", st.just(dt))

@@ -734,6 +734,8 @@ def _finite(traj):
 @example(call=("Suslov", 0.1, 0.01, {"progress": False, "omega": [1.0, 1.0, 0.0]}))
 @example(call=("ContactOscillator", 0.0625, 5e-324,  # found: t_final / dt overflowed
                {"progress": False}))
+@example(call=("RotorSleigh", 0.015625, 0.015625,  # found: the initial energy was NaN
+               {"progress": False, "spin": 1.136620664366896e+176}))
 @example(call=("ball on a turntable", 0.1, 0.01,  # documented: Reference needs a ground at rest
                {"progress": False, "integrator": "reference", "omega": [0.0, 1.0, 0.0]}))
 def test_simulate_arguments(call):

@@ -384,6 +384,13 @@ def drive(run, n_steps, dt, save_every, meta, *, progress=None, writer=None, sta
     """
     meta = dict(meta, interrupted=False)
     first = {"t": np.zeros(1), **run.initial()}
+    for key, value in first.items():
+        # initial conditions finite one by one can still overflow together (a spin of 1e176:
+        # its energy is inf - inf); no step can leave such a state
+        value = np.asarray(value)
+        if value.dtype.kind in "fc" and not np.isfinite(value).all():
+            raise ValueError(f"Expected the initial state to be finite, got {key} = "
+                             f"{value.ravel().tolist()} (initial conditions too large?).")
     limit = run_memory_limit() if max_run_bytes is None else max_run_bytes
     check_run_memory(first, n_steps, save_every, limit)
     frames = [first]

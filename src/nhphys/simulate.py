@@ -174,8 +174,9 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
     TypeError
         An unknown initial condition (naming the system and the accepted names).
     ValueError, TypeError
-        Bad arguments or initial conditions, a run too large for ``max_run_bytes``, a run to
-        resume that does not match, before any step is taken.
+        Bad arguments or initial conditions (an initial state that is not finite included),
+        a run too large for ``max_run_bytes``, a run to resume that does not match, before any
+        step is taken.
     NewtonError
         A step failed; names the step and time, with the frames before it in ``.trajectory``.
 

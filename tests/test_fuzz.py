@@ -1,9 +1,13 @@
-"""Fuzzing of the inputs a user (or an attacker) controls: run files and the command line.
+"""Fuzzing of the inputs a user (or an attacker) controls: run files, the command line, every
+public constructor and the arguments of ``nhphys.simulate``.
 
 Each target asserts only documented outcomes -- a loaded run or a ``ValueError`` from
 ``Trajectory.load``; a checked plan, a ``UsageError`` or argparse's exit status 2 from the CLI's
-``run`` / ``render`` -- that nothing is written while checking, and that no example hangs (a hard
-limit of ``HANG_SECONDS`` per example, on top of hypothesis' deadline).
+``run`` / ``render``; an object or a ``TypeError`` / ``ValueError`` from a constructor; a run
+without NaN or a ``TypeError`` / ``ValueError`` / ``NewtonError`` (``NotImplementedError`` for
+``Reference`` on a moving ground) from ``simulate`` -- that nothing is written while checking,
+and that no example hangs (a hard limit of ``HANG_SECONDS`` per example, on top of hypothesis'
+deadline).
 
 The number of examples per target is ``NHPHYS_FUZZ_EXAMPLES`` (default 100, the CI size; the
 figures of a run at 10^4 per target are in docs/reliability.md). With ``NHPHYS_FUZZ_REPORT`` set
@@ -17,6 +21,7 @@ import math
 import os
 import signal
 import time
+import warnings
 from collections import Counter
 
 import numpy as np
@@ -27,6 +32,7 @@ from hypothesis.extra import numpy as hnp
 
 import nhphys
 from nhphys import Trajectory, cli
+from nhphys.simulate import number_of_steps
 from nhphys.trajectory import META_KEY, STATIC_PREFIX
 
 EXAMPLES = int(os.environ.get("NHPHYS_FUZZ_EXAMPLES", "100"))
@@ -400,6 +406,364 @@ def test_cli_render_arguments(files, run, options, stray):
         os.remove(os.path.join(files["work"], "damaged.npz"))
 
 
+# -- the public constructors -------------------------------------------------------------------
+
+class _Opaque:
+    """An object of no type any constructor expects."""
+
+    def __repr__(self):
+        return "<opaque>"
+
+
+FLOAT = st.floats(min_value=1e-2, max_value=1e2)
+SIGNED = st.floats(min_value=-10.0, max_value=10.0)
+VEC3 = st.lists(SIGNED, min_size=3, max_size=3)
+POS3 = st.lists(FLOAT, min_size=3, max_size=3)
+JUNK = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(), st.text(max_size=6),
+    st.sampled_from([float("nan"), float("inf"), -float("inf"), 0.0, -1.0, 1e308, 5e-324, 1j,
+                     "1.0", "nan", "", "exp", [], [1.0], [[1.0, 2.0, 3.0]], [1, "a", None], {},
+                     (1.0, 2.0), np.float32(0.5), np.int64(3), np.array(np.nan),
+                     np.zeros((2, 2)), np.ones(4), _Opaque(), print, b"12"]),
+    st.lists(st.floats(), max_size=5),
+    hnp.arrays(st.sampled_from([np.float64, np.int32, np.complex128, np.bool_]),
+               hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)))
+
+
+def fuzzed(valid):
+    """``valid`` three times in four, otherwise anything (out of range, NaN, wrong shape or
+    type, a string, ``None``)."""
+    return st.one_of(valid, valid, valid, JUNK)
+
+
+def _ball(radius=0.1):
+    return nhphys.RigidBody(1.0, [0.4 * radius**2] * 3, nhphys.surfaces.Sphere(radius))
+
+
+SHAPES = st.sampled_from([nhphys.surfaces.Sphere(0.1), nhphys.surfaces.Ellipsoid([0.3, 0.2, 0.1]),
+                          nhphys.shapes.Disk(0.1), nhphys.shapes.Cylinder(0.1, 0.2),
+                          nhphys.shapes.Wheel(0.2, 0.05)])
+GROUNDS = st.sampled_from([nhphys.surfaces.Plane(), nhphys.surfaces.Sphere(1.0).as_ground("inside"),
+                           nhphys.surfaces.Paraboloid(0.5, 0.5),
+                           nhphys.surfaces.Plane().moving(rate=0.3)])
+ORIENTATION = st.sampled_from(["outward", "inward", "inside", "outside", "up"])
+BACKEND = st.sampled_from(["auto", "cython", "python"])
+RANGE = st.tuples(SIGNED, SIGNED).map(sorted)
+ELEMENTS = st.sampled_from([nhphys.forces.LinearDrag(0.1), nhphys.forces.Torque([0, 0, 0.1]),
+                            nhphys.forces.UniformField([0.1, 0, 0]),
+                            nhphys.forces.AngularDamping(0.05)])
+DIM2 = st.lists(SIGNED, min_size=2, max_size=2)
+GRID = hnp.arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(2, 6)),
+                  elements=st.floats(-1, 1))
+SCHEDULE_TIMES = st.lists(st.floats(0, 10), min_size=2, max_size=5).map(sorted)
+
+
+def _still(t):
+    return np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3)
+
+
+MOTIONS = st.sampled_from([nhphys.surfaces.SteadyRotation(0.5),
+                           nhphys.surfaces.UniformTranslation([0.1, 0.0, 0.0]),
+                           nhphys.surfaces.PrescribedMotion(_still)])
+
+
+def _lag(q):
+    return 0.5 * float(np.dot(q, q))
+
+
+# each constructor: (callable, {keyword: strategy of a valid value}, required keywords)
+CONSTRUCTORS = {
+    "RigidBody": (nhphys.RigidBody, {"mass": FLOAT, "inertia": POS3, "shape": SHAPES,
+                                     "com": VEC3, "name": st.text(max_size=6)},
+                  ("mass", "inertia", "shape")),
+    "Suslov": (nhphys.systems.Suslov, {"inertia": POS3, "axis": VEC3}, ("inertia", "axis")),
+    "KnifeEdge": (nhphys.systems.KnifeEdge, {"mass": FLOAT, "inertia": FLOAT, "offset": SIGNED,
+                                             "incline": SIGNED, "gravity": SIGNED},
+                  ("mass", "inertia", "offset")),
+    "VerticalDisk": (nhphys.systems.VerticalDisk,
+                     {"mass": FLOAT, "radius": FLOAT, "inertia_axial": FLOAT,
+                      "inertia_diametral": FLOAT},
+                     ("mass", "radius", "inertia_axial", "inertia_diametral")),
+    "ContactOscillator": (nhphys.systems.ContactOscillator, {"epsilon": SIGNED}, ()),
+    "NonReversibleContactOscillator": (nhphys.systems.NonReversibleContactOscillator,
+                                       {"epsilon": SIGNED, "strength": SIGNED}, ()),
+    "RotorSleigh": (nhphys.systems.RotorSleigh,
+                    {"mass": FLOAT, "inertia": FLOAT, "rotor_inertia": FLOAT, "offset": SIGNED,
+                     "locked": st.booleans()}, ("mass", "inertia", "rotor_inertia", "offset")),
+    "RollingBody": (nhphys.systems.RollingBody,
+                    {"body": st.builds(_ball, st.floats(0.01, 0.5)), "ground": GROUNDS,
+                     "gravity": SIGNED, "up": VEC3, "forces": st.lists(ELEMENTS, max_size=2),
+                     "allow_negative_normal_force": st.booleans()}, ("body", "ground")),
+    "ConstrainedMechanicalSystem": (
+        nhphys.systems.ConstrainedMechanicalSystem,
+        {"mass_matrix": st.just(np.eye(2)), "potential": st.just(_lag),
+         "grad_potential": st.just(lambda q: np.asarray(q, float)),
+         "constraint_matrix": st.just(lambda q: np.array([[1.0, q[0]]])),
+         "constraint_matrix_derivative": st.just(lambda q, v: np.array([[0.0, v[0]]])),
+         "hessian_potential": st.just(lambda q: np.eye(2)), "name": st.text(max_size=6)},
+        ("mass_matrix", "potential", "grad_potential", "constraint_matrix",
+         "constraint_matrix_derivative")),
+    "Plane": (nhphys.surfaces.Plane, {"point": VEC3, "normal": VEC3, "orientation": ORIENTATION,
+                                      "extent": FLOAT, "backend": BACKEND}, ()),
+    "Sphere": (nhphys.surfaces.Sphere, {"radius": FLOAT, "center": VEC3,
+                                        "rotation": st.just(np.eye(3)),
+                                        "orientation": ORIENTATION, "backend": BACKEND},
+               ("radius",)),
+    "Ellipsoid": (nhphys.surfaces.Ellipsoid, {"semi_axes": POS3, "center": VEC3,
+                                              "orientation": ORIENTATION}, ("semi_axes",)),
+    "Torus": (nhphys.surfaces.Torus, {"major_radius": FLOAT, "minor_radius": FLOAT,
+                                      "center": VEC3, "orientation": ORIENTATION},
+              ("major_radius", "minor_radius")),
+    "Paraboloid": (nhphys.surfaces.Paraboloid,
+                   {"a": FLOAT, "b": FLOAT, "kind": st.sampled_from(["elliptic", "hyperbolic",
+                                                                    "cone"]),
+                    "center": VEC3, "orientation": ORIENTATION, "extent": FLOAT}, ("a", "b")),
+    "SurfaceOfRevolution": (
+        nhphys.surfaces.SurfaceOfRevolution,
+        {"radius": st.sampled_from(["1 + t**2", "2 + cos(t)", "t", "1"]),
+         "height": st.sampled_from(["t", "sin(t)", "0"]), "t_range": RANGE,
+         "periodic": st.booleans(), "knots": st.integers(3, 200)},
+        ("radius", "height", "t_range")),
+    "HeightField": (nhphys.surfaces.HeightField, {"heights": GRID, "x_range": RANGE,
+                                                  "y_range": RANGE}, ("heights", "x_range",
+                                                                      "y_range")),
+    "moving": (nhphys.surfaces.Plane().moving,
+               {"motion": MOTIONS, "rate": SIGNED, "axis": VEC3, "center": VEC3,
+                "velocity": VEC3}, ()),
+    "Sphere.moving": (nhphys.surfaces.Sphere(1.0).as_ground("inside").moving,
+                      {"rate": SIGNED, "axis": VEC3, "center": VEC3}, ()),
+    "SteadyRotation": (nhphys.surfaces.SteadyRotation, {"rate": SIGNED, "axis": VEC3,
+                                                        "center": VEC3}, ("rate",)),
+    "UniformTranslation": (nhphys.surfaces.UniformTranslation, {"velocity": VEC3},
+                           ("velocity",)),
+    "PrescribedMotion": (nhphys.surfaces.PrescribedMotion, {"motion": st.just(_still)},
+                         ("motion",)),
+    "MovingGround": (nhphys.surfaces.MovingGround, {"surface": GROUNDS, "motion": MOTIONS},
+                     ("surface", "motion")),
+    "Disk": (nhphys.shapes.Disk, {"radius": FLOAT, "flat_angle": st.floats(0, 2)}, ("radius",)),
+    "Cylinder": (nhphys.shapes.Cylinder, {"radius": FLOAT, "half_length": FLOAT,
+                                          "flat_angle": st.floats(0, 2),
+                                          "side_angle": st.floats(0, 2)},
+                 ("radius", "half_length")),
+    "Wheel": (nhphys.shapes.Wheel, {"radius": FLOAT, "tube_radius": FLOAT,
+                                    "flat_angle": st.floats(0, 2)}, ("radius", "tube_radius")),
+    "Force": (nhphys.forces.Force, {"value": VEC3, "point": VEC3,
+                                    "frame": st.sampled_from(["space", "body"])}, ("value",)),
+    "Torque": (nhphys.forces.Torque, {"value": VEC3, "frame": st.sampled_from(["space", "body"])},
+               ("value",)),
+    "Spring": (nhphys.forces.Spring, {"stiffness": FLOAT, "anchor": VEC3, "point": VEC3,
+                                      "rest_length": FLOAT}, ("stiffness", "anchor")),
+    "UniformField": (nhphys.forces.UniformField, {"force": VEC3}, ("force",)),
+    "LinearDrag": (nhphys.forces.LinearDrag, {"coefficient": FLOAT}, ("coefficient",)),
+    "AngularDamping": (nhphys.forces.AngularDamping,
+                       {"coefficient": FLOAT, "about": st.sampled_from(["all", "spin", "x"])},
+                       ("coefficient",)),
+    "SpinFriction": (nhphys.forces.SpinFriction, {"coefficient": FLOAT}, ("coefficient",)),
+    "RollingResistance": (nhphys.forces.RollingResistance, {"coefficient": FLOAT},
+                          ("coefficient",)),
+    "Motor": (nhphys.forces.Motor, {"torque": SIGNED, "axis": VEC3, "target_speed": SIGNED,
+                                    "gain": FLOAT}, ()),
+    "Schedule": (nhphys.forces.Schedule,
+                 {"times": SCHEDULE_TIMES, "values": st.lists(SIGNED, min_size=2, max_size=5),
+                  "kind": st.sampled_from(["linear", "cubic", "step"])}, ("times", "values")),
+    "Retraction": (nhphys.integrators.Retraction,
+                   {"map": st.sampled_from(["exp", "cayley"]), "newton_tol": st.floats(1e-14, 1e-4),
+                    "max_newton": st.integers(1, 50), "order": st.sampled_from([2, 4])}, ()),
+    "LiePoisson": (nhphys.integrators.LiePoisson,
+                   {"map": st.sampled_from(["exp", "cayley"]), "newton_tol": st.floats(1e-14, 1e-4),
+                    "max_newton": st.integers(1, 50), "order": st.sampled_from([2, 4])}, ()),
+    "Newmark": (nhphys.integrators.Newmark,
+                {"beta": st.floats(0, 1), "beta_prime": st.floats(0, 1), "alpha": st.floats(0, 1),
+                 "constraint_discretization": st.sampled_from(["point", "midpoint"]),
+                 "newton_tol": st.floats(1e-14, 1e-4), "max_newton": st.integers(1, 50)}, ()),
+    "DLA": (nhphys.integrators.DLA,
+            {"discrete_lagrangian": st.sampled_from(["midpoint", "trapezoidal", "alpha"]),
+             "alpha": st.floats(0, 1),
+             "constraint_discretization": st.sampled_from(["point", "midpoint"]),
+             "newton_tol": st.floats(1e-14, 1e-4), "max_newton": st.integers(1, 50)}, ()),
+    "Reference": (nhphys.integrators.Reference,
+                  {"rtol": st.floats(1e-13, 1e-3), "atol": st.floats(1e-15, 1e-3),
+                   "max_steps": st.integers(1, 10**6), "max_seconds": FLOAT}, ()),
+    "Composition": (nhphys.integrators.Composition,
+                    {"stages": st.lists(st.tuples(st.sampled_from(
+                        [nhphys.integrators.Newmark(), nhphys.integrators.DLA()]), SIGNED),
+                        min_size=1, max_size=3),
+                     "newton_tol": st.floats(1e-14, 1e-4), "max_newton": st.integers(1, 50)},
+                    ("stages",)),
+}
+
+
+@st.composite
+def constructor_calls(draw):
+    """``(name, keywords)``: each keyword valid or fuzzed, optional ones sometimes left out,
+    now and then an unknown keyword or a required one missing."""
+    name = draw(st.sampled_from(sorted(CONSTRUCTORS)))
+    _, spec, required = CONSTRUCTORS[name]
+    # most calls spoil at most one or two keywords: a call with many bad ones tests only the
+    # first check
+    spoiled = draw(st.one_of(st.just(set()), st.sets(st.sampled_from(sorted(spec)), max_size=2),
+                             st.just(set(spec))))
+    kwargs = {}
+    for key, valid in spec.items():
+        if key in required and draw(st.integers(0, 49)) or draw(st.booleans()):
+            kwargs[key] = draw(fuzzed(valid) if key in spoiled else valid)
+    if draw(st.integers(0, 29)) == 0:
+        kwargs[draw(st.sampled_from(["colour", "Mass", "x"]))] = 1.0
+    return name, kwargs
+
+
+CONSTRUCTOR_ERRORS = (TypeError, ValueError)
+
+
+@FUZZ
+@given(call=constructor_calls())
+@example(call=("Suslov", {"inertia": [1.0, 2.0, 3.0], "axis": [0.0, 0.0, 1.0]}))
+def test_public_constructors(call):
+    """Every public constructor, keyword by keyword: built, or a TypeError / ValueError."""
+    outcomes = _outcomes("constructors")
+    name, kwargs = call
+    with outcomes.example(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            CONSTRUCTORS[name][0](**kwargs)
+        except CONSTRUCTOR_ERRORS as exc:
+            assert str(exc)
+            outcome = type(exc).__name__
+        else:
+            outcome = "accepted"
+    outcomes.counts[outcome] += 1
+
+
+# -- simulate's arguments ----------------------------------------------------------------------
+
+ON_PLANE = st.tuples(SIGNED, SIGNED, st.just(0.0)).map(list)
+
+
+def _systems():
+    surfaces = nhphys.surfaces
+    return {
+        "Suslov": (nhphys.systems.Suslov([1.0, 2.0, 3.0], [0, 0, 1]),
+                   {"omega": VEC3, "momentum": VEC3,  # both: a TypeError
+                    "orientation": st.sampled_from([np.eye(3), [1, 0, 0, 0], [0.6, 0.8, 0, 0]])}),
+        "KnifeEdge": (nhphys.systems.KnifeEdge(1.0, 0.5, 0.1),
+                      {"position": DIM2, "heading": SIGNED, "velocity": SIGNED,
+                       "turning_rate": SIGNED}),
+        "VerticalDisk": (nhphys.systems.VerticalDisk(1.0, 0.5, 0.1, 0.05),
+                         {"position": DIM2, "heading": SIGNED, "phi": SIGNED, "spin": SIGNED,
+                          "turning_rate": SIGNED}),
+        "RotorSleigh": (nhphys.systems.RotorSleigh(1.0, 0.5, 0.1, 0.2),
+                        {"position": DIM2, "heading": SIGNED, "phi": SIGNED, "velocity": SIGNED,
+                         "turning_rate": SIGNED, "spin": SIGNED}),
+        "ContactOscillator": (nhphys.systems.ContactOscillator(0.1),
+                              # v on the constraint v[0] + q[1] v[2] = 0
+                              {"q": st.tuples(SIGNED, st.just(1.0), SIGNED).map(list),
+                               "v": st.just([-0.5, 0.0, 0.5])}),
+        "ball on a plane": (nhphys.systems.RollingBody(_ball(), surfaces.Plane()),
+                            {"omega": VEC3, "position": ON_PLANE,
+                             "orientation": st.sampled_from([np.eye(3), [1, 0, 0, 0]])}),
+        "ball in a bowl, forces": (
+            nhphys.systems.RollingBody(_ball(), surfaces.Sphere(1.0).as_ground("inside"),
+                                       forces=[nhphys.forces.LinearDrag(0.1),
+                                               nhphys.forces.Torque([0, 0, 0.01])]),
+            {"omega": VEC3, "position": st.just([0.0, 0.0, -1.0])}),
+        "ball on a turntable": (
+            nhphys.systems.RollingBody(_ball(), surfaces.Plane().moving(rate=0.5)),
+            {"omega": VEC3, "position": ON_PLANE}),
+    }
+
+
+SYSTEMS = _systems()
+INTEGRATORS = st.one_of(
+    st.none(), st.sampled_from(list(nhphys.integrators.INTEGRATOR_NAMES)),
+    st.sampled_from([nhphys.integrators.Retraction("cayley", order=4),
+                     nhphys.integrators.Newmark(alpha=0.3), nhphys.integrators.DLA("trapezoidal"),
+                     nhphys.integrators.Reference(max_seconds=5.0),
+                     nhphys.integrators.Composition([(nhphys.integrators.Newmark(), 0.5),
+                                                     (nhphys.integrators.Newmark(), 0.5)])]),
+    st.sampled_from(["rk4", "EXP", "", nhphys.integrators.Newmark, 3]))
+
+
+@st.composite
+def simulate_calls(draw):
+    """``(system name, positional and keyword arguments of simulate)``, at most ~60 steps."""
+    name = draw(st.sampled_from(sorted(SYSTEMS)))
+    _, conditions = SYSTEMS[name]
+    # one call in three spoils nothing; the others one or two of the arguments
+    spoiled = draw(st.one_of(st.just(set()), st.sets(st.sampled_from(
+        ["t_final", "dt", "save_every", "backend", *conditions]), min_size=1, max_size=2)))
+
+    def value(key, valid):
+        return draw(fuzzed(valid) if key in spoiled else valid)
+
+    n_steps = draw(st.integers(1, 50))
+    dt = draw(st.floats(1e-3, 0.02))  # at most 1 s of motion: Reference stays well in time
+    t_final = value("t_final", st.one_of(st.just(n_steps * dt), st.just(n_steps * dt),
+                                         st.floats(0, 60 * dt)))
+    dt = value("dt", st.just(dt))
+    with contextlib.suppress(Exception):  # a spoiled pair that is still a valid, long run
+        if number_of_steps(float(t_final), float(dt)) > 60:  # (6500 s in steps of 1 ms)
+            t_final = n_steps * float(dt)
+    kwargs = {"progress": False}
+    if draw(st.booleans()):
+        kwargs["integrator"] = draw(INTEGRATORS)
+    if draw(st.booleans()) or "save_every" in spoiled:
+        kwargs["save_every"] = value("save_every", st.integers(1, 60))
+    if draw(st.booleans()) or "backend" in spoiled:
+        kwargs["backend"] = value("backend", BACKEND)
+    for key, valid in conditions.items():
+        if draw(st.booleans()) or key in spoiled:
+            kwargs[key] = value(key, valid)
+    if draw(st.integers(0, 19)) == 0:
+        kwargs[draw(st.sampled_from(["omega0", "R0", "spin", "ground_piont"]))] = [1.0, 0, 0]
+    return name, t_final, dt, kwargs
+
+
+SIMULATE_ERRORS = (TypeError, ValueError, nhphys.NewtonError, NotImplementedError)
+
+
+def _finite(traj):
+    """Every float array of ``traj`` has no NaN."""
+    for key in traj.fields:
+        values = np.asarray(traj[key])
+        if values.dtype.kind in "fc":
+            assert not np.isnan(values).any(), key
+
+
+@FUZZ
+@given(call=simulate_calls())
+@example(call=("Suslov", 0.1, 0.01, {"progress": False, "omega": [1.0, 1.0, 0.0]}))
+@example(call=("ContactOscillator", 0.0625, 5e-324,  # found: t_final / dt overflowed
+               {"progress": False}))
+@example(call=("RotorSleigh", 0.015625, 0.015625,  # found: the initial energy was NaN
+               {"progress": False, "spin": 1.136620664366896e+176}))
+@example(call=("ball on a turntable", 0.1, 0.01,  # documented: Reference needs a ground at rest
+               {"progress": False, "integrator": "reference", "omega": [0.0, 1.0, 0.0]}))
+def test_simulate_arguments(call):
+    """``simulate`` on small valid systems with fuzzed steps, integrators, save_every, backends
+    and initial conditions: a run without NaN, or a documented exception (TypeError /
+    ValueError before stepping, NewtonError (ContactEvent, ReferenceLimitError) for a failed
+    step, with NaN-free frames, NotImplementedError for Reference on a moving ground)."""
+    outcomes = _outcomes("simulate: arguments")
+    name, t_final, dt, kwargs = call
+    system = SYSTEMS[name][0]
+    with outcomes.example(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            traj = nhphys.simulate(system, t_final, dt, **kwargs)
+        except SIMULATE_ERRORS as exc:
+            assert str(exc)
+            if isinstance(exc, NotImplementedError):
+                assert "moving" in str(exc)
+            if isinstance(exc, nhphys.NewtonError) and exc.trajectory is not None:
+                _finite(exc.trajectory)
+            outcome = type(exc).__name__
+        else:
+            assert len(traj) >= 2
+            _finite(traj)
+            outcome = "ran"
+    outcomes.counts[outcome] += 1
+
+
 # -- bookkeeping -------------------------------------------------------------------------------
 
 _OUTCOMES = {}
@@ -422,10 +786,11 @@ def test_the_fuzzers_reach_both_outcomes(files):
     """Each target has produced both a refusal and an accepted input (a fuzzer whose inputs
     are all refused tests little; each has an explicit accepted example). Runs after the
     targets above, in file order."""
-    if len(_OUTCOMES) != 5:
+    if len(_OUTCOMES) != 7:
         pytest.skip("the fuzz targets did not all run before this test")
     for name, outcomes in _OUTCOMES.items():
-        accepted = outcomes.counts["loaded"] + outcomes.counts["accepted"]
+        accepted = (outcomes.counts["loaded"] + outcomes.counts["accepted"]
+                    + outcomes.counts["ran"])
         if name != "loader: random bytes":  # random bytes are never a valid archive
             assert accepted > 0, (name, outcomes.counts)
         assert sum(outcomes.counts.values()) - accepted > 0, (name, outcomes.counts)

@@ -39,7 +39,13 @@ def _progress_bar(total, enabled, desc="nhphys", work=None):
 
 def number_of_steps(t_final: float, dt: float) -> int:
     """``t_final / dt`` as a whole number >= 1 (to 1e-9 relative), else ``ValueError``."""
-    n_steps = round(t_final / dt)
+    ratio = t_final / dt
+    if not np.isfinite(ratio):  # a subnormal dt (5e-324): the ratio overflows to inf
+        raise ValueError(
+            f"Expected `t_final / dt` to be a finite number of steps, got t_final = "
+            f"{t_final!r}, dt = {dt!r}."
+        )
+    n_steps = round(ratio)
     if n_steps < 1 or abs(n_steps * dt - t_final) > 1e-9 * t_final:
         raise ValueError(
             f"Expected `t_final` to be a whole number of steps `dt`, got t_final / dt = "
@@ -168,8 +174,9 @@ def simulate(system, t_final, dt, integrator=None, backend="auto", save_every=1,
     TypeError
         An unknown initial condition (naming the system and the accepted names).
     ValueError, TypeError
-        Bad arguments or initial conditions, a run too large for ``max_run_bytes``, a run to
-        resume that does not match, before any step is taken.
+        Bad arguments or initial conditions (an initial state that is not finite included),
+        a run too large for ``max_run_bytes``, a run to resume that does not match, before any
+        step is taken.
     NewtonError
         A step failed; names the step and time, with the frames before it in ``.trajectory``.
 
@@ -378,6 +385,13 @@ def drive(run, n_steps, dt, save_every, meta, *, progress=None, writer=None, sta
     """
     meta = dict(meta, interrupted=False)
     first = {"t": np.zeros(1), **run.initial()}
+    for key, value in first.items():
+        # initial conditions finite one by one can still overflow together (a spin of 1e176:
+        # its energy is inf - inf); no step can leave such a state
+        value = np.asarray(value)
+        if value.dtype.kind in "fc" and not np.isfinite(value).all():
+            raise ValueError(f"Expected the initial state to be finite, got {key} = "
+                             f"{value.ravel().tolist()} (initial conditions too large?).")
     limit = run_memory_limit() if max_run_bytes is None else max_run_bytes
     check_run_memory(first, n_steps, save_every, limit)
     frames = [first]

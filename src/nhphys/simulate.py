@@ -42,8 +42,8 @@ def number_of_steps(t_final: float, dt: float) -> int:
     ratio = t_final / dt
     if not np.isfinite(ratio):  # a subnormal dt (5e-324): the ratio overflows to inf
         raise ValueError(
-            f"Expected `t_final / dt` to be a finite number of steps, got t_final = "
-            f"{t_final!r}, dt = {dt!r}."
+            f"Expected `t_final / dt` to be a finite number of steps, but t_final = "
+            f"{t_final!r} with dt = {dt!r} is too many steps (the ratio overflows)."
         )
     n_steps = round(ratio)
     if n_steps < 1 or abs(n_steps * dt - t_final) > 1e-9 * t_final:

@@ -41,7 +41,8 @@ PY_SCENES = sorted(name for name, path in cli.bundled_scenes().items() if path.e
 TOML_SCENES = ("ball_in_tube", "rattleback_pair")
 # bundled .py scenes a scene file cannot describe, and why (the message of to_toml)
 NOT_DESCRIBABLE = {name: "force elements \\(nhphys.forces\\) cannot be written in a scene file"
-                   for name in ("damped_rattleback", "euler_disk_resistance", "motor_hill")}
+                   for name in ("damped_rattleback", "euler_disk_resistance", "motor_hill",
+                                "pushed_sleigh")}
 STEPS = 200
 # 100 bodies: on the Python twins 200 steps would take minutes; the kernels run all 200
 FEWER_STEPS_ON_TWINS = {"marbles": 4}

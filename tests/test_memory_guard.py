@@ -33,15 +33,15 @@ def tops(n):
 
 def test_a_long_run_keeping_every_step_is_refused_before_any_step(backend, tmp_path):
     """The issue's case: save_every=1 and t_final=1e6: 10^8 + 1 frames of t, R, omega,
-    momentum, energy and the constraint residual, 18 float64 numbers (144 bytes) each."""
+    momentum, energy, work and the constraint residual, 19 float64 numbers (152 bytes) each."""
     began = time.perf_counter()
     with pytest.raises(ValueError) as info:
         nhphys.simulate(TOP, 1e6, 0.01, backend=backend, out=tmp_path / "run.npz",
                         omega=OMEGA)
     assert time.perf_counter() - began < 2.0
     message = str(info.value)
-    assert "100,000,001 frames of 144 bytes" in message and "about 13.4 GiB" in message
-    assert "limit of 2.0 GiB" in message and "save_every=7" in message  # 10^8 / 7 * 144 < 2 GiB
+    assert "100,000,001 frames of 152 bytes" in message and "about 14.2 GiB" in message
+    assert "limit of 2.0 GiB" in message and "save_every=8" in message  # 10^8 / 8 * 152 < 2 GiB
     assert "max_run_bytes" in message and "NHPHYS_MAX_RUN_BYTES" in message
     assert os.listdir(tmp_path) == []  # nothing written
 

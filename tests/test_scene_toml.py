@@ -40,9 +40,7 @@ SCENE_DIR = os.path.dirname(nhphys.scenes.__file__)
 PY_SCENES = sorted(name for name, path in cli.bundled_scenes().items() if path.endswith(".py"))
 TOML_SCENES = ("ball_in_tube", "rattleback_pair")
 # bundled .py scenes a scene file cannot describe, and why (the message of to_toml)
-NOT_DESCRIBABLE = {name: "force elements \\(nhphys.forces\\) cannot be written in a scene file"
-                   for name in ("damped_rattleback", "euler_disk_resistance", "motor_hill",
-                                "pushed_sleigh")}
+NOT_DESCRIBABLE = {}
 STEPS = 200
 # 100 bodies: on the Python twins 200 steps would take minutes; the kernels run all 200
 FEWER_STEPS_ON_TWINS = {"marbles": 4}
@@ -100,7 +98,7 @@ def test_every_bundled_scene_reads_back_to_the_same_run(name, backend):
 
 def test_the_bundled_python_scenes_are_all_described():
     """A new bundled scene that a scene file cannot describe must be named here, with why."""
-    assert len(PY_SCENES) - len(NOT_DESCRIBABLE) >= 13
+    assert len(PY_SCENES) - len(NOT_DESCRIBABLE) >= 17
     for name in PY_SCENES:
         if name not in NOT_DESCRIBABLE:
             assert bundled(name)[0].to_toml()
@@ -282,8 +280,10 @@ def test_what_a_scene_file_cannot_describe_is_a_value_error_naming_it():
         scene.to_toml()
     scene = Scene()
     scene.add_body(_ball(), nhphys.RollingContact(floor),
-                   forces=[nhphys.forces.LinearDrag(0.1)])
-    with pytest.raises(ValueError, match="body 'ball': force elements"):
+                   forces=[nhphys.forces.LinearDrag(0.1),
+                           nhphys.forces.Force(lambda t, state: np.zeros(3))])
+    with pytest.raises(ValueError, match=r"body 'ball' \(forces\[1\]\): a Python callable "
+                                         "cannot be written as data"):
         scene.to_toml()
     assert "scene_toml" not in scene.simulate(0.02, 0.01, progress=False).meta
     scene = Scene()
@@ -303,6 +303,44 @@ def test_what_a_scene_file_cannot_describe_is_a_value_error_naming_it():
     assert again.grounds[0]["surface"].heights.tobytes() == hills.heights.tobytes()
     same_run(scene.simulate(0.05, 0.01, progress=False), again.simulate(0.05, 0.01,
                                                                         progress=False))
+
+
+def _every_force_element():
+    """One of each force element, with constants and linear and cubic schedules."""
+    f = nhphys.forces
+    cubic = f.Schedule([0.0, 0.01, 0.03], [[0, 0, 0], [0.2, 0, 0], [0, 0.1, 0]], "cubic")
+    return [f.Force([0.1, 0.0, -0.0]), f.Force(cubic, point=[0, 0, 0.05], frame="body"),
+            f.Torque([0, 0, 1e-3], frame="space"),
+            f.Torque(f.Schedule([0.0, 0.02], [[0, 0, 0], [0, 1e-3, 0]])),
+            f.Spring(2.0, [0.3, 0.0, 0.5], point=[0, 0.01, 0], rest_length=0.2),
+            f.UniformField([0.3, 0.1, 0.0]), f.LinearDrag(0.05), f.AngularDamping(1e-3),
+            f.SpinFriction(2e-3), f.RollingResistance(1e-3),
+            f.Motor(torque=f.Schedule([0.0, 0.02], [0.0, 1e-3]), axis=[1, 2, 3],
+                    target_speed=5.0, gain=1e-3)]
+
+
+def test_every_force_element_reads_back_to_the_same_run(backend):
+    scene = Scene(name="pushed")
+    elements = _every_force_element()
+    scene.add_body(_ball(), nhphys.RollingContact(nhphys.surfaces.Plane()), forces=elements,
+                   omega=[1.0, 2.0, 0.5])
+    text = scene.to_toml()
+    assert text.count("[[bodies.forces]]") == len(elements)
+    again = Scene.from_toml(text)
+    assert again.to_toml() == text
+    assert repr(again.bodies[0].system.forces) == repr(scene.bodies[0].system.forces)
+    same_run(scene.simulate(0.05, 1e-3, backend=backend, progress=False),
+             again.simulate(0.05, 1e-3, backend=backend, progress=False))
+
+
+def test_a_scene_file_with_force_elements_runs_as_the_closed_form_says(backend):
+    """A constant horizontal force F on a ball rolling on a plane accelerates its centre at
+    F / (m (1 + k)), k = I / (m r^2) = 2/5."""
+    text = BASE + "[[bodies.forces]]\ntype = 'force'\nvalue = [0.7, 0, 0]\n"
+    traj = Scene.from_toml(text).simulate(0.5, 1e-3, backend=backend, progress=False)
+    x = traj.body("a").position[:, 0]
+    t = traj.t
+    assert np.max(np.abs(x - x[0] - 0.5 * 0.7 / 1.4 * t**2)) < 1e-12
 
 
 def test_to_toml_writes_the_file_atomically(tmp_path):
@@ -525,8 +563,41 @@ BAD = {  # kind: (text, field, fragments of the message)
                                 "bodies[0].shape.type", ['got "spere" (did you mean "sphere"?)']),
     "an unknown run setting": (BASE + "[run]\nsteps = 10", "run.steps",
                                ["the run settings accepts t_final, dt"]),
-    "forces (not yet)": (BASE + "[[bodies.forces]]\ntype = 'spring'\n", "bodies[0].forces",
-                         ["force elements are not supported in scene files yet"]),
+    # force elements
+    "a force element without its stiffness": (BASE + "[[bodies.forces]]\ntype = 'spring'\n"
+                                              "anchor = [0, 0, 1]\n", "bodies[0].forces[0].stiffness",
+                                              ["missing; a linear spring needs stiffness, anchor"]),
+    "an unknown force element": (BASE + "[[bodies.forces]]\ntype = 'sprung'\n",
+                                 "bodies[0].forces[0].type", ['got "sprung" (did you mean '
+                                                              '"spring"?)']),
+    "one force table for an array": (BASE + "[bodies.forces]\ntype = 'spring'\n",
+                                     "bodies[0].forces", ["expected an array of tables"]),
+    "a negative damping coefficient": (BASE + "[[bodies.forces]]\ntype = 'linear_drag'\n"
+                                       "coefficient = -0.1\n",
+                                       "bodies[0].forces[0].coefficient",
+                                       ["expected a number >= 0, got -0.1"]),
+    "a key of another force element": (BASE + "[[bodies.forces]]\ntype = 'torque'\n"
+                                       "value = [0, 0, 1]\npoint = [0, 0, 1]\n",
+                                       "bodies[0].forces[0].point",
+                                       ["unknown key; a torque accepts type, value, frame"]),
+    "a schedule with unsorted times": (BASE + "[[bodies.forces]]\ntype = 'force'\nvalue = { "
+                                       "times = [0, 2, 1], values = [[0, 0, 0], [1, 0, 0], "
+                                       "[0, 0, 0]] }\n", "bodies[0].forces[0].value",
+                                       ["expected `times` to be strictly increasing"]),
+    "a schedule with a value missing": (BASE + "[[bodies.forces]]\ntype = 'force'\nvalue = { "
+                                        "times = [0, 1], values = [[0, 0, 0]] }\n",
+                                        "bodies[0].forces[0].value.values",
+                                        ["expected an array of 2 values (one per time)"]),
+    "a schedule value of the wrong size": (BASE + "[[bodies.forces]]\ntype = 'motor'\ntorque = "
+                                           "{ times = [0, 1], values = [[0, 0, 0], [1, 0, 0]] }"
+                                           "\n", "bodies[0].forces[0].torque.values[0]",
+                                           ["expected a number, got [0, 0, 0]"]),
+    "a motor with nothing to do": (BASE + "[[bodies.forces]]\ntype = 'motor'\n",
+                                   "bodies[0].forces[0]", ["expected a `torque`, a "
+                                                           "`target_speed`, or both"]),
+    "a speed target without gain": (BASE + "[[bodies.forces]]\ntype = 'motor'\n"
+                                    "target_speed = 3\n", "bodies[0].forces[0]",
+                                    ["a `target_speed` needs a `gain` > 0"]),
     # missing keys
     "no mass": (_with("mass = 1.0\n", ""), "bodies[0].mass",
                 ["missing; a body needs mass, inertia, shape, contact"]),
@@ -632,6 +703,14 @@ def test_a_small_file_cannot_ask_for_unbounded_sizes(monkeypatch):
             'radius = "1", height = "t", t_range = [0, 1], knots = {n} }}\n'
     monkeypatch.setitem(read.TOTALS, "height-field samples", 1000)
     monkeypatch.setitem(read.TOTALS, "profile knots", 1000)
+    monkeypatch.setitem(read.TOTALS, "schedule times (summed over every force schedule)", 1000)
+    times = list(range(300))
+    schedule = ("[[bodies.forces]]\ntype = 'torque'\nvalue = {{ times = {t}, values = {v} }}\n"
+                .format(t=times, v=[[0, 0, float(i)] for i in times]))
+    with pytest.raises(SceneFileError) as info:
+        Scene.from_toml(BASE + schedule * 4)
+    assert info.value.field == "bodies[0].forces[3].value.times"
+    assert "more than 1,000 schedule times" in str(info.value)
     for table, n, field, what in [(grid, 20, "grounds[3].surface.samples", "height-field"),
                                   (knots, 300, "grounds[4].surface.knots", "profile knots")]:
         text = BASE + "".join(table.format(i=i, n=n) for i in range(10))

@@ -42,10 +42,13 @@ MAX_BODIES = 10_000
 MAX_GRID_SIDE = 2049  # height-field samples per side (a 2049 x 2049 grid: ~130 MB of nodes)
 MAX_KNOTS = 100_001  # profile knots of a surface of revolution
 MAX_SAMPLES = 100_000  # profile samples of a surface of revolution
+MAX_FORCES = 1_000  # force elements of one body
+MAX_SCHEDULE_TIMES = 100_000  # times of one force schedule
 RESOLUTION_RANGE = (4, 2048)  # display mesh vertices along the longest direction
 # what one file may ask for in all, whatever its number of grounds and bodies
 TOTALS = {"display mesh vertices (resolution^2 summed over grounds and bodies)": 2**22,
-          "height-field samples": 2**23, "profile knots": 2**20}
+          "height-field samples": 2**23, "profile knots": 2**20,
+          "schedule times (summed over every force schedule)": 2**22}
 DEFAULT_RESOLUTION = {"ground": 96, "body": 48}  # those of Scene.add_ground / add_body
 MAX_NAME_LENGTH = 200
 MAX_DESCRIPTION_LENGTH = 20_000
@@ -798,10 +801,6 @@ def _body(scene, value, field, grounds, taken, budget):
 
     table = Table(value, field, BODY_KEYS, "a body",
                   required=("mass", "inertia", "shape", "contact"))
-    if "forces" in table:
-        _fail(table.at("forces"), "force elements are not supported in scene files yet (add "
-                                  "them in Python: Scene.add_body(..., forces=[...]), see "
-                                  "nhphys.forces); leave `forces` out")
     body_name = table.get("name", name, None)
     if body_name is None:
         body_name = f"body{len(scene.bodies)}"
@@ -837,11 +836,96 @@ def _body(scene, value, field, grounds, taken, budget):
                             "integrator": integrator})
     budget.take("display", options.get("resolution", DEFAULT_RESOLUTION["body"]) ** 2,
                 table.at("resolution"))
+    forces = _forces(table.data["forces"], table.at("forces"), budget) \
+        if "forces" in table else []
     try:
-        scene.add_body(body, contact, name=body_name, **options, **initial)
+        scene.add_body(body, contact, name=body_name, forces=forces, **options, **initial)
     except (ValueError, TypeError, ArithmeticError) as exc:
         _refused_start(exc, field, body_name, kind)
     taken[body_name] = field
+
+
+# -- force elements ------------------------------------------------------------------------------
+
+def _schedule(dim, budget):
+    """A parser of a force value of ``dim`` components: a constant (a number for ``dim`` 1,
+    else ``[x, y, z]``) or a schedule table ``{times, values, kind}`` (see
+    :class:`nhphys.forces.Schedule`); returns what the element's constructor takes."""
+    constant = real if dim == 1 else vector3
+    words = "a number" if dim == 1 else "an array of 3 numbers [x, y, z]"
+
+    def parse(value, field):
+        from nhphys.forces import Schedule
+
+        if not isinstance(value, dict):
+            if isinstance(value, list) or _is_number(value):
+                return constant(value, field)
+            _fail(field, f"expected {words} or a schedule table {{times, values, kind}}, got "
+                         f"{_show(value)}")
+        table = Table(value, field, ("times", "values", "kind"), "a schedule",
+                      required=("times", "values"))
+        times = table.data["times"]
+        if not isinstance(times, list) or not 1 <= len(times) <= MAX_SCHEDULE_TIMES:
+            _fail(table.at("times"), f"expected an array of 1 to {MAX_SCHEDULE_TIMES:,} "
+                                     f"numbers, got {_show(times)}")
+        budget.take("schedule", len(times), table.at("times"))
+        times = vector(len(times))(times, table.at("times"))
+        values = table.data["values"]
+        if not isinstance(values, list) or len(values) != len(times):
+            _fail(table.at("values"), f"expected an array of {len(times)} values (one per "
+                                      f"time), got {_show(values)}")
+        values = np.array([constant(v, _join(table.at("values"), i))
+                           for i, v in enumerate(values)])
+        kind = table.get("kind", choice(("linear", "cubic")), "linear")
+        return _built(field, Schedule, times, values, kind)
+
+    return parse
+
+
+# type -> (keys, required keys, constructor name in nhphys.forces, words)
+FORCE_KINDS = {
+    "force": (("value", "point", "frame"), ("value",), "Force", "a force at a body point"),
+    "torque": (("value", "frame"), ("value",), "Torque", "a torque"),
+    "spring": (("stiffness", "anchor", "point", "rest_length"), ("stiffness", "anchor"),
+               "Spring", "a linear spring"),
+    "uniform_field": (("force",), ("force",), "UniformField", "a uniform force field"),
+    "linear_drag": (("coefficient",), ("coefficient",), "LinearDrag", "viscous drag"),
+    "angular_damping": (("coefficient", "about"), ("coefficient",), "AngularDamping",
+                        "angular damping"),
+    "spin_friction": (("coefficient",), ("coefficient",), "SpinFriction", "spin friction"),
+    "rolling_resistance": (("coefficient",), ("coefficient",), "RollingResistance",
+                           "rolling resistance"),
+    "motor": (("torque", "axis", "target_speed", "gain"), (), "Motor", "a motor"),
+}
+FORCE_FIELDS = {  # key -> its parser, shared by every type that takes the key
+    "point": vector3, "frame": choice(("space", "body")), "stiffness": non_negative,
+    "anchor": vector3, "rest_length": non_negative, "force": vector3,
+    "coefficient": non_negative, "about": choice(("all", "normal")), "axis": nonzero3, "gain": non_negative,
+}
+
+
+def _force(value, field, budget):
+    """One force element from its table (``type`` and the constructor's arguments)."""
+    import nhphys.forces as forces
+
+    if not isinstance(value, dict):
+        _fail(field, f"expected a table (a force element, with a `type`), got {_show(value)}")
+    if "type" not in value:
+        _fail(_join(field, "type"), f"missing; a force element needs a type: "
+                                    f"{', '.join(FORCE_KINDS)}")
+    kind = choice(tuple(FORCE_KINDS))(value["type"], _join(field, "type"))
+    keys, required, make, words = FORCE_KINDS[kind]
+    table = Table(value, field, ("type",) + keys, words, required)
+    parsers = {k: FORCE_FIELDS[k] for k in keys if k in FORCE_FIELDS}
+    parsers.update({k: _schedule(3, budget) for k in ("value",) if k in keys})
+    parsers.update({k: _schedule(1, budget) for k in ("torque", "target_speed") if k in keys})
+    return _built(field, getattr(forces, make), **table.kwargs(parsers))
+
+
+def _forces(value, field, budget):
+    """The force elements of a body (``[[bodies.forces]]``): a list."""
+    return [_force(v, _join(field, i), budget)
+            for i, v in enumerate(table_array(value, field, "a force element", MAX_FORCES))]
 
 
 def _refused_start(exc, field, body_name, kind):

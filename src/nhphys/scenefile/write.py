@@ -23,6 +23,7 @@ from nhphys.scenefile.read import (
     MAX_GRID_SIDE,
     MAX_KNOTS,
     MAX_SAMPLES,
+    MAX_SCHEDULE_TIMES,
     RESOLUTION_RANGE,
     RUN,
     SceneFileError,
@@ -213,9 +214,8 @@ def describe_body(b, ground_names):
     body = b.body
     if getattr(b, "custom_mesh", False):
         raise NotDescribable(f"{owner}: a custom display mesh cannot be written in a scene file")
-    if getattr(b.system, "forces", None):
-        raise NotDescribable(f"{owner}: force elements (nhphys.forces) cannot be written in a "
-                             "scene file yet")
+    forces = [describe_force(e, f"{owner} (forces[{i}])")
+              for i, e in enumerate(getattr(b.system, "forces", None) or ())]
     out = {"name": b.name, "mass": float(body.mass), "inertia": _inertia(body.inertia)}
     if not _same(body.com, np.zeros(3)):
         out["com"] = _floats(body.com)
@@ -254,7 +254,64 @@ def describe_body(b, ground_names):
             initial[key] = float(value) if np.ndim(value) == 0 else _floats(value)
     if initial:
         out["initial"] = initial
+    if forces:
+        out["forces"] = forces
     return out
+
+
+def _force_value(value, owner):
+    """A force element's value: a constant (a schedule of one value at ``t = 0``) as a number
+    or ``[x, y, z]``, any other schedule as its table."""
+    from nhphys.forces import Schedule
+
+    if not isinstance(value, Schedule):
+        raise NotDescribable(f"{owner}: a Python callable cannot be written as data; use a "
+                             "constant or a Schedule")
+    if value.times.size == 1 and _same(value.times, [0.0]):
+        return float(value.values[0]) if value.values.ndim == 1 else _floats(value.values[0])
+    if value.times.size > MAX_SCHEDULE_TIMES:
+        raise NotDescribable(f"{owner}: a schedule of {value.times.size:,} times is more than "
+                             f"a scene file holds ({MAX_SCHEDULE_TIMES:,})")
+    return {"times": _floats(value.times), "values": _floats(value.values), "kind": value.kind}
+
+
+def describe_force(element, owner):
+    """The ``[[bodies.forces]]`` table of a force element (the inverse of the reader's
+    :data:`~nhphys.scenefile.read.FORCE_KINDS`)."""
+    from nhphys import forces as f
+
+    kind = type(element)
+    if kind is f.Force:
+        out = {"type": "force", "value": _force_value(element.value, owner),
+               "frame": element.frame}
+        if element.point is not None:
+            out["point"] = _floats(element.point)
+        return out
+    if kind is f.Torque:
+        return {"type": "torque", "value": _force_value(element.value, owner),
+                "frame": element.frame}
+    if kind is f.Spring:
+        return {"type": "spring", "stiffness": element.stiffness,
+                "anchor": _floats(element.anchor), "point": _floats(element.point),
+                "rest_length": element.rest_length}
+    if kind is f.UniformField:
+        return {"type": "uniform_field", "force": _floats(element.force)}
+    if kind is f.LinearDrag:
+        return {"type": "linear_drag", "coefficient": element.coefficient}
+    if kind is f.AngularDamping:
+        return {"type": "angular_damping", "coefficient": element.coefficient,
+                "about": element.about}
+    if kind is f.RollingResistance:
+        return {"type": "rolling_resistance", "coefficient": element.coefficient}
+    if kind is f.Motor:
+        out = {"type": "motor", "axis": _floats(element.axis), "gain": element.gain}
+        if element.torque is not None:
+            out["torque"] = _force_value(element.torque, owner)
+        if element.target_speed is not None:
+            out["target_speed"] = _force_value(element.target_speed, owner)
+        return out
+    raise NotDescribable(f"{owner}: a {kind.__name__} cannot be written as data (scene files "
+                         "describe the elements of nhphys.forces)")
 
 
 def describe(scene, run=None):

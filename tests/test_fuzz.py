@@ -19,14 +19,12 @@ import io
 import json
 import math
 import os
-import signal
-import time
 import warnings
-from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from fuzzing import FUZZ, Outcomes
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -35,11 +33,6 @@ from nhphys import Trajectory, cli
 from nhphys.simulate import number_of_steps
 from nhphys.trajectory import META_KEY, STATIC_PREFIX
 
-EXAMPLES = int(os.environ.get("NHPHYS_FUZZ_EXAMPLES", "100"))
-HANG_SECONDS = 20.0  # no example may take longer: a hang fails the test instead of the suite
-FUZZ = settings(max_examples=EXAMPLES, deadline=10_000,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.filter_too_much])
 TINY_SCENE = ("import nhphys\nfrom nhphys import Scene, SuslovContact\n"
               "from nhphys.surfaces import Ellipsoid\nscene = Scene(name='tiny')\n"
               "scene.add_body(nhphys.RigidBody(1.0, [1, 2, 3], Ellipsoid([0.3, 0.2, 0.1])),\n"
@@ -48,51 +41,6 @@ TINY_SCENE = ("import nhphys\nfrom nhphys import Scene, SuslovContact\n"
 
 
 BASES = {}  # the bytes of the valid run files (kept out of the examples' printed arguments)
-
-
-class Hang(Exception):
-    """An example ran past HANG_SECONDS."""
-
-
-@contextlib.contextmanager
-def hang_guard(seconds=HANG_SECONDS):
-    def alarm(signum, frame):
-        raise Hang(f"an example took more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-class Outcomes:
-    """Counts of what each example of a target gave, reported when the target ends."""
-
-    def __init__(self, target):
-        self.target, self.counts = target, Counter()
-        self.first = self.last = None
-        self.slowest = 0.0
-
-    @contextlib.contextmanager
-    def example(self):
-        start = time.perf_counter()
-        self.first = start if self.first is None else self.first
-        with hang_guard():
-            yield
-        self.last = time.perf_counter()
-        self.slowest = max(self.slowest, self.last - start)
-
-    def report(self):
-        path = os.environ.get("NHPHYS_FUZZ_REPORT")
-        if path:
-            with open(path, "a") as f:
-                f.write(json.dumps({"target": self.target, "examples": sum(self.counts.values()),
-                                    "outcomes": dict(self.counts),
-                                    "seconds": round((self.last or 0) - (self.first or 0), 1),
-                                    "slowest_example_s": round(self.slowest, 3)}) + "\n")
 
 
 @pytest.fixture(scope="module")

@@ -12,20 +12,17 @@
   another exception or a hang (`NHPHYS_FUZZ_EXAMPLES` examples per target).
 """
 
-import contextlib
 import json
 import math
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
-from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from fuzzing import FUZZ, Outcomes
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import nhphys
@@ -45,11 +42,6 @@ STEPS = 200
 # 100 bodies: on the Python twins 200 steps would take minutes; the kernels run all 200
 FEWER_STEPS_ON_TWINS = {"marbles": 4}
 
-EXAMPLES = int(os.environ.get("NHPHYS_FUZZ_EXAMPLES", "100"))
-HANG_SECONDS = 20.0
-FUZZ = settings(max_examples=EXAMPLES, deadline=10_000,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.filter_too_much])
 
 
 def same_run(a, b):
@@ -705,8 +697,8 @@ def test_a_small_file_cannot_ask_for_unbounded_sizes(monkeypatch):
     monkeypatch.setitem(read.TOTALS, "profile knots", 1000)
     monkeypatch.setitem(read.TOTALS, "schedule times (summed over every force schedule)", 1000)
     times = list(range(300))
-    schedule = ("[[bodies.forces]]\ntype = 'torque'\nvalue = {{ times = {t}, values = {v} }}\n"
-                .format(t=times, v=[[0, 0, float(i)] for i in times]))
+    schedule = (f"[[bodies.forces]]\ntype = 'torque'\nvalue = {{ times = {times}, values = {[[0, 0, float(i)] for i in times]} }}\n"
+                )
     with pytest.raises(SceneFileError) as info:
         Scene.from_toml(BASE + schedule * 4)
     assert info.value.field == "bodies[0].forces[3].value.times"
@@ -902,7 +894,7 @@ def test_rattleback_pair_reversal_matches_the_reference_integrator():
 def test_the_worked_example_of_the_docs_reads_and_runs():
     with open(os.path.join(ROOT, "docs", "scene-files.md"), encoding="utf-8") as f:
         doc = f.read()
-    blocks = re.findall(r"```toml\n(.*?)```", doc, flags=re.S)
+    blocks = re.findall(r"```toml\n(.*?)```", doc, flags=re.DOTALL)
     assert blocks
     for block in blocks:
         if "# not a whole scene" in block:
@@ -934,51 +926,6 @@ def test_the_writer_reads_back_to_the_same_values(value, key):
 
 
 # -- fuzzing ----------------------------------------------------------------------------------
-
-class Hang(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def hang_guard(seconds=HANG_SECONDS):
-    def alarm(signum, frame):
-        raise Hang(f"an example took more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-class Outcomes:
-    """Counts of what each example gave; one JSON line to ``NHPHYS_FUZZ_REPORT`` at the end."""
-
-    def __init__(self, target):
-        self.target, self.counts, self.slowest = target, Counter(), 0.0
-        self.first = self.last = None
-
-    @contextlib.contextmanager
-    def example(self):
-        start = time.perf_counter()
-        self.first = start if self.first is None else self.first
-        with hang_guard():
-            yield
-        self.last = time.perf_counter()
-        self.slowest = max(self.slowest, self.last - start)
-
-    def report(self):
-        path = os.environ.get("NHPHYS_FUZZ_REPORT")
-        if path:
-            with open(path, "a") as f:
-                f.write(json.dumps({"target": self.target,
-                                    "examples": sum(self.counts.values()),
-                                    "outcomes": dict(self.counts),
-                                    "seconds": round((self.last or 0) - (self.first or 0), 1),
-                                    "slowest_example_s": round(self.slowest, 3)}) + "\n")
-
 
 def read_or_refuse(text, outcomes):
     """Read ``text``; only a scene (which writes back to a file that reads back to the same

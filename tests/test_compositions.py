@@ -10,12 +10,16 @@ saved frame and at every sub-step.
 """
 
 import math
+import os
+import subprocess
+import sys
 
 import mpmath
 import numpy as np
 import pytest
 
 import nhphys
+import nhphys.scenes
 from nhphys.integrators import Reference, Retraction, integrator_from_name
 from nhphys.integrators import coefficients
 from nhphys.lie import so3
@@ -283,3 +287,15 @@ def test_systems_without_compositions_list_the_orders(backend):
     with pytest.raises(ValueError, match=r"order=6.*not available for KnifeEdge.*2, 4, 6, 8"):
         nhphys.simulate(sleigh, 0.1, 0.01, Retraction(order=6), backend=backend,
                         progress=False)
+
+
+def test_the_command_line_takes_the_names(backend, tmp_path):
+    top = os.path.join(os.path.dirname(nhphys.scenes.__file__), "suslov_top.py")
+    out = subprocess.run([sys.executable, "-m", "nhphys", "run", top, "--t-final", "0.5", "--dt",
+                          "0.05", "--integrator", "cayley8", "--backend", backend, "--out",
+                          tmp_path / "run.npz", "--no-progress"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    traj = nhphys.Trajectory.load(tmp_path / "run.npz")
+    assert len(traj) == 11
+    assert "order=8" in traj.meta["integrator"] and "cayley" in traj.meta["integrator"]

@@ -11,13 +11,13 @@ Tables (``COMPOSITIONS[order]``, each a tuple of ``s`` floats, the fractions in 
 are taken):
 
 * order 4, ``s = 3``: the triple jump ``g1 = g3 = 1/(2 - 2^(1/3))``, ``g2 = 1 - 2 g1``
-  (Creutz & Gocksch 1989; Suzuki 1990; Yoshida 1990, Phys. Lett. A 150, 262-268, eq. 4.4).
+  (Creutz & Gocksch 1989; Suzuki 1990; Yoshida 1990, Phys. Lett. A 150, 262-268).
 * order 6, ``s = 9``: ``s9odr6a`` of W. Kahan and R.-C. Li, "Composition constants for
   raising the orders of unconventional schemes for ordinary differential equations",
   Math. Comp. 66 (1997) 1089-1099, chosen there to make the leading error term small; also
   printed in E. Hairer, C. Lubich and G. Wanner, *Geometric Numerical Integration*, 2nd ed.
-  (Springer 2006), Sec. V.3.2. (Yoshida's 7-stage order-6 method has larger fractions and a
-  larger error constant.)
+  (Springer 2006), Sec. V.3.2. (Yoshida's 7-stage order-6 method has larger fractions, up to
+  1.3 in size.)
 * order 8, ``s = 17``: ``s17odr8a`` of Kahan and Li (1997), ibid.; also in Hairer, Lubich and
   Wanner, Sec. V.3.2. (Alternatives: McLachlan's 15-stage method, SIAM J. Sci. Comput. 16
   (1995) 151-168, and Yoshida's 15-stage ones.)
@@ -26,8 +26,12 @@ The published constants have 26 digits; they are written here as published (deci
 the first half of each palindrome) and rounded to float64 on import. At 26 digits they satisfy
 ``sum g = 1`` and ``sum g^3 = sum g^5 (= sum g^7) = 0`` to 1e-26. The tests check the sum and
 the symmetry, the order conditions through the order of the composition of a symmetric
-second-order map measured in 40-digit arithmetic, and the order on nhphys's own systems
+second-order map measured in 30-digit arithmetic, and the order on nhphys's own systems
 (tests/test_compositions.py): a wrong digit shows there as order 2 or 4.
+
+Unlike the triple jump's (which reach -0.35 and 1.35 of the step), the sub-steps of both
+Kahan-Li tables stay inside the step: the partial sums of ``g`` lie in (0, 1], so every time
+a sub-step reaches is in ``[t_k, t_k+1]``.
 """
 
 # The first half (through the middle fraction) of each palindromic table, as published.

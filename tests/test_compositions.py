@@ -308,6 +308,29 @@ def test_rolling_sub_steps_keep_the_constraints(backend, order):
         np.testing.assert_allclose(alone[key][-1], composed[key][0], rtol=0, atol=1e-14)
 
 
+def test_a_failed_sub_step_leaves_the_run_at_the_step_start(backend):
+    """Order 8 at a step where the second sub-step (0.561 h, four times the first) turns the
+    body by pi or more: the run stays exactly at the start of the failed step and refuses to go
+    on."""
+    body = Suslov(NON_PRINCIPAL, [0, 0, 1])
+    run = Retraction("exp", order=8).start(body, 0.1, backend, omega0=SUSLOV_OMEGA0)
+    run.advance(10, 5)
+    run.dt = 8.0  # the first sub-step turns by about 1.1 rad, the second by about 4.6
+    for step in range(10, 20):
+        start = (run.R.copy(), run.p.copy(), run.y.copy())
+        try:
+            run.advance(1, 1)
+        except nhphys.NewtonError as exc:
+            assert f"step {step} " in str(exc) and "turns the body by pi" in str(exc)
+            break
+    else:
+        pytest.fail("no step failed")
+    for now, before in zip((run.R, run.p, run.y), start):
+        np.testing.assert_array_equal(now, before)
+    with pytest.raises(RuntimeError, match=f"stopped at step {step}"):
+        run.advance(1, 1)
+
+
 # -- the two backends, the names, the other systems ----------------------------------------------
 
 @pytest.mark.parity

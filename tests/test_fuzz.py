@@ -622,7 +622,10 @@ def _systems():
 
 SYSTEMS = _systems()
 INTEGRATORS = st.one_of(
-    st.none(), st.sampled_from(list(nhphys.integrators.INTEGRATOR_NAMES)),
+    # (not the order-6 and -8 compositions: 9 and 17 sub-steps a step, 60 rolling steps pass
+    # the deadline on the twins; tests/test_compositions.py checks them)
+    st.none(), st.sampled_from([name for name in nhphys.integrators.INTEGRATOR_NAMES
+                                if name[-1] not in "68"]),
     st.sampled_from([nhphys.integrators.Retraction("cayley", order=4),
                      nhphys.integrators.Newmark(alpha=0.3), nhphys.integrators.DLA("trapezoidal"),
                      nhphys.integrators.Reference(max_seconds=5.0),

@@ -694,7 +694,9 @@ def build_parser():
 
     def common(p):
         p.add_argument("--dt", type=_positive(float), help="step size [s]")
-        p.add_argument("--integrator", help="exp, cayley, newmark, dla or reference")
+        p.add_argument("--integrator", help="exp, cayley, newmark, dla or reference; exp4, "
+                       "exp6, exp8, cayley4, cayley6, cayley8: the retraction composed to "
+                       "order 4, 6 or 8")
         p.add_argument("--backend", default="auto", choices=("auto", "cython", "python"))
         p.add_argument("--fps", type=_parsed(float, _fps_value), help="frames per second")
         p.add_argument("--speed", type=_positive(float),

@@ -7,8 +7,11 @@ files' ``defaults`` and the ``nhphys --integrator`` option all read names throug
 >>> from nhphys.integrators import integrator_from_name
 >>> integrator_from_name("cayley")
 Retraction(map='cayley', newton_tol=1e-12, max_newton=30, order=2)
+>>> integrator_from_name("exp8")
+Retraction(map='exp', newton_tol=1e-12, max_newton=30, order=8)
 """
 
+from nhphys.integrators.coefficients import ORDERS, SOURCES
 from nhphys.integrators.dla import DLA
 from nhphys.integrators.newmark import Newmark
 from nhphys.integrators.reference import Reference
@@ -22,6 +25,15 @@ INTEGRATORS = {
     "dla": (lambda: DLA(), "DLA('midpoint'): discrete Lagrange-d'Alembert, order 2"),
     "reference": (lambda: Reference(), "Reference(): scipy DOP853, rtol 1e-11 (cross-checks)"),
 }
+# the symmetric compositions of the retraction step: "exp4" ... "cayley8" (Suslov, LiePoisson
+# and RollingBody; nhphys.integrators.coefficients)
+for _map in ("exp", "cayley"):
+    for _order in ORDERS[1:]:
+        INTEGRATORS[f"{_map}{_order}"] = (
+            lambda m=_map, o=_order: Retraction(m, order=o),
+            f"Retraction('{_map}', order={_order}): {SOURCES[_order]}, order {_order}",
+        )
+del _map, _order
 INTEGRATOR_NAMES = tuple(INTEGRATORS)
 
 
@@ -32,7 +44,9 @@ def integrator_from_name(value, name="integrator"):
     ----------
     value : str, integrator or None
         One of ``INTEGRATOR_NAMES`` (``"exp"``, ``"cayley"``, ``"newmark"``, ``"dla"``,
-        ``"reference"``; case and surrounding spaces ignored), an object with a ``start`` method
+        ``"reference"``, and the compositions ``"exp4"``, ``"exp6"``, ``"exp8"``,
+        ``"cayley4"``, ``"cayley6"``, ``"cayley8"``, i.e. ``Retraction(map, order=k)``; case
+        and surrounding spaces ignored), an object with a ``start`` method
         (from :mod:`nhphys.integrators`), or ``None``, returned unchanged (the caller's default).
     name : str
         The argument's name, for messages.

@@ -19,6 +19,7 @@ import numpy as np
 
 from nhphys import _backend
 from nhphys._validation import as_rotation, as_vector3
+from nhphys.integrators.coefficients import ORDERS, composition
 from nhphys.integrators.run import Run, check_newton_options
 from nhphys.lie.retraction import get_retraction
 
@@ -138,11 +139,15 @@ class Retraction:
         :mod:`nhphys.twins.newton` and, for each system's floors, its twin).
     max_newton : int
         Newton corrections before a step is declared failed (any integer type, >= 1).
-    order : {2, 4}
-        2: the symmetric second-order scheme. 4: its symmetric triple-jump composition
-        (three sub-steps of ``g1 h, (1 - 2 g1) h, g1 h``, ``g1 = 1/(2 - 2^(1/3))``), fourth
-        order at three times the cost; for ``Suslov`` (and ``LiePoisson``) and ``RollingBody``.
-        A step is committed only when all three sub-steps succeeded.
+    order : {2, 4, 6, 8}
+        2: the symmetric second-order scheme. 4, 6, 8: its symmetric composition of that order
+        from :mod:`nhphys.integrators.coefficients`: the triple jump (3 sub-steps,
+        ``g1 h, (1 - 2 g1) h, g1 h``, ``g1 = 1/(2 - 2^(1/3))``; Yoshida, Phys. Lett. A 150
+        (1990) 262), and Kahan and Li's ``s9odr6a`` (9 sub-steps) and ``s17odr8a`` (17
+        sub-steps; W. Kahan and R.-C. Li, Math. Comp. 66 (1997) 1089), at 3, 9 and 17 times the
+        cost of a step. For ``Suslov`` (and ``LiePoisson``) and ``RollingBody``. Every sub-step
+        is a step of the second-order scheme, so the constraints hold and the rotation is
+        orthogonal after each one; a step is committed only when all its sub-steps succeeded.
     """
 
     map: str = "exp"
@@ -155,16 +160,15 @@ class Retraction:
         newton_tol, max_newton = check_newton_options(self.newton_tol, self.max_newton)
         object.__setattr__(self, "newton_tol", newton_tol)  # plain float and int from here on
         object.__setattr__(self, "max_newton", max_newton)
-        if self.order not in (2, 4):
-            raise ValueError(f"Expected `order` to be 2 or 4, got {self.order!r}.")
+        composition(self.order)  # a ValueError listing the orders for any other
+        if type(self.order) is not int:  # e.g. numpy.int64(6) or 6.0: a plain int from here on
+            object.__setattr__(self, "order", int(self.order))
 
     @property
     def substeps(self):
-        """Fractions of the step taken by each sub-step: (1,) or the triple jump (3,)."""
-        if self.order == 2:
-            return (1.0,)
-        g1 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
-        return (g1, 1.0 - 2.0 * g1, g1)
+        """Fractions of the step taken by each sub-step: (1,), or the composition's 3, 9 or 17
+        (:data:`nhphys.integrators.coefficients.COMPOSITIONS`)."""
+        return composition(self.order)
 
     def start(self, system, dt, backend, **initial_conditions):
         """The run of ``system`` from its initial conditions (chosen by ``system.group``)."""
@@ -182,7 +186,8 @@ class Retraction:
         if self.order != 2 and not getattr(system, "composable_retraction", False):
             raise ValueError(
                 f"Retraction(order={self.order}) is not available for {type(system).__name__}; "
-                "use order=2."
+                f"use order=2 (orders {', '.join(map(str, ORDERS))} are available for Suslov, "
+                "LiePoisson and RollingBody)."
             )
         return system.start_retraction(self, dt, backend, **initial_conditions)
 

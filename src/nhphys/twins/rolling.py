@@ -171,7 +171,9 @@ Both go through the shared solver (:mod:`nhphys.twins.newton`), with their own r
 
 Fourth order: the step is symmetric, so the triple jump ``Phi_{g1 h} Phi_{g0 h} Phi_{g1 h}``
 with ``g1 = 1/(2 - 2^(1/3))``, ``g0 = 1 - 2 g1`` is symmetric and of order four
-(``substeps``); every sub-step keeps the constraints, so the composition does too.
+(``substeps``); orders six and eight compose it by the symmetric sets of
+:mod:`nhphys.integrators.coefficients`. Every sub-step keeps the constraints, so the
+compositions do too.
 :func:`rolling_run` commits a step only when all its sub-steps succeeded.
 
 Replacing ``h`` by ``-h`` maps the end state back to the start (steps 1-4 read backwards), so
@@ -832,7 +834,7 @@ def rolling_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravi
     up : ndarray (3,)                        # unit vector opposite to gravity
     h : float                                # step (negative runs backwards)
     substeps : ndarray (k,)                  # a step is k sub-steps of h * substeps[j]:
-                                             # [1.0], or the fourth-order triple jump
+                                             # [1.0], or a symmetric composition
     n_steps, save_every, map_code, max_newton : int
     newton_tol : float
     A (3, 3), a (3,), Pi (3,), p (3,), s (3,) : ndarray    # IN/OUT state

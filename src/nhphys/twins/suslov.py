@@ -83,7 +83,9 @@ which squares the (round-off sized) error; the correction is O(eps) and changes 
 
 *Fourth order.* The triple jump ``Phi_{g1 h} Phi_{g0 h} Phi_{g1 h}``, ``g1 = 1/(2 - 2^(1/3))``,
 ``g0 = 1 - 2 g1``, composes the symmetric step into a symmetric fourth-order one that keeps the
-constraint exactly (``substeps``). A step is committed only when all its sub-steps succeeded:
+constraint exactly (``substeps``). Orders six and eight compose it likewise, by the symmetric
+sets of :mod:`nhphys.integrators.coefficients` (9 and 17 sub-steps). A step is committed only
+when all its sub-steps succeeded:
 after a failure the state is the one at the start of the failed step.
 
 *Forces.* A torque ``tau(t, R, Omega)`` (body frame, about the fixed point: the force
@@ -313,7 +315,7 @@ def retraction_run(inertia, basis, R, p, y, h, substeps, n_steps, save_every, ma
     y : ndarray, shape (m,)                         # IN/OUT last step in d-coordinates
     h : float                                       # step (negative steps go backwards)
     substeps : ndarray, shape (k,)                  # a step is k sub-steps of h * substeps[j]:
-                                                    # [1.0], or the fourth-order triple jump
+                                                    # [1.0], or a symmetric composition
     n_steps, save_every : int
     map_code : int                                  # 0 exp, 1 Cayley
     newton_tol : float

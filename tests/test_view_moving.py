@@ -171,7 +171,8 @@ def test_rendered_turntable_turns_its_marker(tmp_path):
 
 
 def test_turntable_scene_circles_the_axis_on_each_backend(backend):
-    from nhphys.scenes.turntable import ORBIT, RATE as W, scene
+    from nhphys.scenes.turntable import ORBIT, scene
+    from nhphys.scenes.turntable import RATE as W
 
     traj = scene.simulate(0.2, 1e-3, save_every=20, backend=backend)
     assert traj.meta["backend"] == backend
@@ -180,7 +181,7 @@ def test_turntable_scene_circles_the_axis_on_each_backend(backend):
     angle = 2 * W / 7 * traj.t
     exact = np.stack([ORBIT * np.cos(angle), ORBIT * np.sin(angle), np.full_like(angle, 0.05)],
                      axis=1)
-    assert np.abs(x - exact).max() < 1e-6
+    assert np.abs(x - exact).max() < 1e-7  # 2.3e-8 measured: the order-2 step's phase error
     assert traj.constraint_residual.max() < 1e-12
 
 

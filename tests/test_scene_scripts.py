@@ -27,7 +27,7 @@ SCENES = {  # name: (arguments that keep the run short, figures)
     "euler_disk_resistance": (["--t-final", "1"], ["spiral.png", "energy.png"]),
     "turntable": (["--turns", "0.5"], ["paths.png", "accuracy.png"]),
 }
-SCRIPTS_ONLY = {"turntable"}  # figures only: the viewer does not show moving grounds yet
+SCRIPTS_ONLY = set()  # scripts with figures only, no `scene` for the viewer
 
 
 @pytest.mark.parametrize("name", list(SCENES))

@@ -216,7 +216,7 @@ class RollingContact(Contact):
 
     Parameters
     ----------
-    ground : nhphys.surfaces.Surface
+    ground : nhphys.surfaces.Surface or nhphys.surfaces.MovingGround
         Added to the scene if it is not there yet.
 
     Initial conditions (as :class:`nhphys.systems.RollingBody`): ``position`` (a point on the
@@ -225,8 +225,9 @@ class RollingContact(Contact):
     """
 
     def __init__(self, ground):
-        if not hasattr(ground, "mesh_arrays"):
-            raise TypeError(f"Expected `ground` to be an nhphys.surfaces Surface, got {ground!r}.")
+        if not hasattr(getattr(ground, "surface", ground), "mesh_arrays"):
+            raise TypeError(f"Expected `ground` to be an nhphys.surfaces Surface or "
+                            f"MovingGround, got {ground!r}.")
         self.ground = ground
 
     def __repr__(self):

@@ -179,8 +179,9 @@ class Scene:
 
         Parameters
         ----------
-        surface : nhphys.surfaces.Surface
-            Placed by its own parameters (``center``, ``rotation``, ``point``, ``normal``).
+        surface : nhphys.surfaces.Surface or nhphys.surfaces.MovingGround
+            Placed by its own parameters (``center``, ``rotation``, ``point``, ``normal``); a
+            moving ground (``Plane().moving(rate=...)``) is shown carried by its motion.
         color : str or (3,) floats
         name : str, optional
         resolution : int
@@ -188,8 +189,9 @@ class Scene:
         opacity : float
             In (0, 1].
         """
-        if not hasattr(surface, "mesh_arrays"):
-            raise TypeError(f"Expected `surface` to be an nhphys.surfaces Surface, got {surface!r}.")
+        if not hasattr(getattr(surface, "surface", surface), "mesh_arrays"):
+            raise TypeError(f"Expected `surface` to be an nhphys.surfaces Surface or "
+                            f"MovingGround, got {surface!r}.")
         for g in self.grounds:
             if g["surface"] is surface:
                 return surface
@@ -297,10 +299,19 @@ class Scene:
     def display(self):
         """The :class:`SceneDisplay` of this scene (meshes as arrays)."""
         grounds = []
+        from nhphys.scene_display import ground_marks, motion_description
+        from nhphys.surfaces.moving import MovingGround
+
         for g in self.grounds:
-            points, faces, _ = g["surface"].mesh_arrays(g["resolution"])
-            grounds.append({"name": g["name"], "color": g["color"], "opacity": g["opacity"],
-                            "points": points, "faces": faces})
+            moving = isinstance(g["surface"], MovingGround)
+            surface = g["surface"].surface if moving else g["surface"]
+            points, faces, _ = surface.mesh_arrays(g["resolution"])
+            item = {"name": g["name"], "color": g["color"], "opacity": g["opacity"],
+                    "points": points, "faces": faces}
+            if moving:  # drawn in its own frame, carried per frame by its pose
+                item["motion"] = motion_description(g["surface"].motion)
+                item["colors"] = ground_marks(points, g["color"], item["motion"])
+            grounds.append(item)
         bodies = []
         for b in self.bodies:
             points, faces = b.mesh

@@ -74,6 +74,63 @@ def two_tone(points, color, center=None):
     return np.clip(np.round(rgb), 0, 255).astype(np.uint8)
 
 
+MARK_COLOR = "#d1495b"  # the sector that shows a turntable's turn
+SECTORS = 12
+
+
+def motion_description(motion):
+    """A ground motion as JSON data (stored with a run): ``{"kind": "steady_rotation", "rate",
+    "axis", "center"}``, ``{"kind": "uniform_translation", "velocity"}``, or
+    ``{"kind": "prescribed"}`` (a Python callable, which a run cannot store)."""
+    from nhphys.surfaces.moving import SteadyRotation, UniformTranslation
+
+    if isinstance(motion, SteadyRotation):
+        return {"kind": "steady_rotation", "rate": motion.rate, "axis": motion.axis.tolist(),
+                "center": motion.center.tolist()}
+    if isinstance(motion, UniformTranslation):
+        return {"kind": "uniform_translation", "velocity": motion.velocity.tolist()}
+    return {"kind": "prescribed"}
+
+
+def motion_from_description(description):
+    """The :class:`~nhphys.surfaces.moving.GroundMotion` of :func:`motion_description`'s
+    data, or ``None`` for a prescribed motion (its callable is not stored)."""
+    from nhphys.surfaces.moving import SteadyRotation, UniformTranslation
+
+    kind = description.get("kind")
+    if kind == "steady_rotation":
+        return SteadyRotation(description["rate"], description["axis"], description["center"])
+    if kind == "uniform_translation":
+        return UniformTranslation(description["velocity"])
+    return None
+
+
+def ground_marks(points, color, description):
+    """Per-vertex RGB (m, 3) uint8 that make a moving ground's motion visible: about a steady
+    rotation's axis, ``SECTORS`` sectors alternating ``color`` and a darker shade, the first
+    (angles [0, 2 pi / SECTORS) from the first axis perpendicular to the rotation axis)
+    in ``MARK_COLOR``; for any other motion a checkerboard of 1/16 of the mesh's size."""
+    p = np.asarray(points, dtype=float)
+    base = np.array([int(color[i:i + 2], 16) for i in (1, 3, 5)], dtype=float)
+    dark = 0.8 * base
+    if description.get("kind") == "steady_rotation":
+        k = np.asarray(description["axis"], dtype=float)
+        e1 = np.cross(k, [1.0, 0.0, 0.0] if abs(k[0]) < 0.9 else [0.0, 1.0, 0.0])
+        e1 /= np.linalg.norm(e1)
+        e2 = np.cross(k, e1)
+        r = p - np.asarray(description["center"], dtype=float)
+        angle = np.mod(np.arctan2(r @ e2, r @ e1), 2 * np.pi)
+        sector = np.minimum((angle * SECTORS / (2 * np.pi)).astype(int), SECTORS - 1)
+        rgb = np.where((sector % 2 == 1)[:, None], dark, base)
+        mark = np.array([int(MARK_COLOR[i:i + 2], 16) for i in (1, 3, 5)], dtype=float)
+        rgb[sector == 0] = mark
+    else:
+        size = max(float(np.ptp(p, axis=0).max()), 1e-12) / 16
+        cells = np.floor(p / size).astype(int)
+        rgb = np.where((cells.sum(axis=1) % 2 == 1)[:, None], dark, base)
+    return np.clip(np.round(rgb), 0, 255).astype(np.uint8)
+
+
 class SceneDisplay:
     """What a viewer needs to draw a scene: meshes (body meshes in body frames) and colours.
 
@@ -86,7 +143,8 @@ class SceneDisplay:
     grounds, bodies : list of dict
         Each with ``name``, ``color`` (``#rrggbb``), ``points`` (m, 3), ``faces`` (k, 3) and
         optionally ``colors`` (m, 3) uint8; bodies also have ``contact`` (a short description)
-        and, for pivots, ``pivot`` (3,).
+        and, for pivots, ``pivot`` (3,); a moving ground has ``motion`` (the data of
+        :func:`motion_description`), its points in its own frame (where it is at ``t = 0``).
     """
 
     def __init__(self, grounds, bodies, name="scene", camera=None):

@@ -29,7 +29,8 @@ def to_pvd(trajectory, path, scene=None, mode="mesh", fps=None, speed=1.0):
         For the meshes; default the display stored in the trajectory.
     mode : {"mesh", "transform"}
         ``"mesh"``: each body's mesh moved to its pose (points in float64), one file per body
-        per frame, and each ground once. ``"transform"``: one file per frame with a point per body
+        per frame, and each ground at rest once; a moving ground (a turntable) one file per
+        frame too, its mesh carried to its pose at that frame's time. ``"transform"``: one file per frame with a point per body
         at its centre of mass and point arrays ``rotation`` (9, row-major, body to space),
         ``quaternion`` (w, x, y, z) and ``body`` (index).
     fps : float, optional
@@ -43,8 +44,10 @@ def to_pvd(trajectory, path, scene=None, mode="mesh", fps=None, speed=1.0):
         ``path``.
     """
     from nhphys.lie.so3 import to_quaternion
+    from nhphys.surfaces.moving import motion_pose
     from nhphys.viz._pyvista import polydata, pyvista
     from nhphys.viz.rendering import display_for
+    from nhphys.viz.view import ground_motions
 
     path = os.fspath(path)
     if not path.endswith(".pvd"):
@@ -56,6 +59,7 @@ def to_pvd(trajectory, path, scene=None, mode="mesh", fps=None, speed=1.0):
     positions, rotations = frames.body_poses()
     names = frames.body_names
     display = display_for(scene, trajectory) if mode == "mesh" else None
+    motions = ground_motions(display, scene) if mode == "mesh" else []
     pv = pyvista(off_screen=True)
     folder = path[:-4] + "_files"
     rel = os.path.basename(folder)
@@ -66,11 +70,19 @@ def to_pvd(trajectory, path, scene=None, mode="mesh", fps=None, speed=1.0):
     datasets = ET.SubElement(collection, "Collection")
     try:
         statics = []
+        moving = []  # (name, stem, points, mesh, motion) of the grounds that move
         if mode == "mesh":
             ground_stems = unique_stems([g["name"] for g in display.grounds])
-            for g, stem in zip(display.grounds, ground_stems):
+            for g, stem, motion in zip(display.grounds, ground_stems, motions):
+                mesh = polydata(g["points"], g["faces"], pv)
+                if g.get("colors") is not None:
+                    mesh.point_data["rgb"] = np.asarray(g["colors"], dtype=np.uint8)
+                if motion is not None:
+                    moving.append((g["name"], f"ground_{stem}",
+                                   np.asarray(g["points"], dtype=float), mesh, motion))
+                    continue
                 name = f"ground_{stem}.vtp"
-                polydata(g["points"], g["faces"], pv).save(os.path.join(staging, name))
+                mesh.save(os.path.join(staging, name))
                 statics.append((g["name"], name))
             meshes = [(np.asarray(b["points"], dtype=float), polydata(b["points"], b["faces"], pv))
                       for b in display.bodies]
@@ -84,6 +96,12 @@ def to_pvd(trajectory, path, scene=None, mode="mesh", fps=None, speed=1.0):
                     points, mesh = meshes[b]
                     mesh.points = points @ rotations[i, b].T + positions[i, b]
                     fname = f"{body_stems[b]}_{i:06d}.vtp"
+                    mesh.save(os.path.join(staging, fname))
+                    entries.append((name, fname))
+                for name, stem, points, mesh, motion in moving:
+                    Q, d = motion_pose(motion, float(t))
+                    mesh.points = points @ Q.T + d
+                    fname = f"{stem}_{i:06d}.vtp"
                     mesh.save(os.path.join(staging, fname))
                     entries.append((name, fname))
                 entries += statics

@@ -23,7 +23,9 @@ def _pxr():
 def to_usd(trajectory, path, scene=None, fps=24.0, speed=1.0):
     """Write a USD stage: ``/World/Grounds/*`` meshes and ``/World/Bodies/<name>`` transforms
     sampled at every frame (time code = frame index, ``timeCodesPerSecond = fps``), each with
-    its mesh as a child.
+    its mesh as a child. A moving ground (a turntable) is likewise an ``Xform``
+    ``/World/Grounds/<name>`` whose transform is its pose at each frame's time, with its mesh
+    (in its own frame) as the child ``mesh``.
 
     Parameters
     ----------
@@ -44,7 +46,9 @@ def to_usd(trajectory, path, scene=None, fps=24.0, speed=1.0):
         ``[[R^T, 0], [x, 1]]`` in USD's row-vector convention (``p' = p M``).
     """
     from nhphys.scene_display import two_tone
+    from nhphys.surfaces.moving import motion_pose
     from nhphys.viz.rendering import display_for
+    from nhphys.viz.view import ground_motions
 
     Gf, Sdf, Tf, Usd, UsdGeom, Vt = _pxr()
     path = os.fspath(path)
@@ -94,8 +98,19 @@ def to_usd(trajectory, path, scene=None, fps=24.0, speed=1.0):
             return m
 
         UsdGeom.Scope.Define(stage, "/World/Grounds")
-        for g in display.grounds:
-            mesh(f"/World/Grounds/{prim_name(g['name'])}", g["points"], g["faces"], g["color"])
+        for g, motion in zip(display.grounds, ground_motions(display, scene)):
+            ground_path = f"/World/Grounds/{prim_name(g['name'])}"
+            if motion is None:
+                mesh(ground_path, g["points"], g["faces"], g["color"])
+                continue
+            op = UsdGeom.Xform.Define(stage, ground_path).AddTransformOp(
+                UsdGeom.XformOp.PrecisionDouble)
+            Q, d = motion_pose(motion, frames.t)
+            for i in range(len(frames)):  # row-vector convention, as the bodies'
+                m = np.eye(4)
+                m[:3, :3], m[3, :3] = Q[i].T, d[i]
+                op.Set(Gf.Matrix4d(*m.ravel().tolist()), Usd.TimeCode(i))
+            mesh(f"{ground_path}/mesh", g["points"], g["faces"], g["color"], g.get("colors"))
         UsdGeom.Scope.Define(stage, "/World/Bodies")
         matrices = np.zeros(positions.shape[:2] + (4, 4))
         matrices[..., :3, :3] = np.swapaxes(rotations, -1, -2)

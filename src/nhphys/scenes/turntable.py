@@ -12,6 +12,12 @@ the distance from the 2/7 circle and the balance ``energy - work`` (``accuracy.p
 
 Run ``python -m nhphys.scenes.turntable [--out DIR] [--turns N]``: writes PNGs into
 ``out/turntable/`` and prints their paths.
+
+``nhphys view turntable`` shows the flat table live (``scene``): the ball is set rolling on a
+circle of 0.25 m about the table's axis (spin ``ORBIT_SPIN`` about the radial direction), which
+it goes round at 2/7 of the table's rate, 3.5 times slower than the table's red sector. The
+tilted table is left to the figures: its ball drifts across the slope at 0.34 m/s, off any
+table drawn at the flat one's scale within two seconds.
 """
 
 import argparse
@@ -21,6 +27,7 @@ import sys
 import numpy as np
 
 import nhphys
+from nhphys import RollingContact, Scene
 from nhphys.integrators import Retraction
 from nhphys.surfaces import Plane, Sphere
 from nhphys.systems import RollingBody
@@ -32,6 +39,18 @@ TABLE = Plane().moving(rate=RATE)  # turning about its own normal, +z
 UP = {"flat turntable": [0.0, 0.0, 1.0],  # a tilted table is the table under tilted gravity
       "tilted turntable": [np.sin(TILT), 0.0, np.cos(TILT)]}
 START = {"omega": [0.0, 4.0, 1.0], "ground_point": [0.25, 0.0, 0.0]}
+
+# The viewable scene: a ball rolling round the table's axis at ORBIT = 0.25 m. Its centre moves
+# at (2 W / 7) ORBIT along +y; no slip gives it W ORBIT - RADIUS omega_x, hence the spin about x.
+ORBIT = 0.25
+ORBIT_SPIN = (RATE - 2 * RATE / 7) * ORBIT / RADIUS  # rad/s about +x (the radial direction)
+SHOWN_TABLE = Plane(extent=0.4).moving(rate=RATE)
+scene = Scene(name="turntable", camera=(0.6, -1.2, 1.3))
+scene.add_ground(SHOWN_TABLE, color="#c9c3b8", name="turntable", resolution=161)
+scene.add_body(ball, RollingContact(SHOWN_TABLE), color="#2e86ab", resolution=32,
+               position=[ORBIT, 0.0, 0.0], omega=[ORBIT_SPIN, 0.0, 0.0])
+
+defaults = {"t_final": 7.0, "dt": 1e-3, "integrator": "exp", "fps": 20.0, "size": (480, 360)}
 
 
 def closed_form(traj, rate, drift=np.zeros(3)):

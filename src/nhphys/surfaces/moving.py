@@ -23,7 +23,7 @@ import numpy as np
 from nhphys._validation import as_vector3
 
 __all__ = ["GroundMotion", "MovingGround", "PrescribedMotion", "SteadyRotation",
-           "UniformTranslation"]
+           "UniformTranslation", "motion_pose"]
 
 
 class GroundMotion:
@@ -127,8 +127,39 @@ class MovingGround:
         self.surface = surface
         self.motion = motion
 
+    def pose(self, t):
+        """Where the motion has carried the ground at time ``t``: see :func:`motion_pose`."""
+        return motion_pose(self.motion, t)
+
     def __repr__(self):
         return f"MovingGround({self.surface!r}, {self.motion!r})"
+
+
+def motion_pose(motion, t):
+    """The placement ``x_space = Q x + d`` of a ground carried by ``motion`` at time ``t``.
+
+    The values are the step's own (:mod:`nhphys.twins.rolling`'s ``at``): a steady rotation
+    gives ``Q = exp(t rate hat(axis))``, ``d = center - Q center``; a uniform translation
+    ``Q = I``, ``d = t velocity``; a prescribed motion its callable's value (checked).
+
+    Parameters
+    ----------
+    motion : GroundMotion
+    t : float or array_like (n,)
+
+    Returns
+    -------
+    Q : ndarray (3, 3), or (n, 3, 3) for an array ``t``
+    d : ndarray (3,), or (n, 3)
+    """
+    from nhphys.twins import rolling
+
+    state = motion.build(rolling)
+    times = np.asarray(t, dtype=float)
+    poses = [state.at(float(s))[:2] for s in times.ravel()]
+    Q = np.array([np.asarray(q, dtype=float) for q, _ in poses]).reshape(times.shape + (3, 3))
+    d = np.array([np.asarray(v, dtype=float) for _, v in poses]).reshape(times.shape + (3,))
+    return Q, d
 
 
 def moving(surface, motion=None, *, rate=None, axis=(0.0, 0.0, 1.0), center=(0.0, 0.0, 0.0),

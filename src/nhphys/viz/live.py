@@ -92,7 +92,7 @@ class LiveSession(_Playback):
             self.finished = True
             return False
         frame = self.run.advance(steps)
-        self.t += steps * self.dt
+        self.t = self.run.steps_done * self.dt  # the run's own time (a moving ground's clock)
         self.last = {k: v[-1] for k, v in frame.items()}
         self.trail.append(frame["contact_point"])
         self._show()
@@ -100,6 +100,7 @@ class LiveSession(_Playback):
 
     def _show(self):
         self.view.set_poses(self.last["position"], self.last["R"])
+        self.view.set_ground_time(self.t)
         self.redraw_trails()
         self.refresh_text()
 
@@ -153,6 +154,7 @@ class ReplaySession(_Playback):
     def _show(self):
         i = self.index
         self.view.set_poses(self.positions[i], self.rotations[i])
+        self.view.set_ground_time(self.traj.t[i])
         self.redraw_trails()
         self.refresh_text()
 
@@ -287,7 +289,8 @@ def show(scene, dt=0.01, integrator=None, backend="auto", fps=30, speed=1.0, t_f
     pv = pyvista(off_screen=off_screen)
     plotter = pv.Plotter(off_screen=off_screen, window_size=list(size),
                          title=f"nhphys: {scene.name}")
-    view = SceneView(scene.display(), plotter, trails=trails, help_text=not off_screen)
+    view = SceneView(scene.display(), plotter, trails=trails, help_text=not off_screen,
+                     scene=scene)
     view.frame_camera(_camera_preview(scene, dt, integrator, backend, t_final))
     session = LiveSession(scene, view, dt, integrator, backend, fps, speed, t_final)
     return _run(session, plotter, frames, record, off_screen)
@@ -308,7 +311,7 @@ def play(trajectory, scene=None, fps=30, speed=1.0, frames=None, off_screen=None
     pv = pyvista(off_screen=off_screen)
     plotter = pv.Plotter(off_screen=off_screen, window_size=list(size),
                          title=f"nhphys: {display.name}")
-    view = SceneView(display, plotter, trails=trails, help_text=not off_screen)
+    view = SceneView(display, plotter, trails=trails, help_text=not off_screen, scene=scene)
     view.frame_camera(trajectory.body_poses()[0])
     session = ReplaySession(trajectory, view, fps, speed, loop=loop)
     return _run(session, plotter, frames, record, off_screen)

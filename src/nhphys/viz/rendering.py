@@ -112,12 +112,14 @@ def render(scene, trajectory, path, fps=30, speed=1.0, size=(640, 480), time=Non
     pv = pyvista(off_screen=True)
     plotter = pv.Plotter(off_screen=True, window_size=list(size))
     try:
-        view = SceneView(display, plotter, trails=trails and contact is not None, readout=text)
+        view = SceneView(display, plotter, trails=trails and contact is not None, readout=text,
+                         scene=scene)
         view.frame_camera(positions, camera_direction)
         plotter.enable_anti_aliasing("msaa", multi_samples=4)
 
         def draw(i):
             view.set_poses(positions[i], rotations[i])
+            view.set_ground_time(frames.t[i])  # a moving ground where it is at that time
             if contact is not None and trails:
                 view.set_trails(contact[:i + 1])
             if text and energy is not None:

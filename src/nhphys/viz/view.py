@@ -20,11 +20,54 @@ def _rgb(color):
     return np.array([int(color[i:i + 2], 16) for i in (1, 3, 5)], dtype=float) / 255.0
 
 
+def ground_motions(display, scene=None):
+    """For each ground of ``display``: its :class:`~nhphys.surfaces.moving.GroundMotion`, or
+    ``None`` for a ground at rest.
+
+    A moving ground's motion is read from the display's data (``motion``), or taken from
+    ``scene`` when given (the same grounds in the same order): a prescribed motion's callable is
+    not stored with a run, so without its scene such a ground is drawn where it is at
+    ``t = 0``, with a warning.
+    """
+    from nhphys.scene_display import motion_from_description
+    from nhphys.surfaces.moving import MovingGround
+
+    out = []
+    for i, g in enumerate(display.grounds):
+        if g.get("motion") is None:
+            out.append(None)
+            continue
+        live = None
+        if scene is not None and i < len(scene.grounds):
+            live = scene.grounds[i]["surface"]
+        if isinstance(live, MovingGround):
+            out.append(live.motion)
+            continue
+        motion = motion_from_description(g["motion"])
+        if motion is None:
+            import warnings
+
+            warnings.warn(f"Ground {g['name']!r} moves by a Python callable, which the run does "
+                          "not store: it is drawn at rest; pass its scene to show it moving.",
+                          stacklevel=3)
+        out.append(motion)
+    return out
+
+
+def pose_matrix(Q, d):
+    """The 4x4 homogeneous transform ``[[Q, d], [0, 1]]`` (ground frame to space)."""
+    m = np.eye(4)
+    m[:3, :3] = Q
+    m[:3, 3] = d
+    return m
+
+
 class SceneView:
     """Grounds, bodies, contact trails and a text readout in a plotter.
 
     Every mesh is built once; a frame only changes each body actor's ``user_matrix`` (a 4x4
-    transform, body to space), the trail polyline's points and the text.
+    transform, body to space), each moving ground actor's (its pose at the frame's time), the
+    trail polyline's points and the text. Grounds at rest are never touched again.
 
     Parameters
     ----------
@@ -36,19 +79,38 @@ class SceneView:
         Show time, speed, energy error and constraint residual.
     help_text : bool
         Show the key bindings (live windows).
+    scene : nhphys.Scene, optional
+        The scene of ``display``, for grounds moved by a Python callable (see
+        :func:`ground_motions`).
     """
 
-    def __init__(self, display, plotter, trails=True, readout=True, help_text=False):
+    def __init__(self, display, plotter, trails=True, readout=True, help_text=False,
+                 scene=None):
         pv = pyvista()
         self.display = display
         self.plotter = plotter
         self.show_trails = trails
         plotter.set_background(BACKGROUND[0], top=BACKGROUND[1])
         self.ground_bounds = None
-        for g in display.grounds:
+        from vtkmodules.vtkCommonMath import vtkMatrix4x4
+
+        self.ground_actors = []
+        self.moving_grounds = []  # (motion, actor, matrix) of the grounds that move
+        for g, motion in zip(display.grounds, ground_motions(display, scene)):
             mesh = polydata(g["points"], g["faces"], pv)
-            plotter.add_mesh(mesh, color=g["color"], opacity=g.get("opacity", 1.0),
-                             smooth_shading=True, specular=0.1, name=f"ground:{g['name']}")
+            kwargs = {"smooth_shading": True, "specular": 0.1}
+            if g.get("colors") is not None:  # marks that show a moving ground's motion
+                mesh.point_data["rgb"] = np.asarray(g["colors"], dtype=np.uint8)
+                kwargs.update(scalars="rgb", rgb=True)
+            else:
+                kwargs.update(color=g["color"])
+            actor = plotter.add_mesh(mesh, opacity=g.get("opacity", 1.0),
+                                     name=f"ground:{g['name']}", **kwargs)
+            self.ground_actors.append(actor)
+            if motion is not None:
+                matrix = vtkMatrix4x4()
+                actor.SetUserMatrix(matrix)
+                self.moving_grounds.append((motion, actor, matrix))
             b = np.asarray(mesh.bounds, dtype=float)
             self.ground_bounds = b if self.ground_bounds is None else np.concatenate(
                 [np.minimum(self.ground_bounds[::2], b[::2]),
@@ -56,8 +118,6 @@ class SceneView:
         self.actors = []
         self.matrices = []
         self.radius = []
-        from vtkmodules.vtkCommonMath import vtkMatrix4x4
-
         for b in display.bodies:
             mesh = polydata(b["points"], b["faces"], pv)
             kwargs = {"smooth_shading": True, "specular": 0.3, "specular_power": 20}
@@ -111,6 +171,16 @@ class SceneView:
         for matrix, values in zip(self.matrices, m.reshape(len(m), 16).tolist()):
             matrix.DeepCopy(values)
         for actor in self.actors:
+            actor.Modified()
+
+    def set_ground_time(self, t):
+        """Carry each moving ground to its pose at time ``t`` (a user transform; its mesh is
+        not rebuilt). Nothing to do for grounds at rest."""
+        from nhphys.surfaces.moving import motion_pose
+
+        for motion, actor, matrix in self.moving_grounds:
+            Q, d = motion_pose(motion, float(t))
+            matrix.DeepCopy(pose_matrix(Q, d).ravel().tolist())
             actor.Modified()
 
     def clear_trails(self):

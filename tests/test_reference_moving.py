@@ -1,0 +1,237 @@
+"""`Reference` on a moving ground: the continuous equations of a body rolling on a turntable, a
+moving floor or a prescribed rigid motion (RollingBody._rates), against closed forms, its own
+energy balance, and the Retraction step converging to it at orders 2 and 4.
+
+The Reference is the same Python code on either backend, so its own checks run once; the
+Retraction runs that it checks go through the ``backend`` fixture.
+"""
+
+import numpy as np
+import pytest
+
+import nhphys
+from nhphys.integrators import Reference, Retraction
+from nhphys.lie import so3
+from nhphys.surfaces import Ellipsoid, Plane, PrescribedMotion, Sphere
+from nhphys.systems import RollingBody
+
+TIGHT = Reference(rtol=1e-12, atol=1e-14)
+W = 2 * np.pi  # one turn of the table a second
+BALL_IC = {"omega": [0.5, 1.0, 0.3], "ground_point": [0.3, 0.1, 0.0]}
+ELLIPSOID_IC = {"orientation": so3.exp([0.2, 0.1, 0.0]), "omega": [1.0, 0.5, 2.0]}
+E_X = np.array([1.0, 0.0, 0.0])
+
+
+def solid_ball(radius=0.1, mass=1.0):
+    return nhphys.RigidBody(mass, [0.4 * mass * radius**2] * 3, Sphere(radius))
+
+
+def solid_ellipsoid(axes=(0.1, 0.08, 0.06), mass=1.0):
+    a, b, c = axes
+    inertia = mass / 5 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+    return nhphys.RigidBody(mass, inertia, Ellipsoid(axes))
+
+
+def circle_error(position, velocity, t, rate):
+    """Largest distance (relative to the radius) of the centre from the circle at ``rate``
+    through its initial position and velocity: ``x - c`` turns at ``rate`` about the vertical,
+    ``c = x0 + e_z x v0 / rate``."""
+    x0, v0 = position[0], velocity[0]
+    c = x0 + np.cross([0.0, 0.0, 1.0], v0) / rate
+    rel = x0 - c
+    th = rate * t
+    exact = c + np.stack([np.cos(th) * rel[0] - np.sin(th) * rel[1],
+                          np.sin(th) * rel[0] + np.cos(th) * rel[1],
+                          np.full_like(th, rel[2])], axis=1)
+    return np.abs(position - exact).max() / np.linalg.norm(rel[:2])
+
+
+def wobbling_table():
+    # turning about an axis off the table's normal: the table's plane wobbles (a swash plate);
+    # no closed form
+    return RollingBody(solid_ellipsoid(), Plane().moving(rate=1.5, axis=[0.15, -0.1, 1.0],
+                                                         center=[0.05, 0.0, 0.0]))
+
+
+def rocking(t):
+    """A floor rocking about the x axis and heaving and swaying: ``(Q, d, w, v)``."""
+    angle, rate = 0.15 * np.sin(2.5 * t), 0.375 * np.cos(2.5 * t)
+    d = np.array([0.04 * np.sin(1.7 * t) + 0.02, 0.0, 0.01 * np.sin(4.0 * t)])
+    v = np.array([0.068 * np.cos(1.7 * t), 0.0, 0.04 * np.cos(4.0 * t)])
+    return so3.exp(angle * E_X), d, rate * E_X, v
+
+
+def rocking_acceleration(t):
+    """``(dw/dt, dv/dt)`` of :func:`rocking`."""
+    return (-0.9375 * np.sin(2.5 * t) * E_X,
+            np.array([-0.1156 * np.sin(1.7 * t), 0.0, -0.16 * np.sin(4.0 * t)]))
+
+
+def rocking_floor(acceleration=True):
+    motion = PrescribedMotion(rocking, rocking_acceleration if acceleration else None)
+    return RollingBody(solid_ellipsoid(), Plane().moving(motion))
+
+
+def balance_drift(ref):
+    """The drift of ``energy - work`` relative to the larger of the two: the Reference keeps
+    it to its tolerance (``rtol`` per step, on the integrated work too), so at most 10 rtol."""
+    scale = max(np.abs(ref.energy).max(), np.abs(ref.work).max())
+    return np.ptp(ref.energy - ref.work) / scale
+
+
+def distance(traj, ref):
+    return max(np.abs(traj.R - ref.R).max(), np.abs(traj.position - ref.position).max())
+
+
+# -- closed forms ---------------------------------------------------------------------------
+
+def test_reference_ball_on_a_turntable_circles_at_two_sevenths_of_its_rate():
+    # a homogeneous ball (k = I / (m r^2) = 2/5) on a table turning at W: its centre goes round
+    # a fixed circle at W k / (1 + k) = 2 W / 7
+    system = RollingBody(solid_ball(), Plane().moving(rate=W))
+    ref = nhphys.simulate(system, 1.0, 0.05, TIGHT, **BALL_IC)
+    assert circle_error(ref.position, ref.velocity, ref.t, 2 * W / 7) < 1e-9  # measured 1.7e-10
+    assert np.abs(ref.work).max() > 1.0  # the table does work on the ball
+    assert balance_drift(ref) <= 10 * TIGHT.rtol  # measured 3e-12
+    assert ref.constraint_residual.max() <= 1e-10  # not kept exactly: DOP853's drift
+    # the ball presses with its weight: the table's plane is horizontal and the centre's
+    # vertical acceleration is zero
+    np.testing.assert_allclose(ref.normal_force, 9.81, rtol=1e-9)
+
+
+def test_reference_ball_on_a_tilted_turntable_drifts_across_the_slope():
+    # the table tilted by beta is the table under tilted gravity; in its plane the centre obeys
+    # dv/dt = (2W/7) e_z x v + (5/7) g_t, so it circles at 2W/7 about a centre drifting at
+    # v_d = 5/(2W) e_z x g_t, across the slope (the ball does not roll down)
+    beta = np.radians(5.0)
+    up = np.array([np.sin(beta), 0.0, np.cos(beta)])
+    system = RollingBody(solid_ball(), Plane().moving(rate=W), up=up)
+    ref = nhphys.simulate(system, 1.0, 0.05, TIGHT, **BALL_IC)
+    g_t = -9.81 * np.array([up[0], up[1], 0.0])
+    drift = 5 / (2 * W) * np.cross([0.0, 0.0, 1.0], g_t)
+    error = circle_error(ref.position - np.outer(ref.t, drift), ref.velocity - drift, ref.t,
+                         2 * W / 7)
+    assert error < 1e-9
+    assert balance_drift(ref) <= 10 * TIGHT.rtol
+
+
+def test_reference_on_a_translating_floor_is_the_floor_at_rest_shifted():
+    # Galilean invariance: on a floor moving at u the same start (the body placed at rest on
+    # the floor, so its velocity carries u) gives the motion on the floor at rest shifted by u t
+    u = np.array([0.3, -0.2, 0.0])
+    still = nhphys.simulate(RollingBody(solid_ellipsoid(), Plane()), 1.0, 0.05, TIGHT,
+                            **ELLIPSOID_IC)
+    moving = nhphys.simulate(RollingBody(solid_ellipsoid(), Plane().moving(velocity=u)), 1.0,
+                             0.05, TIGHT, **ELLIPSOID_IC)
+    assert np.abs(moving.position - (still.position + np.outer(still.t, u))).max() <= 1e-10
+    assert np.abs(moving.R - still.R).max() <= 1e-10
+    assert np.abs(moving.velocity - (still.velocity + u)).max() <= 1e-10
+    np.testing.assert_allclose(moving.normal_force, still.normal_force, rtol=1e-10)
+    # the floor's work F . u is the change of m v . u: energy - work is conserved
+    assert balance_drift(moving) <= 10 * TIGHT.rtol
+    assert np.abs(moving.work).max() > 1e-3
+
+
+@pytest.mark.parametrize("acceleration", [True, False], ids=["given", "differenced"])
+def test_reference_normal_force_on_a_heaving_floor(acceleration):
+    # a ball at rest on a floor heaving as d = A sin(nu t) e_z rides it: N = m (g + d''(t)),
+    # which only the ground's acceleration (dv/dt) gives; with it given exactly and with the
+    # sixth-order difference of v
+    amp, nu = 0.02, 7.0
+
+    def heave(t):
+        return (np.eye(3), np.array([0.0, 0.0, amp * np.sin(nu * t)]), np.zeros(3),
+                np.array([0.0, 0.0, amp * nu * np.cos(nu * t)]))
+
+    def heave_acceleration(t):
+        return np.zeros(3), np.array([0.0, 0.0, -amp * nu**2 * np.sin(nu * t)])
+
+    motion = PrescribedMotion(heave, heave_acceleration if acceleration else None)
+    system = RollingBody(solid_ball(), Plane().moving(motion))
+    ref = nhphys.simulate(system, 1.0, 0.05, TIGHT, omega=[0.0, 0.0, 0.0])
+    exact = 9.81 - amp * nu**2 * np.sin(nu * ref.t)
+    # differenced: (nu dt)^6 / 140 = 1.4e-11 relative (PrescribedMotion.acceleration)
+    assert np.abs(ref.normal_force[1:] - exact[1:]).max() <= (1e-12 if acceleration else 1e-10)
+    np.testing.assert_allclose(ref.position[:, 2], 0.1 + amp * np.sin(nu * ref.t), atol=1e-12)
+    # the floor lifts the ball: its work is the change of kinetic and potential energy
+    assert balance_drift(ref) <= 10 * TIGHT.rtol  # measured 8e-13 and 9e-13
+
+
+def test_a_prescribed_acceleration_agrees_with_the_differenced_one():
+    given = nhphys.simulate(rocking_floor(True), 1.0, 0.1, TIGHT, **ELLIPSOID_IC)
+    differenced = nhphys.simulate(rocking_floor(False), 1.0, 0.1, TIGHT, **ELLIPSOID_IC)
+    assert distance(given, differenced) <= 1e-12  # measured 3e-15
+
+
+def test_a_bad_acceleration_is_an_error_naming_it():
+    with pytest.raises(TypeError, match="PrescribedMotion: expected `acceleration`"):
+        PrescribedMotion(rocking, acceleration=3.0)
+    system = RollingBody(solid_ellipsoid(),
+                         Plane().moving(PrescribedMotion(rocking, lambda t: (np.zeros(3),))))
+    with pytest.raises(ValueError, match="PrescribedMotion: expected `acceleration`"):
+        nhphys.simulate(system, 0.1, 0.05, TIGHT, **ELLIPSOID_IC)
+
+
+# -- Retraction converges to the Reference where no closed form exists -----------------------
+
+@pytest.fixture(scope="module")
+def wobbling_reference():
+    system = wobbling_table()
+    ref = nhphys.simulate(system, 1.0, 0.1, TIGHT, **ELLIPSOID_IC)
+    return system, ref
+
+
+def test_reference_energy_balance_on_a_wobbling_table(wobbling_reference):
+    _, ref = wobbling_reference
+    assert np.abs(ref.work).max() > 0.1
+    assert balance_drift(ref) <= 10 * TIGHT.rtol  # measured 5e-14
+
+
+@pytest.mark.parametrize(("order", "hs", "ratio"), [(2, (5e-3, 2.5e-3), 4.0),
+                                                    (4, (2.5e-2, 1.25e-2), 16.0)])
+def test_retraction_converges_to_the_reference_on_a_wobbling_table(
+        backend, wobbling_reference, order, hs, ratio):
+    system, ref = wobbling_reference
+    errors, work_errors = [], []
+    for h in hs:
+        traj = nhphys.simulate(system, 1.0, h, Retraction(order=order), backend=backend,
+                               save_every=round(0.1 / h), **ELLIPSOID_IC)
+        errors.append(distance(traj, ref))
+        work_errors.append(np.abs(traj.work - ref.work).max())
+    # measured: order 2, 1.6e-4 -> 4.1e-5 (ratio 4.00); order 4, 5.4e-4 -> 3.3e-5 (16.2)
+    assert errors[1] >= 1e4 * TIGHT.rtol  # far above the Reference's own error
+    assert errors[0] / errors[1] == pytest.approx(ratio, rel=0.05)
+    assert work_errors[0] / work_errors[1] == pytest.approx(ratio, rel=0.05)
+
+
+@pytest.fixture(scope="module")
+def rocking_reference():
+    system = rocking_floor()
+    ref = nhphys.simulate(system, 1.0, 0.1, TIGHT, **ELLIPSOID_IC)
+    return system, ref
+
+
+def test_reference_energy_balance_on_a_rocking_floor(rocking_reference):
+    _, ref = rocking_reference
+    assert np.abs(ref.work).max() > 0.05
+    assert balance_drift(ref) <= 10 * TIGHT.rtol
+
+
+@pytest.mark.parametrize(("order", "hs", "ratio"), [(2, (5e-3, 2.5e-3), 4.0),
+                                                    (4, (2.5e-2, 1.25e-2), 16.0)])
+def test_retraction_converges_to_the_reference_on_a_prescribed_motion(
+        rocking_reference, order, hs, ratio):
+    # a callable motion steps on the Python twin whatever the backend (meta["backend"] says
+    # so), so this runs once, not through the backend fixture
+    system, ref = rocking_reference
+    errors, work_errors = [], []
+    for h in hs:
+        traj = nhphys.simulate(system, 1.0, h, Retraction(order=order),
+                               save_every=round(0.1 / h), **ELLIPSOID_IC)
+        assert "callable" in traj.meta["backend"]
+        errors.append(distance(traj, ref))
+        work_errors.append(np.abs(traj.work - ref.work).max())
+    # measured: order 2, 1.5e-4 -> 3.6e-5 (ratio 4.00); order 4, 5.3e-4 -> 3.2e-5 (16.2)
+    assert errors[1] >= 1e4 * TIGHT.rtol
+    assert errors[0] / errors[1] == pytest.approx(ratio, rel=0.05)
+    assert work_errors[0] / work_errors[1] == pytest.approx(ratio, rel=0.05)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import nhphys
+from nhphys import forces as fe
 from nhphys.integrators import Reference, Retraction
 from nhphys.lie import so3
 from nhphys.surfaces import Ellipsoid, Plane, PrescribedMotion, Sphere
@@ -73,8 +74,9 @@ def rocking_floor(acceleration=True):
 
 
 def balance_drift(ref):
-    """The drift of ``energy - work`` relative to the larger of the two: the Reference keeps
-    it to its tolerance (``rtol`` per step, on the integrated work too), so at most 10 rtol."""
+    """The drift of ``energy - work`` relative to the larger of the two. The Reference keeps
+    it to its tolerance: ``rtol`` per step, on the integrated work too, over a few hundred
+    steps; a wrong power of the ground would show as a drift of the order of the work."""
     scale = max(np.abs(ref.energy).max(), np.abs(ref.work).max())
     return np.ptp(ref.energy - ref.work) / scale
 
@@ -92,11 +94,11 @@ def test_reference_ball_on_a_turntable_circles_at_two_sevenths_of_its_rate():
     ref = nhphys.simulate(system, 1.0, 0.05, TIGHT, **BALL_IC)
     assert circle_error(ref.position, ref.velocity, ref.t, 2 * W / 7) < 1e-9  # measured 1.7e-10
     assert np.abs(ref.work).max() > 1.0  # the table does work on the ball
-    assert balance_drift(ref) <= 10 * TIGHT.rtol  # measured 3e-12
+    assert balance_drift(ref) <= 100 * TIGHT.rtol  # measured 8.7e-12
     assert ref.constraint_residual.max() <= 1e-10  # not kept exactly: DOP853's drift
     # the ball presses with its weight: the table's plane is horizontal and the centre's
     # vertical acceleration is zero
-    np.testing.assert_allclose(ref.normal_force, 9.81, rtol=1e-9)
+    np.testing.assert_allclose(ref.normal_force, 9.81, rtol=1e-9)  # measured 7e-11
 
 
 def test_reference_ball_on_a_tilted_turntable_drifts_across_the_slope():
@@ -111,8 +113,8 @@ def test_reference_ball_on_a_tilted_turntable_drifts_across_the_slope():
     drift = 5 / (2 * W) * np.cross([0.0, 0.0, 1.0], g_t)
     error = circle_error(ref.position - np.outer(ref.t, drift), ref.velocity - drift, ref.t,
                          2 * W / 7)
-    assert error < 1e-9
-    assert balance_drift(ref) <= 10 * TIGHT.rtol
+    assert error < 1e-9  # measured 7.6e-11
+    assert balance_drift(ref) <= 100 * TIGHT.rtol  # measured 5.6e-12
 
 
 def test_reference_on_a_translating_floor_is_the_floor_at_rest_shifted():
@@ -123,12 +125,13 @@ def test_reference_on_a_translating_floor_is_the_floor_at_rest_shifted():
                             **ELLIPSOID_IC)
     moving = nhphys.simulate(RollingBody(solid_ellipsoid(), Plane().moving(velocity=u)), 1.0,
                              0.05, TIGHT, **ELLIPSOID_IC)
-    assert np.abs(moving.position - (still.position + np.outer(still.t, u))).max() <= 1e-10
-    assert np.abs(moving.R - still.R).max() <= 1e-10
-    assert np.abs(moving.velocity - (still.velocity + u)).max() <= 1e-10
+    # measured 2e-14, 2.7e-13, 2.3e-13 (the two runs take nearly the same DOP853 steps)
+    assert np.abs(moving.position - (still.position + np.outer(still.t, u))).max() <= 1e-11
+    assert np.abs(moving.R - still.R).max() <= 1e-11
+    assert np.abs(moving.velocity - (still.velocity + u)).max() <= 1e-11
     np.testing.assert_allclose(moving.normal_force, still.normal_force, rtol=1e-10)
     # the floor's work F . u is the change of m v . u: energy - work is conserved
-    assert balance_drift(moving) <= 10 * TIGHT.rtol
+    assert balance_drift(moving) <= 100 * TIGHT.rtol  # measured 2.6e-13
     assert np.abs(moving.work).max() > 1e-3
 
 
@@ -154,7 +157,7 @@ def test_reference_normal_force_on_a_heaving_floor(acceleration):
     assert np.abs(ref.normal_force[1:] - exact[1:]).max() <= (1e-12 if acceleration else 1e-10)
     np.testing.assert_allclose(ref.position[:, 2], 0.1 + amp * np.sin(nu * ref.t), atol=1e-12)
     # the floor lifts the ball: its work is the change of kinetic and potential energy
-    assert balance_drift(ref) <= 10 * TIGHT.rtol  # measured 8e-13 and 9e-13
+    assert balance_drift(ref) <= 100 * TIGHT.rtol  # measured 8e-13 and 9e-13
 
 
 def test_a_prescribed_acceleration_agrees_with_the_differenced_one():
@@ -184,7 +187,7 @@ def wobbling_reference():
 def test_reference_energy_balance_on_a_wobbling_table(wobbling_reference):
     _, ref = wobbling_reference
     assert np.abs(ref.work).max() > 0.1
-    assert balance_drift(ref) <= 10 * TIGHT.rtol  # measured 5e-14
+    assert balance_drift(ref) <= 100 * TIGHT.rtol  # measured 7e-14
 
 
 @pytest.mark.parametrize(("order", "hs", "ratio"), [(2, (5e-3, 2.5e-3), 4.0),
@@ -214,7 +217,7 @@ def rocking_reference():
 def test_reference_energy_balance_on_a_rocking_floor(rocking_reference):
     _, ref = rocking_reference
     assert np.abs(ref.work).max() > 0.05
-    assert balance_drift(ref) <= 10 * TIGHT.rtol
+    assert balance_drift(ref) <= 100 * TIGHT.rtol  # measured 3.7e-13
 
 
 @pytest.mark.parametrize(("order", "hs", "ratio"), [(2, (5e-3, 2.5e-3), 4.0),
@@ -235,3 +238,63 @@ def test_retraction_converges_to_the_reference_on_a_prescribed_motion(
     assert errors[1] >= 1e4 * TIGHT.rtol
     assert errors[0] / errors[1] == pytest.approx(ratio, rel=0.05)
     assert work_errors[0] / work_errors[1] == pytest.approx(ratio, rel=0.05)
+
+
+# -- with force elements on a moving ground --------------------------------------------------
+
+def forced_wobbling_table(rolling_resistance=False):
+    elements = [fe.Spring(20.0, anchor=[0.2, 0.1, 0.25], rest_length=0.1), fe.LinearDrag(0.4),
+                fe.AngularDamping(2e-4), fe.SpinFriction(1e-3),
+                fe.Force([0.1, 0.2, 0.0], point=[0.0, 0.03, 0.0]),
+                fe.Torque(fe.Schedule([-1.0, 3.0], [[0, 0.002, 0], [0.001, 0, 0]]))]
+    if rolling_resistance:
+        elements = [fe.RollingResistance(2e-3)]
+    return RollingBody(solid_ellipsoid(), Plane().moving(rate=1.5, axis=[0.15, -0.1, 1.0],
+                                                         center=[0.05, 0.0, 0.0]),
+                       forces=elements)
+
+
+@pytest.fixture(scope="module")
+def forced_reference():
+    system = forced_wobbling_table()
+    ref = nhphys.simulate(system, 0.5, 0.1, TIGHT, **ELLIPSOID_IC)
+    return system, ref
+
+
+def test_reference_energy_balance_with_forces_on_a_moving_ground(forced_reference):
+    # the work is that of the dissipative and applied elements and of the table together
+    _, ref = forced_reference
+    assert np.abs(ref.work).max() > 0.01
+    assert balance_drift(ref) <= 100 * TIGHT.rtol  # measured 5e-13
+
+
+@pytest.mark.parametrize(("order", "hs", "ratio"), [(2, (5e-3, 2.5e-3), 4.0),
+                                                    (4, (2.5e-2, 1.25e-2), 16.0)])
+def test_retraction_converges_to_the_reference_with_forces_on_a_moving_ground(
+        backend, forced_reference, order, hs, ratio):
+    system, ref = forced_reference
+    errors, work_errors = [], []
+    for h in hs:
+        traj = nhphys.simulate(system, 0.5, h, Retraction(order=order), backend=backend,
+                               save_every=round(0.1 / h), **ELLIPSOID_IC)
+        errors.append(distance(traj, ref))
+        work_errors.append(np.abs(traj.work - ref.work).max())
+    # measured: order 2, 6.0e-5 -> 1.5e-5 (ratio 4.00); order 4, 9.1e-5 -> 5.6e-6 (16.2)
+    assert errors[1] >= 1e4 * TIGHT.rtol
+    assert errors[0] / errors[1] == pytest.approx(ratio, rel=0.05)
+    assert work_errors[0] / work_errors[1] == pytest.approx(ratio, rel=0.05)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "the step takes rolling resistance's normal force from the first kick's contact force F "
+    "at both kicks (nhphys.twins.rolling, 'Applied forces'), which is first order: measured "
+    "error ratios 1.55 (order 4) and 3.55 (order 2) here against the Reference, and the "
+    "same on a ground at rest (order 4 ratio 1.8; order 2 ratios 3.2, 2.7, 2.3 from "
+    "h = 2e-3 to 2.5e-4)"))
+def test_retraction_with_rolling_resistance_converges_at_order_four(backend):
+    system = forced_wobbling_table(rolling_resistance=True)
+    ref = nhphys.simulate(system, 0.5, 0.1, TIGHT, **ELLIPSOID_IC)
+    errors = [distance(nhphys.simulate(system, 0.5, h, Retraction(order=4), backend=backend,
+                                       save_every=round(0.1 / h), **ELLIPSOID_IC), ref)
+              for h in (2.5e-2, 1.25e-2)]
+    assert errors[0] / errors[1] == pytest.approx(16.0, rel=0.05)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import nhphys
-from nhphys.integrators import Reference, Retraction
+from nhphys.integrators import Retraction
 from nhphys.lie import so3
 from nhphys.surfaces import Ellipsoid, Plane, PrescribedMotion, Sphere
 from nhphys.systems import RollingBody
@@ -158,8 +158,3 @@ def test_a_bad_prescribed_motion_is_an_error_naming_it():
     with pytest.raises(ValueError, match="SteadyRotation: expected `axis`"):
         Plane().moving(rate=1.0, axis=[0, 0, 0])
 
-
-def test_reference_refuses_a_moving_ground():
-    system = RollingBody(solid_ball(), Plane().moving(rate=W))
-    with pytest.raises(NotImplementedError, match="moving ground"):
-        nhphys.simulate(system, 0.1, 0.01, Reference(), **BALL_IC)

@@ -20,6 +20,12 @@ support map (see :mod:`nhphys.twins.rolling`), and ``A^T L_H A`` is
 ``E^T A^T J_H W_H g_H^-1 J_H^T A E`` with ``W_H = g_H^-1 II_H`` the ground's Weingarten matrix on
 chart velocities.
 
+On a moving ground (:mod:`nhphys.surfaces.moving`) ``z`` are the contact's coordinates on the
+ground's own chart (material coordinates of the ground), ``x`` and ``n`` the ground's point and
+normal carried to space by its pose at the time, and eq. (29) gains the acceleration of the
+ground's material point at the contact and the ground's work ``F . V(x)``: the derivation is in
+:meth:`RollingBody._rates`.
+
 For a body given by its support map only (a disk, wheel or cylinder, :mod:`nhphys.shapes`),
 ``L_M`` does not exist (``S'`` is singular on a disk's rim), and the reference uses the same
 equation multiplied through by ``S'``: differentiating ``s = S(-A^T n)`` along the motion gives
@@ -50,6 +56,7 @@ from nhphys._validation import as_float_array, as_rotation, as_vector3
 from nhphys.bodies import RigidBody
 from nhphys.twins import rolling as spec
 from nhphys.twins.newton import FLAT, INNER_CONTACT, RIM_TO_SIDE, SINGULAR_CONTACT
+from nhphys.twins.suslov import cross  # numpy.cross costs 20 times more a call
 
 # contact events (nhphys.shapes): the name a ContactEvent carries and what happened
 EVENTS = {
@@ -425,20 +432,11 @@ class RollingBody:
     # -- the continuous vector field, for `Reference` ------------------------------------------
     def reference_state(self, R0=None, omega0=None, ground_point=(0.0, 0.0, 0.0)):
         """Validated initial conditions packed as ``(A.ravel(), z, Omega, W)``, shape (15,)
-        (``W`` the work of the applied forces, 0 at the start).
+        (``W`` the work of the applied forces and of a moving ground, 0 at the start).
 
-        The ground chart of the contact is kept for the whole reference run.
-
-        Raises
-        ------
-        NotImplementedError
-            On a moving ground (the reference equations are those of a ground at rest).
+        ``z`` are the chart coordinates of the contact on the ground's own (ground-fixed) chart,
+        on a moving ground too; the chart is kept for the whole reference run.
         """
-        if self.motion is not None:
-            raise NotImplementedError(
-                "Reference integrates the rolling equations on a ground at rest; a moving "
-                "ground is integrated by Retraction only."
-            )
         from nhphys.forces import build_force_set
         from nhphys.twins import forces as twin
 
@@ -447,14 +445,28 @@ class RollingBody:
         state = self.place(R0, omega0, ground_point)
         self._reference_chart = state["chart"]
         self._reference_forces = build_force_set(self.forces, twin)
+        self._reference_motion = None if self.motion is None else self.motion_twin()
         return np.concatenate([state["A"].ravel(), state["z"], self.inertia_inv @ state["Pi"],
                                [0.0]])
 
-    def _reference_geometry(self, A, z, t=None):
+    def _ground_motion(self, t):
+        """``(Q, c, w, v, dw/dt, dv/dt)`` of the moving ground at ``t`` (module
+        :mod:`nhphys.surfaces.moving`): its pose, velocities (the twin's, as the step sees them)
+        and accelerations."""
+        motion = getattr(self, "_reference_motion", None)
+        if motion is None:
+            motion = self._reference_motion = self.motion_twin()
+        Q, c, w, v = motion.at(t)
+        w_dot, v_dot = self.motion.acceleration(t)
+        return Q, c, w, v, w_dot, v_dot
+
+    def _reference_geometry(self, B, z, t=None):
+        """The contact at ground chart coordinates ``z`` for the body attitude ``B`` relative to
+        the ground: ``x, J, n, W`` in the ground's frame, and ``s, S', n_M`` (body frame)."""
         shape, ground = self._twins()
         chart = self._reference_chart
         x, J, H, n, W = spec.ground_geometry(ground, chart, z)
-        status, s, Sp, n_M = shape.support(-A.T @ n)
+        status, s, Sp, n_M = shape.support(-B.T @ n)
         if status in EVENTS:
             when = "" if t is None else f" near t = {t:.6g}"
             raise RuntimeError(
@@ -464,59 +476,152 @@ class RollingBody:
         return shape, ground, chart, x, J, n, W, s, Sp, n_M
 
     def _rates(self, A, z, omega, t=0.0):
-        """``(s, x, n, n_M, ds/dt, dz/dt, dOmega/dt, N, dW/dt)`` of eq. (29) at
-        ``(A, z, Omega)`` and time ``t``, with the applied forces.
+        r"""The rates of eq. (29) at ``(A, z, Omega)`` and time ``t``, with the applied forces
+        and the ground's motion.
 
-        The forces add to the torque about the contact point: with ``f`` (space, at the centre
-        of mass) and ``tau`` (body) the applied wrench, Newton's law gives the contact force
-        ``A^T F_c = m A^T a'' + m g A^T k - A^T f``, so Euler's equation about the centre of
-        mass gains ``tau - s x A^T f``. Rolling resistance ``-mu N P_t Omega`` depends on the
-        normal force ``N = n . (m a'' + m g k - f)``, and ``a''`` on ``dOmega/dt``:
-        ``N = N_0 - m (s x n_b) . dOmega/dt`` (``n_b = A^T n``, ``N_0`` the rest), so the
-        equation stays linear in ``dOmega/dt``:
-        ``(I~ - mu m w (s x n_b)^T) dOmega/dt = rhs - mu N_0 w``, ``w = P_t Omega``.
+        Parameters
+        ----------
+        A : ndarray, shape (3, 3)
+            Body to space.
+        z : ndarray, shape (2,)
+            The contact's coordinates on the ground's chart ``self._reference_chart``
+            (ground-fixed: material coordinates of a moving ground).
+        omega : ndarray, shape (3,)
+            Body angular velocity ``Omega``.
+        t : float
+            Time (scheduled forces, the ground's motion).
+
+        Returns
+        -------
+        s, x, n, n_M : ndarray, shape (3,)
+            The contact on the body (body frame, from the centre of mass), the contact point
+            and ground normal (space), and the body's into-body normal at ``s``.
+        s_dot, z_dot, omega_dot : ndarray, shapes (3,), (2,), (3,)
+            ``ds/dt``, ``dz/dt``, ``dOmega/dt``.
+        N : float
+            The normal contact force ``n . F``.
+        power : float
+            ``dW/dt``: the power of the non-potential force elements plus, on a moving ground,
+            that of the ground, ``F . V(x)``.
+        velocity : ndarray, shape (3,)
+            The centre of mass velocity ``da/dt``.
+
+        Notes
+        -----
+        **Applied forces.** The forces add to the torque about the contact point: with ``f``
+        (space, at the centre of mass) and ``tau`` (body) the applied wrench, Newton's law gives
+        the contact force ``A^T F = m A^T a'' + m g A^T k - A^T f``, so Euler's equation about
+        the centre of mass gains ``tau - s x A^T f``. Rolling resistance ``-mu N P_t Omega``
+        depends on the normal force ``N = n . (m a'' + m g k - f)``, and ``a''`` on
+        ``dOmega/dt``: ``N = N_0 - m (s x n_b) . dOmega/dt`` (``n_b = A^T n``, ``N_0`` the
+        rest), so the equation stays linear in ``dOmega/dt``:
+        ``(I~ - mu m w (s x n_b)^T) dOmega/dt = rhs - mu N_0 w``, ``w = P_t Omega``. As in the
+        step (:mod:`nhphys.twins.rolling`), the elements see the body's own velocities
+        (``da/dt``, ``Omega``), not those relative to a moving ground.
+
+        **Moving ground** (derived here from the continuous model, independently of the
+        step). The ground's pose ``(Q(t), c(t))`` maps its material (chart) points to space,
+        ``x = Q x_g(z) + c``, ``n = Q n_g(z)``; ``dQ/dt = hat(w) Q``, ``v = dc/dt``, so the
+        ground's material point at ``x`` moves at ``V(x) = w x (x - c) + v`` and accelerates at
+        ``dw/dt x r + w x (w x r) + dv/dt``, ``r = x - c``
+        (:meth:`nhphys.surfaces.moving.GroundMotion.acceleration`). The state keeps the
+        ground-fixed ``z``, so the contact stays on the same chart however the ground turns.
+
+        1. Contact kinematics in the ground's frame. With ``B = Q^T A`` (the body's attitude
+           relative to the ground), ``dB/dt = Q^T (-hat(w) A + A hat(Omega)) = B hat(Omega_r)``,
+           ``Omega_r = Omega - A^T w``. In the ground's frame the ground is at rest, the body
+           turns at ``Omega_r``, and no slip means its material contact point is at rest there.
+           That is the rolling body on a ground at rest, so its contact equations hold with
+           ``(B, Omega_r)`` for ``(A, Omega)``: ``s = S(-B^T n_g)`` (``B^T n_g = A^T n``),
+           ``Lambda ds/dt = Omega_r x n_M(s)`` with ``Lambda = L_M - B^T L_H B``,
+           ``dx_g/dt = B ds/dt`` and ``dz/dt = g_H^-1 J_H^T B ds/dt``. (For a support-map
+           shape, ``(I - S' B^T L_H B) ds/dt = S' (Omega_r x B^T n_g)``.) In space the contact
+           point moves at ``dx/dt = w x (x - c) + v + Q dx_g/dt = V(x) + A ds/dt``.
+        2. The centre ``a = x - A s``: ``da/dt = dx/dt - A (Omega x s) - A ds/dt``, i.e. no slip,
+           ``da/dt = V(x) - A (Omega x s)``: the body's material contact point moves with the
+           ground's.
+        3. Differentiating, with ``dV(x)/dt = dw/dt x r + w x (dx/dt - v) + dv/dt``:
+           ``a'' = a_V - A (Omega x (Omega x s) + dOmega/dt x s + Omega x ds/dt)``,
+           ``a_V = dw/dt x r + w x (w x r) + dv/dt + w x (A ds/dt)``: the acceleration of the
+           ground's material point at ``x`` (angular, centripetal, translational) and a
+           Coriolis-like term from the contact point moving over the ground.
+        4. Newton-Euler with the contact force ``F`` as the Lagrange multiplier of no slip:
+           ``m a'' = F + f - m g k``, ``I dOmega/dt = (I Omega) x Omega + s x A^T F + tau``.
+           Eliminating ``F`` (``-m s x (dOmega/dt x s) = -m hat(s)^2 dOmega/dt`` joins ``I``, and
+           ``(I Omega) x Omega - m s x (Omega x (Omega x s)) = (I~ Omega) x Omega``):
+           ``I~ dOmega/dt = (I~ Omega) x Omega + m s x (ds/dt x Omega + g A^T k + A^T a_V)
+           + tau - s x A^T f``: eq. (29) with ``m s x A^T a_V`` more, and ``ds/dt`` from step 1.
+           The normal force is ``N = n . F`` with ``F = m a'' + m g k - f``; ``a_V`` joins
+           ``N_0`` above.
+        5. Energy. With ``E = 1/2 Omega . I Omega + 1/2 m |da/dt|^2 + m g a . k (+ potentials)``,
+           ``dE/dt = Omega . (s x A^T F) + da/dt . F + P_forces = F . (A (Omega x s) + da/dt)
+           + P_forces = F . V(x) + P_forces``: the ground does work at the rate ``F . V(x)``
+           (the power of the contact force on the ground's material point), which joins ``W``,
+           so that ``E - W`` is conserved. On a ground at rest ``V = a_V = 0`` and everything
+           above is the rest-ground equation.
         """
-        shape, ground, chart, x, J, n, W, s, Sp, n_M = self._reference_geometry(A, z, t)
-        if self.support_shape:
-            # s = S(d) with d = -A^T n: ds/dt = S' dd/dt, dd/dt = Omega x A^T n + A^T L_H A ds/dt
-            s_dot = np.linalg.solve(self._contact_operator(A, Sp, ground, chart, z),
-                                    Sp @ np.cross(omega, A.T @ n))
+        moving = self.motion is not None
+        if moving:
+            Q, c, w, v_ground, w_dot, v_dot = self._ground_motion(t)
+            B = Q.T @ A
+            omega_rel = omega - A.T @ w
         else:
-            E = spec.tangent_basis(A.T @ n)
-            lam = self._lambda(E, A, Sp, ground, chart, z)
-            s_dot = E @ np.linalg.solve(lam, E.T @ np.cross(omega, A.T @ n))
-        z_dot = np.linalg.solve(J.T @ J, J.T @ (A @ s_dot))
+            B, omega_rel = A, omega
+        shape, ground, chart, x, J, n, W, s, Sp, n_M = self._reference_geometry(B, z, t)
+        if self.support_shape:
+            # s = S(d) with d = -B^T n: ds/dt = S' dd/dt, dd/dt = Omega_r x B^T n + B^T L_H B ds/dt
+            s_dot = np.linalg.solve(self._contact_operator(B, Sp, ground, chart, z),
+                                    Sp @ cross(omega_rel, B.T @ n))
+        else:
+            E = spec.tangent_basis(B.T @ n)
+            lam = self._lambda(E, B, Sp, ground, chart, z)
+            s_dot = E @ np.linalg.solve(lam, E.T @ cross(omega_rel, B.T @ n))
+        z_dot = np.linalg.solve(J.T @ J, J.T @ (B @ s_dot))
+        if moving:  # the contact in space; the ground point's velocity and acceleration
+            x, n = Q @ x + c, Q @ n
+            r = x - c
+            V = cross(w, r) + v_ground
+            a_V = (cross(w_dot, r) + cross(w, cross(w, r)) + v_dot
+                   + cross(w, A @ s_dot))
         m, g = self.mass, self.gravity
         S = spec.hat(s)
         I_tilde = self.inertia - m * S @ S
-        rhs = np.cross(I_tilde @ omega, omega) + m * np.cross(
-            s, np.cross(s_dot, omega) + g * (A.T @ self.up))
+        rhs = cross(I_tilde @ omega, omega) + m * cross(
+            s, cross(s_dot, omega) + g * (A.T @ self.up))
         forces = getattr(self, "_reference_forces", None)
         nb = A.T @ n
-        # a'' = -A (Omega x (Omega x s) + dOmega/dt x s + Omega x ds/dt): its known part
-        acc_0 = -A @ (np.cross(omega, np.cross(omega, s)) + np.cross(omega, s_dot))
+        # a'' = a_V - A (Omega x (Omega x s) + dOmega/dt x s + Omega x ds/dt): its known part
+        acc_0 = -A @ (cross(omega, cross(omega, s)) + cross(omega, s_dot))
+        v = -A @ cross(omega, s)
+        if moving:
+            rhs = rhs + m * cross(s, A.T @ a_V)
+            acc_0 = acc_0 + a_V
+            v = v + V
         if forces is None or forces.empty:
             omega_dot = np.linalg.solve(I_tilde, rhs)
-            N = m * n @ (acc_0 - A @ np.cross(omega_dot, s) + g * self.up)
-            return s, x, n, n_M, s_dot, z_dot, omega_dot, N, 0.0
+            F = m * (acc_0 - A @ cross(omega_dot, s) + g * self.up)
+            power = F @ V if moving else 0.0
+            return s, x, n, n_M, s_dot, z_dot, omega_dot, n @ F, power, v
         a = x - A @ s
-        v = -A @ np.cross(omega, s)
         f_pot, tau_pot, f_app, tau_app, D, drag = forces.wrench(t, A, a, n, v, omega)
         f_np, tau_np = f_app - drag * v, tau_app - D @ omega
         f, tau = f_pot + f_np, tau_pot + tau_np
-        w = forces.rolling * (np.eye(3) - np.outer(nb, nb)) @ omega
+        w_roll = forces.rolling * (np.eye(3) - np.outer(nb, nb)) @ omega
         N_0 = n @ (m * acc_0 + m * g * self.up - f)
-        lhs = I_tilde - m * np.outer(w, np.cross(s, nb))
-        omega_dot = np.linalg.solve(lhs, rhs + tau - np.cross(s, A.T @ f) - N_0 * w)
-        N = N_0 - m * np.cross(s, nb) @ omega_dot
-        power = f_np @ v + (tau_np - N * w) @ omega
-        return s, x, n, n_M, s_dot, z_dot, omega_dot, N, power
+        lhs = I_tilde - m * np.outer(w_roll, cross(s, nb))
+        omega_dot = np.linalg.solve(lhs, rhs + tau - cross(s, A.T @ f) - N_0 * w_roll)
+        N = N_0 - m * cross(s, nb) @ omega_dot
+        power = f_np @ v + (tau_np - N * w_roll) @ omega
+        if moving:
+            power += (m * (acc_0 - A @ cross(omega_dot, s) + g * self.up) - f) @ V
+        return s, x, n, n_M, s_dot, z_dot, omega_dot, N, power, v
 
     def reference_rhs(self, t, state):
-        """Eq. (29) for the packed state ``(A, z, Omega, W)``, with the applied forces."""
+        """Eq. (29) for the packed state ``(A, z, Omega, W)``, with the applied forces and the
+        ground's motion (:meth:`_rates`)."""
         A = state[:9].reshape(3, 3)
         omega = state[11:14]
-        *_, z_dot, omega_dot, _, power = self._rates(A, state[9:11], omega, t)
+        *_, z_dot, omega_dot, _, power, _ = self._rates(A, state[9:11], omega, t)
         A_dot = np.cross(A, omega)  # row r of A hat(Omega) is r x Omega
         return np.concatenate([A_dot.ravel(), z_dot, omega_dot, [power]])
 
@@ -524,18 +629,18 @@ class RollingBody:
         """Packed reference states (n, 15) -> the saved states of :meth:`observables`.
 
         The normal force is ``n . (m d2a/dt2 + m g k - f)`` with ``f`` the applied force and
-        ``d2a/dt2 = -A (Omega x (Omega x s) + dOmega/dt x s + Omega x ds/dt)``; ``times``
-        (n,) are the states' times, which scheduled forces need (default 0).
+        ``d2a/dt2 = a_V - A (Omega x (Omega x s) + dOmega/dt x s + Omega x ds/dt)`` (``a_V``
+        the moving ground's term, :meth:`_rates`); ``times`` (n,) are the states' times, which
+        scheduled forces and a moving ground need (default 0).
         """
         frames = []
         times = np.zeros(len(states)) if times is None else times
         for st, t in zip(states, times):
             A = st[:9].reshape(3, 3)
             omega = st[11:14]
-            s, x, n, n_M, s_dot, _, omega_dot, normal_force, _ = self._rates(
+            s, x, n, n_M, s_dot, _, omega_dot, normal_force, _, v = self._rates(
                 A, st[9:11], omega, t)
             a = x - A @ s
-            p = -self.mass * (A @ np.cross(omega, s))
-            frames.append(np.concatenate([A.ravel(), a, self.inertia @ omega, p, s, x, n, n_M,
-                                          [0.0, normal_force, st[14], t]]))
+            frames.append(np.concatenate([A.ravel(), a, self.inertia @ omega, self.mass * v, s,
+                                          x, n, n_M, [0.0, normal_force, st[14], t]]))
         return spec.unpack_frames(np.array(frames).reshape(-1, spec.FRAME_SIZE))

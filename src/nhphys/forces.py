@@ -189,7 +189,7 @@ class ForceElement:
     uses_callable = False  # True when a Python callable is evaluated at every step
 
     def __repr__(self):
-        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({fields})"
 
 
@@ -360,6 +360,7 @@ class Motor(ForceElement):
         if np.linalg.norm(axis) == 0:
             raise ValueError(f"{owner}: expected `axis` to be a nonzero vector.")
         self.axis = axis / np.linalg.norm(axis)
+        self._axis_given = axis  # what a scene file writes: normalising twice may move an ulp
         self.gain = _coefficient(gain, "gain", owner)
         if target_speed is not None and self.gain == 0:
             raise ValueError(f"{owner}: a `target_speed` needs a `gain` > 0.")

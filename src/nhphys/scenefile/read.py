@@ -729,7 +729,7 @@ RUN = {"t_final": positive, "dt": positive, "integrator": integrator,
        "save_every": integer(1, 2**62), "fps": None, "speed": positive, "size": None}
 BODY_KEYS = ("name", "mass", "inertia", "com", "shape", "contact", "initial", "color",
              "resolution", "integrator", "forces")
-GROUND_KEYS = ("name", "surface", "color", "resolution", "opacity")
+GROUND_KEYS = ("name", "surface", "motion", "color", "resolution", "opacity")
 TOP_KEYS = ("format", "name", "description", "gravity", "camera", "run", "grounds", "bodies")
 
 
@@ -759,6 +759,22 @@ def read_run(value, field="run"):
             _fail(field, f"t_final = {settings['t_final']!r} is not a whole number of steps "
                          f"dt = {settings['dt']!r} ({exc})")
     return settings
+
+
+def _moving(surface, value, field):
+    """``surface`` carried by the ground motion of the table ``value``: a steady rotation
+    (``rate``, and ``axis`` and ``center``) or a uniform translation (``velocity``)."""
+    table = Table(value, field, ("rate", "axis", "center", "velocity"), "a ground motion")
+    if ("rate" in table) == ("velocity" in table):
+        _fail(field, "expected a steady rotation (`rate`, with `axis` and `center`) or a "
+                     "uniform translation (`velocity`), one of the two")
+    if "velocity" in table:
+        if "axis" in table or "center" in table:
+            _fail(table.at("axis" if "axis" in table else "center"),
+                  "a uniform translation takes only `velocity`")
+        return _built(field, surface.moving, velocity=table.get("velocity", vector3))
+    return _built(field, surface.moving, **table.kwargs({"rate": real, "axis": nonzero3,
+                                                         "center": vector3}))
 
 
 def _contact(value, field, grounds):
@@ -791,8 +807,10 @@ def _contact(value, field, grounds):
     if kind == "rolling":
         return RollingContact(surface), kind
     if not isinstance(surface, Plane):
-        _fail(ground_field, f"a knife edge slides on a plane; {json.dumps(ground)} is a "
-                            f"{type(surface).__name__}")
+        what = "a moving ground" if hasattr(surface, "motion") else \
+            f"a {type(surface).__name__}"
+        _fail(ground_field, f"a knife edge slides on a plane at rest; {json.dumps(ground)} is "
+                            f"{what}")
     return _built(field, KnifeEdgeContact, surface, table.get("offset", real, 0.0)), kind
 
 
@@ -987,6 +1005,8 @@ def build(data, default_name="scene"):
                                 "opacity": number(0.0, 1.0, low_open=True)})
         budget.take("display", options.get("resolution", DEFAULT_RESOLUTION["ground"]) ** 2,
                     table.at("resolution"))
+        if "motion" in table:
+            surface = _moving(surface, table.data["motion"], table.at("motion"))
         _built(field, scene.add_ground, surface, name=ground_name, **options)
         grounds[ground_name] = surface
     bodies = table_array(top.data["bodies"], "bodies", "a body", MAX_BODIES)

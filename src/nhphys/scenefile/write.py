@@ -259,6 +259,20 @@ def describe_body(b, ground_names):
     return out
 
 
+def describe_motion(motion, owner):
+    """The ``motion`` table of a moving ground: a steady rotation or a uniform translation."""
+    from nhphys.surfaces.moving import SteadyRotation, UniformTranslation
+
+    if type(motion) is SteadyRotation:
+        return {"rate": motion.rate, "axis": _floats(motion._axis_given),
+                "center": _floats(motion.center)}
+    if type(motion) is UniformTranslation:
+        return {"velocity": _floats(motion.velocity)}
+    raise NotDescribable(f"{owner}: a {type(motion).__name__} (a motion given by a Python "
+                         "callable) cannot be written as data; scene files describe steady "
+                         "rotations and uniform translations")
+
+
 def _force_value(value, owner):
     """A force element's value: a constant (a schedule of one value at ``t = 0``) as a number
     or ``[x, y, z]``, any other schedule as its table."""
@@ -304,7 +318,7 @@ def describe_force(element, owner):
     if kind is f.RollingResistance:
         return {"type": "rolling_resistance", "coefficient": element.coefficient}
     if kind is f.Motor:
-        out = {"type": "motor", "axis": _floats(element.axis), "gain": element.gain}
+        out = {"type": "motor", "axis": _floats(element._axis_given), "gain": element.gain}
         if element.torque is not None:
             out["torque"] = _force_value(element.torque, owner)
         if element.target_speed is not None:
@@ -365,9 +379,13 @@ def describe(scene, run=None):
                 or not RESOLUTION_RANGE[0] <= resolution <= RESOLUTION_RANGE[1]:
             raise NotDescribable(f"{owner}: resolution {resolution!r} is not an integer in "
                                  f"{list(RESOLUTION_RANGE)}")
-        grounds.append({"name": g["name"], "color": g["color"], "resolution": int(resolution),
-                        "opacity": float(g["opacity"]),
-                        "surface": describe_surface(g["surface"], owner)})
+        surface = g["surface"]
+        table = {"name": g["name"], "color": g["color"], "resolution": int(resolution),
+                 "opacity": float(g["opacity"]),
+                 "surface": describe_surface(getattr(surface, "surface", surface), owner)}
+        if hasattr(surface, "motion"):  # a MovingGround
+            table["motion"] = describe_motion(surface.motion, owner)
+        grounds.append(table)
     if grounds:
         out["grounds"] = grounds
     out["bodies"] = [describe_body(b, names) for b in scene.bodies]

@@ -69,6 +69,7 @@ class SteadyRotation(GroundMotion):
             raise ValueError("SteadyRotation: expected `axis` to be a nonzero vector.")
         self.rate = float(rate)
         self.axis = axis / np.linalg.norm(axis)
+        self._axis_given = axis  # what a scene file writes: normalising twice may move an ulp
         self.center = as_vector3(center, "center")
 
     def build(self, module):

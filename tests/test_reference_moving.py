@@ -285,12 +285,6 @@ def test_retraction_converges_to_the_reference_with_forces_on_a_moving_ground(
     assert work_errors[0] / work_errors[1] == pytest.approx(ratio, rel=0.05)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "the step takes rolling resistance's normal force from the first kick's contact force F "
-    "at both kicks (nhphys.twins.rolling, 'Applied forces'), which is first order: measured "
-    "error ratios 1.55 (order 4) and 3.55 (order 2) here against the Reference, and the "
-    "same on a ground at rest (order 4 ratio 1.8; order 2 ratios 3.2, 2.7, 2.3 from "
-    "h = 2e-3 to 2.5e-4)"))
 def test_retraction_with_rolling_resistance_converges_at_order_four(backend):
     system = forced_wobbling_table(rolling_resistance=True)
     ref = nhphys.simulate(system, 0.5, 0.1, TIGHT, **ELLIPSOID_IC)
@@ -298,6 +292,19 @@ def test_retraction_with_rolling_resistance_converges_at_order_four(backend):
                                        save_every=round(0.1 / h), **ELLIPSOID_IC), ref)
               for h in (2.5e-2, 1.25e-2)]
     assert errors[0] / errors[1] == pytest.approx(16.0, rel=0.05)
+
+
+def test_retraction_with_rolling_resistance_converges_at_order_two_on_a_ground_at_rest(backend):
+    # each kick takes rolling resistance's normal force from its own contact force; taking the
+    # first kick's at both made the step first order (ratios 3.2, 2.7, 2.3 here)
+    system = RollingBody(solid_ellipsoid(), Plane(), forces=[fe.RollingResistance(2e-3)])
+    ref = nhphys.simulate(system, 0.5, 0.1, TIGHT, **ELLIPSOID_IC)
+    errors = [distance(nhphys.simulate(system, 0.5, h, Retraction(), backend=backend,
+                                       save_every=round(0.1 / h), **ELLIPSOID_IC), ref)
+              for h in (2e-3, 1e-3, 5e-4)]
+    # measured 7.7e-6, 1.9e-6, 4.8e-7: ratios 4.00 and 4.00
+    assert errors[0] / errors[1] == pytest.approx(4.0, rel=0.02)
+    assert errors[1] / errors[2] == pytest.approx(4.0, rel=0.02)
 
 
 def test_retraction_converges_to_the_reference_for_a_disk_on_a_wobbling_table(backend):

@@ -36,6 +36,8 @@ from nhphys_ext.newton cimport (
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 
 DEF ROUNDOFF = 8 * 2.220446049250313e-16  # ROUNDOFF of the twin: the step's residual test
+DEF ROLLING_SWEEPS = 50  # the twin's: the end kick's rolling-resistance normal force
+DEF NORMAL_TOL = 1e-14
 
 
 cdef struct Contact:
@@ -927,55 +929,75 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
     cdef double v1[3]
     cdef double omega1[3]
     cdef double Dw[3]
-    cdef double drag, alpha, rollN
-    cdef int i, j
-    drag = forces.wrench(t1, A1, a1, c1.n, f_pot, tau_pot, f_app, tau_app, D)
-    rollN = forces.rolling * dot3(c1.n, F)
+    cdef double D_rest[9]
+    cdef double drag, alpha, rollN, normal, new, weight_norm
+    cdef bint settled
+    cdef int i, j, sweep
+    drag = forces.wrench(t1, A1, a1, c1.n, f_pot, tau_pot, f_app, tau_app, D_rest)
     tangent_projector(A1, c1.n, Pt)
-    for i in range(9):
-        D[i] += rollN * Pt[i]
     for i in range(3):
         f_c[i] = f_pot[i] + f_app[i]
         tau_c[i] = tau_pot[i] + tau_app[i]
     alpha = 1.0 / (1.0 + 0.5 * h * drag / mass)
-    # B = I + h/2 D I^-1 ; G = I^-1 B^-1
-    matmul3(D, Iinv, B)
-    for i in range(9):
-        B[i] *= 0.5 * h
-    for i in range(3):
-        B[4 * i] += 1.0
-    for i in range(9):
-        Binv[i] = 0.0
-    for i in range(3):
-        Binv[4 * i] = 1.0
-    for j in range(3):  # the columns of B^-1
-        for i in range(3):
-            y[i] = Binv[3 * i + j]
+    hat3(c1.s, S)
+    weight_norm = sqrt(dot3(weight, weight))
+    normal = dot3(c1.n, F)  # rolling resistance's normal force: first guess, the first kick's
+    settled = False
+    for sweep in range(ROLLING_SWEEPS):
+        rollN = forces.rolling * normal
         for i in range(9):
-            K[i] = B[i]
-        if not solve_small(3, K, y):
+            D[i] = D_rest[i] + rollN * Pt[i]
+        # B = I + h/2 D I^-1 ; G = I^-1 B^-1
+        matmul3(D, Iinv, B)
+        for i in range(9):
+            B[i] *= 0.5 * h
+        for i in range(3):
+            B[4 * i] += 1.0
+        for i in range(9):
+            Binv[i] = 0.0
+        for i in range(3):
+            Binv[4 * i] = 1.0
+        for j in range(3):  # the columns of B^-1
+            for i in range(3):
+                y[i] = Binv[3 * i + j]
+            for i in range(9):
+                K[i] = B[i]
+            if not solve_small(3, K, y):
+                return SINGULAR_JACOBIAN
+            for i in range(3):
+                Binv[3 * i + j] = y[i]
+        matmul3(Iinv, Binv, G)
+        matmul3(S, G, SG)
+        matmul3(SG, S, SGS)
+        for i in range(9):
+            K[i] = -0.5 * h * SGS[i]
+        for i in range(3):
+            K[4 * i] += 0.5 * h * (alpha / mass)
+        for i in range(3):
+            y[i] = p_half[i] + 0.5 * h * (f_c[i] - weight[i])
+            w[i] = pi_end[i] + 0.5 * h * tau_c[i]
+        matTvec3(A1, y, v3)
+        matvec3(SG, w, y)
+        for i in range(3):
+            rhs[i] = -((alpha / mass) * v3[i] - y[i]) + target[i]
+        if not solve_small(3, K, rhs):
             return SINGULAR_JACOBIAN
         for i in range(3):
-            Binv[3 * i + j] = y[i]
-    matmul3(Iinv, Binv, G)
-    hat3(c1.s, S)
-    matmul3(S, G, SG)
-    matmul3(SG, S, SGS)
-    for i in range(9):
-        K[i] = -0.5 * h * SGS[i]
-    for i in range(3):
-        K[4 * i] += 0.5 * h * (alpha / mass)
-    for i in range(3):
-        y[i] = p_half[i] + 0.5 * h * (f_c[i] - weight[i])
-        w[i] = pi_end[i] + 0.5 * h * tau_c[i]
-    matTvec3(A1, y, v3)
-    matvec3(SG, w, y)
-    for i in range(3):
-        rhs[i] = -((alpha / mass) * v3[i] - y[i]) + target[i]
-    if not solve_small(3, K, rhs):
-        return SINGULAR_JACOBIAN
-    for i in range(3):
-        u[i] = rhs[i]
+            u[i] = rhs[i]
+        if forces.rolling == 0.0:
+            settled = True
+            break
+        # the kick's own normal force n . A u, to round-off (the twin's end_kick)
+        matvec3(A1, u, Au)
+        new = dot3(c1.n, Au)
+        if new == normal or fabs(new - normal) <= NORMAL_TOL * max(fabs(new), weight_norm):
+            settled = True
+            break
+        if not isfinite(new):
+            return NOT_FINITE
+        normal = new
+    if not settled:
+        return NOT_CONVERGED
     cross3(c1.s, u, y)
     for i in range(3):
         w[i] = pi_end[i] + 0.5 * h * (y[i] + tau_c[i])

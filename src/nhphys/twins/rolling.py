@@ -89,15 +89,22 @@ force ``f`` (space, at the centre of mass) and a torque ``tau`` (body frame):
     ``f_c, tau_c`` the parts that depend on time and pose (springs, fields, forces, torques,
     motors), ``c`` the drag coefficient and ``D`` (body frame) the damping matrix (angular
     damping, spin friction about ``n_b = A^T n_{k+1}``, a motor's speed-control gain, and
-    rolling resistance ``mu (n_{k+1} . F) P_t``: the normal force of the step, so that ``D``
-    does not depend on ``u``). Velocity-dependent terms are taken at the end, so the kick is
-    implicit, but linear: with ``alpha = 1 / (1 + h c / (2 m))``, ``B = I + h/2 D I^-1`` and
+    rolling resistance ``mu N' P_t``, whose normal force ``N'``
+    is taken from this kick's own contact force, ``n_{k+1} . A u``, as the first kick's is
+    from its own ``F``: each kick's wrench is then the one at its own end of the step, and the
+    pair is symmetric (taking ``n_{k+1} . F`` at both kicks instead makes the step first order:
+    ``F - A u = O(h)``). Velocity-dependent terms are taken at the end, so the kick is
+    implicit; for a given ``D`` it is linear: with ``alpha = 1 / (1 + h c / (2 m))``, ``B = I + h/2 D I^-1`` and
     ``G = I^-1 B^-1``, ``p_{k+1} = alpha (p_half + h/2 (A u - m g k + f_c))`` and
     ``Omega_{k+1} = G (Pi^+ + h/2 (s x u + tau_c))``, and the no-slip condition at the end,
     ``A^T p_{k+1} / m + Omega_{k+1} x s = 0``, is the 3 x 3 linear system
     ``h/2 (alpha/m I - hat(s) G hat(s)) u = -(alpha/m A^T (p_half + h/2 (f_c - m g k))
     - hat(s) G (Pi^+ + h/2 tau_c))``, which is the system of step 4 when there is no force
-    (``alpha = 1``, ``G = I^-1``).
+    (``alpha = 1``, ``G = I^-1``). With rolling resistance ``D`` depends on ``u`` through
+    ``N' = n_{k+1} . A u``: the system is solved for ``N'`` fixed, ``N'`` updated from its
+    ``u``, and so on from ``N' = n_{k+1} . F`` until ``N'`` is settled to round-off. The map is
+    a contraction of ratio about ``h mu |Omega| / 2`` (``N'`` enters only through the
+    damping), so a few sweeps do.
 
 The work of the non-potential elements is accumulated by the trapezoidal rule,
 ``W_{k+1} = W_k + h/2 (P_k + P_{k+1})``, with ``P = (f_app - c v) . v + (tau_app - D Omega) .
@@ -648,26 +655,51 @@ def start_wrench(forces, h, mass, inertia_inv, state):
     return p_start, kick_const, rolling_row, power
 
 
+ROLLING_SWEEPS = 50  # at most, for the end kick's rolling-resistance normal force
+NORMAL_TOL = 1e-14  # ... relative to the larger of it and the weight
+
+
+def dot3(x, y):
+    """``x . y`` of 3-vectors, summed as the kernel sums it."""
+    return x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
+
+
 def end_kick(forces, h, mass, inertia, inertia_inv, weight, t1, A1, a1, c1, F, p_half, pi_end,
              v_start, omega_start, target):
     """The second half kick with applied forces (module docstring, "Applied forces"):
     ``(status, Pi_1, p_1, u, power_1)``; ``target`` (3,) is the body-frame velocity the contact
     point must end with (``A^T V`` of a moving ground, else 0)."""
-    f_pot, tau_pot, f_app, tau_app, D, drag = forces.wrench(t1, A1, a1, c1.n, v_start,
-                                                            omega_start)
-    D += (forces.rolling * (c1.n @ F)) * tangent_projector(A1, c1.n)
+    f_pot, tau_pot, f_app, tau_app, D_rest, drag = forces.wrench(t1, A1, a1, c1.n, v_start,
+                                                                 omega_start)
     f_c, tau_c = f_pot + f_app, tau_pot + tau_app
     alpha = 1.0 / (1.0 + 0.5 * h * drag / mass)
-    G = inertia_inv @ np.linalg.inv(np.eye(3) + 0.5 * h * D @ inertia_inv)
     S = hat(c1.s)
-    K = 0.5 * h * ((alpha / mass) * np.eye(3) - S @ G @ S)
-    rhs = -((alpha / mass) * (A1.T @ (p_half + 0.5 * h * (f_c - weight)))
-            - S @ (G @ (pi_end + 0.5 * h * tau_c))) + target
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        try:
-            u = np.linalg.solve(K, rhs)
-        except np.linalg.LinAlgError:
-            return SINGULAR_JACOBIAN, None, None, None, None
+    Pt = tangent_projector(A1, c1.n)
+    normal = c1.n @ F  # rolling resistance's normal force: first guess, the first kick's
+    for sweep in range(ROLLING_SWEEPS):
+        D = D_rest + (forces.rolling * normal) * Pt
+        G = inertia_inv @ np.linalg.inv(np.eye(3) + 0.5 * h * D @ inertia_inv)
+        K = 0.5 * h * ((alpha / mass) * np.eye(3) - S @ G @ S)
+        rhs = -((alpha / mass) * (A1.T @ (p_half + 0.5 * h * (f_c - weight)))
+                - S @ (G @ (pi_end + 0.5 * h * tau_c))) + target
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            try:
+                u = np.linalg.solve(K, rhs)
+            except np.linalg.LinAlgError:
+                return SINGULAR_JACOBIAN, None, None, None, None
+        if forces.rolling == 0.0:
+            break
+        # the kick's own normal force n . A u, to round-off (a contraction of ratio about
+        # h mu |Omega| / 2: a few sweeps)
+        new = dot3(c1.n, A1 @ u)
+        settled = abs(new - normal) <= NORMAL_TOL * max(abs(new), np.linalg.norm(weight))
+        if new == normal or settled:
+            break
+        if not np.isfinite(new):
+            return NOT_FINITE, None, None, None, None
+        normal = new
+    else:
+        return NOT_CONVERGED, None, None, None, None
     B = np.eye(3) + 0.5 * h * D @ inertia_inv
     Pi1 = np.linalg.solve(B, pi_end + 0.5 * h * (cross(c1.s, u) + tau_c))
     p1 = alpha * (p_half + 0.5 * h * (A1 @ u - weight + f_c))

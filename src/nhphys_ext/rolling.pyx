@@ -17,7 +17,7 @@
 
 cimport cython
 from cpython.ref cimport PyObject
-from libc.math cimport sqrt, fabs, isfinite, atan, sin, M_PI
+from libc.math cimport sqrt, fabs, isfinite, atan, sin, M_PI, INFINITY
 
 from nhphys_ext.so3 cimport (
     cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3, hat3,
@@ -38,6 +38,7 @@ from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 DEF ROUNDOFF = 8 * 2.220446049250313e-16  # ROUNDOFF of the twin: the step's residual test
 DEF ROLLING_SWEEPS = 50  # the twin's: the end kick's rolling-resistance normal force
 DEF NORMAL_TOL = 1e-14
+DEF NORMAL_STALL = 1e-8
 
 
 cdef struct Contact:
@@ -930,7 +931,7 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
     cdef double omega1[3]
     cdef double Dw[3]
     cdef double D_rest[9]
-    cdef double drag, alpha, rollN, normal, new, weight_norm
+    cdef double drag, alpha, rollN, normal, new, weight_norm, change, scale, last_change
     cdef bint settled
     cdef int i, j, sweep
     drag = forces.wrench(t1, A1, a1, c1.n, f_pot, tau_pot, f_app, tau_app, D_rest)
@@ -943,6 +944,7 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
     weight_norm = sqrt(dot3(weight, weight))
     normal = dot3(c1.n, F)  # rolling resistance's normal force: first guess, the first kick's
     settled = False
+    last_change = INFINITY
     for sweep in range(ROLLING_SWEEPS):
         rollN = forces.rolling * normal
         for i in range(9):
@@ -990,11 +992,19 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
         # the kick's own normal force n . A u, to round-off (the twin's end_kick)
         matvec3(A1, u, Au)
         new = dot3(c1.n, Au)
-        if new == normal or fabs(new - normal) <= NORMAL_TOL * max(fabs(new), weight_norm):
-            settled = True
-            break
         if not isfinite(new):
             return NOT_FINITE
+        change = fabs(new - normal)
+        scale = max(fabs(new), weight_norm)
+        if change <= NORMAL_TOL * scale:
+            settled = True
+            break
+        if change >= last_change:  # no longer contracting (the twin's end_kick)
+            if change <= NORMAL_STALL * scale:
+                settled = True
+                break
+            return NOT_CONVERGED
+        last_change = change
         normal = new
     if not settled:
         return NOT_CONVERGED

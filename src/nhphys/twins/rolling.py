@@ -102,9 +102,11 @@ force ``f`` (space, at the centre of mass) and a torque ``tau`` (body frame):
     - hat(s) G (Pi^+ + h/2 tau_c))``, which is the system of step 4 when there is no force
     (``alpha = 1``, ``G = I^-1``). With rolling resistance ``D`` depends on ``u`` through
     ``N' = n_{k+1} . A u``: the system is solved for ``N'`` fixed, ``N'`` updated from its
-    ``u``, and so on from ``N' = n_{k+1} . F`` until ``N'`` is settled to round-off. The map is
-    a contraction of ratio about ``h mu |Omega| / 2`` (``N'`` enters only through the
-    damping), so a few sweeps do.
+    ``u``, and so on from ``N' = n_{k+1} . F`` until ``N'`` is settled to round-off: its change
+    below ``NORMAL_TOL`` of the force scale, or no longer shrinking while below
+    ``NORMAL_STALL`` (the round-off of the 3 x 3 solve, larger for a thin disk). The map is a
+    contraction of ratio about ``h mu |Omega| / 2`` (``N'`` enters only through the damping),
+    so a few sweeps do.
 
 The work of the non-potential elements is accumulated by the trapezoidal rule,
 ``W_{k+1} = W_k + h/2 (P_k + P_{k+1})``, with ``P = (f_app - c v) . v + (tau_app - D Omega) .
@@ -656,7 +658,8 @@ def start_wrench(forces, h, mass, inertia_inv, state):
 
 
 ROLLING_SWEEPS = 50  # at most, for the end kick's rolling-resistance normal force
-NORMAL_TOL = 1e-14  # ... relative to the larger of it and the weight
+NORMAL_TOL = 1e-14  # ... settled: relative to the larger of it and the weight
+NORMAL_STALL = 1e-8  # ... settled at the round-off of an ill-conditioned solve (a thin disk)
 
 
 def dot3(x, y):
@@ -676,6 +679,7 @@ def end_kick(forces, h, mass, inertia, inertia_inv, weight, t1, A1, a1, c1, F, p
     S = hat(c1.s)
     Pt = tangent_projector(A1, c1.n)
     normal = c1.n @ F  # rolling resistance's normal force: first guess, the first kick's
+    last_change = np.inf
     for sweep in range(ROLLING_SWEEPS):
         D = D_rest + (forces.rolling * normal) * Pt
         G = inertia_inv @ np.linalg.inv(np.eye(3) + 0.5 * h * D @ inertia_inv)
@@ -692,12 +696,16 @@ def end_kick(forces, h, mass, inertia, inertia_inv, weight, t1, A1, a1, c1, F, p
         # the kick's own normal force n . A u, to round-off (a contraction of ratio about
         # h mu |Omega| / 2: a few sweeps)
         new = dot3(c1.n, A1 @ u)
-        settled = abs(new - normal) <= NORMAL_TOL * max(abs(new), np.linalg.norm(weight))
-        if new == normal or settled:
-            break
         if not np.isfinite(new):
             return NOT_FINITE, None, None, None, None
-        normal = new
+        change, scale = abs(new - normal), max(abs(new), np.linalg.norm(weight))
+        if change <= NORMAL_TOL * scale:
+            break
+        if change >= last_change:  # no longer contracting: round-off of the solve, or not
+            if change <= NORMAL_STALL * scale:  # a contraction at all (then: not converged)
+                break
+            return NOT_CONVERGED, None, None, None, None
+        last_change, normal = change, new
     else:
         return NOT_CONVERGED, None, None, None, None
     B = np.eye(3) + 0.5 * h * D @ inertia_inv

@@ -1,0 +1,205 @@
+"""Adaptive high-order integration of the continuous equations on a compiled right-hand side,
+projected back onto the constraint manifold at every output time.
+
+``Adaptive(rtol, atol, method="DOP853")`` integrates a system's continuous equations (those
+:class:`~nhphys.integrators.Reference` integrates) with Hairer and Wanner's DOP853 (order 8,
+embedded error estimators of orders 5 and 3, step-size control) as wrapped by
+``scipy.integrate.ode("dop853")`` (scipy's compiled translation of Hairer's Fortran code;
+"DOPRI5" selects the order-5 sibling). The right-hand side is the compiled field of
+``nhphys_ext.rhs`` (the Python twin :mod:`nhphys.twins.rhs` with ``backend="python"``): the
+solver's loop is compiled, the field is one C call per stage, and the only Python between
+stages is the call itself. ``scipy.integrate.solve_ivp`` on the same compiled field costs
+several times more per evaluation (its step loop is Python); ``benchmarks/bench_work_precision.py``
+measures both.
+
+The projection
+--------------
+Each step of the run (of length ``dt``, the output interval) integrates from the state of the
+previous output time to the next, then projects the result back onto the manifold before it is
+saved and before the next interval starts from it (:meth:`nhphys.twins.rhs.SuslovField.project`):
+
+* the orientation ``R`` to the closest rotation (orthogonal factor of its polar decomposition),
+  so that ``|R^T R - I|`` is at round-off at every saved frame;
+* the body angular velocity ``Omega`` onto the Suslov constraint ``a . Omega = 0`` along
+  ``I^-1 a`` (the orthogonal projection in the kinetic-energy metric), so that the constraint
+  residual is at round-off at every saved frame.
+
+The solution of the unprojected equations leaves the manifold only by the size of its global
+error (the manifold is invariant), and the projection moves the state by no more than that
+distance, so the projected run keeps the solver's order and accuracy (Hairer, Lubich & Wanner,
+Geometric Numerical Integration, IV.4); the tests check that it agrees with
+:class:`~nhphys.integrators.Reference` to the tolerance. Every output interval restarts the
+solver from the projected state (scipy's wrapper cannot change the state inside its loop): a
+starting step-size estimate (one or two extra field calls) per output interval. Choose ``dt``
+no shorter than the frames you need.
+
+Systems: :class:`nhphys.systems.Suslov` without force elements (``Reference`` integrates the
+others). The run can be checkpointed and resumed exactly: its whole state is the projected
+state of the last output time.
+"""
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from nhphys import _backend
+from nhphys.errors import NewtonError
+from nhphys.integrators.run import Run
+from nhphys.twins import newton as status
+from nhphys.twins.newton import INFO_COMMITTED, INFO_STATUS
+
+METHODS = {"DOP853": "dop853", "DOPRI5": "dopri5"}  # method -> scipy.integrate.ode's name
+SOLVER_FAILED = status.CODES["NOT_CONVERGED"]  # the status a failed interval records
+
+
+def field_of(system, module):
+    """The right-hand side of ``system`` from ``module`` (``nhphys_ext.rhs`` or its twin).
+
+    Raises
+    ------
+    ValueError
+        ``system`` has no field there yet (the message names the systems that have one), or is
+        a Suslov body with force elements.
+    """
+    from nhphys.systems.suslov import Suslov
+
+    if not isinstance(system, Suslov):
+        raise ValueError(f"Adaptive integrates Suslov so far, not {type(system).__name__}; use "
+                         "Reference() for it.")
+    if system.forces:
+        raise ValueError("Adaptive integrates a Suslov body without force elements so far; use "
+                         "Reference() (or a Retraction) with forces.")
+    return module.SuslovField(system.inertia, system.axis)
+
+
+class AdaptiveRun(Run):
+    """One run of :class:`Adaptive` (see the module docstring).
+
+    Attributes
+    ----------
+    state : ndarray, shape (12,)
+        ``R.ravel()`` and ``Omega`` at the last output time (projected).
+    field : SuslovField
+        The right-hand side (compiled or twin), with ``evaluations`` counting its calls.
+    """
+
+    state_names = ("state",)
+
+    def __init__(self, system, field, state0, dt, backend, scipy_name, rtol, atol, max_steps):
+        from scipy.integrate import ode  # imported here: it costs half a second
+
+        self.system = system
+        self.field = field
+        self.backend = backend
+        self.dt = dt
+        self.state = np.array(state0, dtype=float)
+        field.project(self.state)  # the start is on the manifold to round-off too
+        self.solver = ode(field).set_integrator(scipy_name, rtol=rtol, atol=atol,
+                                                nsteps=max_steps)
+        self.message = ""
+
+    def _unpack(self, states):
+        states = np.asarray(states).reshape(-1, 12)
+        return self.system.observables({"R": states[:, :9].reshape(-1, 3, 3).copy(),
+                                        "omega": states[:, 9:12].copy()})
+
+    def _initial_frame(self):
+        return self._unpack(self.state[None])
+
+    def _allocate(self, n_saved):
+        return np.empty((n_saved, self.state.size))
+
+    def _loop(self, n_steps, save_every, saved, info):
+        solver, field, dt = self.solver, self.field, self.dt
+        with warnings.catch_warnings():
+            # a failure is reported by the run's NewtonError, not by scipy's warning
+            warnings.simplefilter("ignore", UserWarning)
+            for k in range(n_steps):
+                t0 = (self.steps_done + k) * dt
+                solver.set_initial_value(self.state, t0)
+                y = solver.integrate(t0 + dt)
+                if not solver.successful() or not np.all(np.isfinite(y)):
+                    code = solver.get_return_code()
+                    self.message = solver._integrator.messages.get(
+                        code, f"return code {code}") if not solver.successful() \
+                        else "the state is not finite"
+                    info[INFO_STATUS] = SOLVER_FAILED
+                    return k + 1
+                y = np.array(y, dtype=float)
+                field.project(y)
+                self.state[:] = y
+                info[INFO_COMMITTED] = k + 1
+                if (k + 1) % save_every == 0:
+                    saved[(k + 1) // save_every - 1] = y
+        return 0
+
+    def _frames(self, saved, count):
+        return self._unpack(saved[:count])
+
+    def _error(self, reason, step, partial):
+        return NewtonError(step, step * self.dt,
+                           f"the adaptive solver failed in this interval: {self.message}",
+                           partial)
+
+
+@dataclass(frozen=True)
+class Adaptive:
+    """Adaptive DOP853 on a compiled right-hand side, projected onto the manifold at every
+    output time (module docstring).
+
+    Parameters
+    ----------
+    rtol, atol : float
+        The solver's relative and absolute tolerances, floats in (0, 1). The global error over
+        a run grows with its length; tighten them for long runs.
+    method : {"DOP853", "DOPRI5"}
+        Hairer's order-8 (default) or order-5 Dormand-Prince code.
+    max_steps : int
+        The most solver steps in one output interval (``dt``) before the run fails with a
+        :class:`~nhphys.errors.NewtonError` naming the interval.
+
+    Examples
+    --------
+    >>> import nhphys
+    >>> from nhphys.integrators import Adaptive
+    >>> top = nhphys.systems.Suslov([1.0, 2.0, 3.0], axis=[0, 0, 1])
+    >>> traj = nhphys.simulate(top, 10.0, 0.5, integrator=Adaptive(1e-10, 1e-12),
+    ...                        omega=[1.0, 0.5, 0.0])
+    >>> float(traj.constraint_residual.max()) < 1e-14
+    True
+    """
+
+    rtol: float = 1e-10
+    atol: float = 1e-12
+    method: str = "DOP853"
+    max_steps: int = 100_000
+
+    def __post_init__(self):
+        for name in ("rtol", "atol"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not 0 < value < 1:
+                raise ValueError(f"Expected `{name}` to be a number in (0, 1), got {value!r}.")
+        if not isinstance(self.method, str) or self.method.upper() not in METHODS:
+            raise ValueError(f"Expected `method` to be one of {tuple(METHODS)}, got "
+                             f"{self.method!r}.")
+        steps = self.max_steps
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise ValueError(f"Expected `max_steps` to be an integer >= 1, got {steps!r}.")
+
+    def start(self, system, dt, backend, **initial_conditions):
+        """A run of ``system`` from ``initial_conditions`` (those of ``Reference``).
+
+        Raises
+        ------
+        ValueError
+            A system without a compiled field (the message names the supported ones), or a
+            Suslov body with force elements.
+        """
+        module, used = _backend.choose("rhs", backend)
+        field = field_of(system, module)
+        state = system.reference_state(**initial_conditions)[:12]
+        return AdaptiveRun(system, field, state, dt, used,
+                           METHODS[self.method.upper()], float(self.rtol), float(self.atol),
+                           self.max_steps)

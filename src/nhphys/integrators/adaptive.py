@@ -29,9 +29,10 @@ error (the manifold is invariant), and the projection moves the state by no more
 distance, so the projected run keeps the solver's order and accuracy (Hairer, Lubich & Wanner,
 Geometric Numerical Integration, IV.4); the tests check that it agrees with
 :class:`~nhphys.integrators.Reference` to the tolerance. Every output interval restarts the
-solver from the projected state (scipy's wrapper cannot change the state inside its loop): a
-starting step-size estimate (one or two extra field calls) per output interval. Choose ``dt``
-no shorter than the frames you need.
+solver from the projected state (scipy's wrapper cannot change the state inside its loop),
+with the step the solver had reached as its first trial step; short output intervals still
+cost extra steps (each interval ends on an output time). Choose ``dt`` no shorter than the
+frames you need.
 
 Systems: :class:`nhphys.systems.Suslov` without force elements (``Reference`` integrates the
 others). The run can be checkpointed and resumed exactly: its whole state is the projected
@@ -80,11 +81,15 @@ class AdaptiveRun(Run):
     ----------
     state : ndarray, shape (12,)
         ``R.ravel()`` and ``Omega`` at the last output time (projected).
+    step_guess : ndarray, shape (1,)
+        The first trial step of the next interval (from the last interval's accepted steps,
+        :meth:`_next_guess`; 0 at the start: the solver's own estimate). Part of the state, so
+        a resumed run is identical.
     field : SuslovField
         The right-hand side (compiled or twin), with ``evaluations`` counting its calls.
     """
 
-    state_names = ("state",)
+    state_names = ("state", "step_guess")
 
     def __init__(self, system, field, state0, dt, backend, scipy_name, rtol, atol, max_steps):
         from scipy.integrate import ode  # imported here: it costs half a second
@@ -95,9 +100,32 @@ class AdaptiveRun(Run):
         self.dt = dt
         self.state = np.array(state0, dtype=float)
         field.project(self.state)  # the start is on the manifold to round-off too
+        # the first trial step of the next interval (0: the solver's own estimate)
+        self.step_guess = np.zeros(1)
         self.solver = ode(field).set_integrator(scipy_name, rtol=rtol, atol=atol,
                                                 nsteps=max_steps)
         self.message = ""
+        # the time of the last accepted step, the last two steps, and the accepted steps of
+        # the current interval
+        self._accepted = [0.0, 0.0, 0.0, 0]
+
+    def _record(self, t, y):
+        """scipy's ``solout``, called after every accepted step: keeps the last two steps."""
+        accepted = self._accepted
+        h = t - accepted[0]
+        accepted[0] = t
+        if h > 0.0:
+            accepted[1], accepted[2] = accepted[2], h
+            accepted[3] += 1
+
+    def _next_guess(self):
+        """The first trial step of the next interval, from the steps of this one: the step
+        before the last (the last ends on the output time), doubled when it was the interval's
+        first step (our own trial step, accepted: the solver might have taken more)."""
+        _, before_last, last, count = self._accepted
+        if count <= 1:
+            return 2.0 * last
+        return 2.0 * before_last if count == 2 else before_last
 
     def _unpack(self, states):
         states = np.asarray(states).reshape(-1, 12)
@@ -111,13 +139,22 @@ class AdaptiveRun(Run):
         return np.empty((n_saved, self.state.size))
 
     def _loop(self, n_steps, save_every, saved, info):
-        solver, field, dt = self.solver, self.field, self.dt
+        solver, field, dt, accepted = self.solver, self.field, self.dt, self._accepted
+        # with more than one interval, watch the accepted steps (a Python call a step, 10-20 %
+        # of a step's cost here) to restart each interval with the step the solver had reached
+        # (else each restart estimates one and grows it again: ~25 extra field calls)
+        track = n_steps > 1
+        solver.set_solout(self._record if track else None)
         with warnings.catch_warnings():
             # a failure is reported by the run's NewtonError, not by scipy's warning
             warnings.simplefilter("ignore", UserWarning)
             for k in range(n_steps):
                 t0 = (self.steps_done + k) * dt
+                # scipy's legacy `ode` has no setter for the first step: its integrator reads
+                # this attribute when set_initial_value resets it (0: its own estimate)
+                solver._integrator.first_step = float(self.step_guess[0])
                 solver.set_initial_value(self.state, t0)
+                accepted[:] = [t0, 0.0, 0.0, 0]
                 y = solver.integrate(t0 + dt)
                 if not solver.successful() or not np.all(np.isfinite(y)):
                     code = solver.get_return_code()
@@ -128,6 +165,8 @@ class AdaptiveRun(Run):
                     return k + 1
                 y = np.array(y, dtype=float)
                 field.project(y)
+                if track:
+                    self.step_guess[0] = self._next_guess()
                 self.state[:] = y
                 info[INFO_COMMITTED] = k + 1
                 if (k + 1) % save_every == 0:

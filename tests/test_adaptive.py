@@ -208,6 +208,10 @@ def test_names_options_and_unsupported_systems():
             Adaptive(**bad)
     with pytest.raises(ValueError, match="Suslov"):
         nhphys.simulate(nhphys.systems.KnifeEdge(1.0, 0.1, 0.0), 1.0, 0.1, Adaptive())
+    with pytest.raises(TypeError, match="omega0"):
+        Adaptive().start(Suslov(NON_PRINCIPAL, [0, 0, 1]), 0.1, "auto", omega_0=[1, 0.5, 0])
+    with pytest.raises(ValueError, match="constraint"):
+        nhphys.simulate(Suslov(NON_PRINCIPAL, [0, 0, 1]), 1.0, 0.1, Adaptive(), omega=[1, 0, 1])
     forced = Suslov(NON_PRINCIPAL, [0, 0, 1], forces=[nhphys.forces.Torque([0.1, 0, 0])])
     with pytest.raises(ValueError, match="force elements"):
         nhphys.simulate(forced, 1.0, 0.1, Adaptive(), omega=[1, 0.5, 0])

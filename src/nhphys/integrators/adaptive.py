@@ -234,10 +234,15 @@ class Adaptive:
         ------
         ValueError
             A system without a compiled field (the message names the supported ones), or a
-            Suslov body with force elements.
+            Suslov body with force elements; bad initial conditions (those of ``Reference``).
+        TypeError
+            An initial condition the system does not know (the message lists its own).
         """
+        from nhphys.integrators.retraction import check_initial_conditions
+
         module, used = _backend.choose("rhs", backend)
         field = field_of(system, module)
+        check_initial_conditions(system, initial_conditions)
         state = system.reference_state(**initial_conditions)[:12]
         return AdaptiveRun(system, field, state, dt, used,
                            METHODS[self.method.upper()], float(self.rtol), float(self.atol),

@@ -8,9 +8,9 @@ embedded error estimators of orders 5 and 3, step-size control) as wrapped by
 "DOPRI5" selects the order-5 sibling). The right-hand side is the compiled field of
 ``nhphys_ext.rhs`` (the Python twin :mod:`nhphys.twins.rhs` with ``backend="python"``): the
 solver's loop is compiled, the field is one C call per stage, and the only Python between
-stages is the call itself: 0.2-0.4 us a call with the solver's share, against about 8 us
-with ``scipy.integrate.solve_ivp`` on the same compiled field (its step loop is Python) and
-about 120 us for ``Suslov.reference_rhs`` (``benchmarks/bench_work_precision.py``, BENCHMARKS.md).
+stages is the call itself: 0.2-0.4 us a call with the solver's share, against 6-8 us with
+``scipy.integrate.solve_ivp`` on the same compiled field (its step loop is Python) and
+80-160 us for ``Suslov.reference_rhs`` (``benchmarks/bench_work_precision.py``, BENCHMARKS.md).
 
 The projection
 --------------

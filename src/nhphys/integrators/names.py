@@ -11,6 +11,7 @@ Retraction(map='cayley', newton_tol=1e-12, max_newton=30, order=2)
 Retraction(map='exp', newton_tol=1e-12, max_newton=30, order=8)
 """
 
+from nhphys.integrators.adaptive import Adaptive
 from nhphys.integrators.coefficients import ORDERS, SOURCES
 from nhphys.integrators.dla import DLA
 from nhphys.integrators.newmark import Newmark
@@ -24,6 +25,8 @@ INTEGRATORS = {
     "newmark": (lambda: Newmark(), "Newmark(0, 0, 1/2): nonholonomic Newmark, order 2"),
     "dla": (lambda: DLA(), "DLA('midpoint'): discrete Lagrange-d'Alembert, order 2"),
     "reference": (lambda: Reference(), "Reference(): scipy DOP853, rtol 1e-11 (cross-checks)"),
+    "dop853": (lambda: Adaptive(), "Adaptive(1e-10, 1e-12): DOP853 on the compiled right-hand "
+                                   "side, projected at every frame (Suslov)"),
 }
 # the symmetric compositions of the retraction step: "exp4" ... "cayley8" (Suslov, LiePoisson
 # and RollingBody; nhphys.integrators.coefficients)
@@ -44,8 +47,9 @@ def integrator_from_name(value, name="integrator"):
     ----------
     value : str, integrator or None
         One of ``INTEGRATOR_NAMES`` (``"exp"``, ``"cayley"``, ``"newmark"``, ``"dla"``,
-        ``"reference"``, and the compositions ``"exp4"``, ``"exp6"``, ``"exp8"``,
-        ``"cayley4"``, ``"cayley6"``, ``"cayley8"``, i.e. ``Retraction(map, order=k)``; case
+        ``"reference"``, ``"dop853"`` (``Adaptive()``), and the compositions ``"exp4"``,
+        ``"exp6"``, ``"exp8"``, ``"cayley4"``, ``"cayley6"``, ``"cayley8"``, i.e.
+        ``Retraction(map, order=k)``; case
         and surrounding spaces ignored), an object with a ``start`` method
         (from :mod:`nhphys.integrators`), or ``None``, returned unchanged (the caller's default).
     name : str

@@ -1,0 +1,289 @@
+"""Work-precision of the Suslov integrators: error of the final rotation against wall time.
+
+The case of issue 13: inertia [[1, 0, .2], [0, 2, .3], [.2, .3, 3]], axis e3,
+omega0 = (1, .5, 0), 300 s. Every contender runs side by side in one process, each setting timed
+as the minimum over interleaved repeats (all settings once, then all again, ...):
+
+* nhphys ``Retraction("exp", order=k)``, k = 2, 4, 6, 8, over a range of steps (compiled kernel);
+* nhphys ``Adaptive(rtol, rtol / 100)`` (DOP853 of ``scipy.integrate.ode`` on the compiled
+  field of ``nhphys_ext.rhs``, projected at the end of each output interval; one interval of
+  300 s here, and a run saving every second);
+* ``scipy.integrate.ode("dop853")`` on the same compiled field, unprojected (the issue's bar:
+  "DOP853 on a compiled right-hand side");
+* ``scipy.integrate.solve_ivp(method="DOP853")`` on the compiled field and on the numpy
+  right-hand side that ``Reference`` integrates (``Suslov.reference_rhs``).
+
+The runs of nhphys are timed from ``integrator.start`` to the last ``advance`` (the fixed cost
+of ``nhphys.simulate``'s checks and frames is printed apart). The error is the Frobenius norm
+of ``R(300) - R_true``, with ``R_true`` from ``Retraction("exp", order=8)`` at dt = 0.05,
+cross-checked against ``Reference(rtol=1e-13, atol=1e-15)``, the compiled DOP853 at rtol 1e-13
+and order 8 at dt = 0.02 (their differences are printed: about 1e-12, so errors below ~1e-11
+are not resolved). It also prints the cost of one right-hand-side call
+on each path, the time each family needs to reach the accuracies 1e-3 ... 1e-10 (interpolated
+log-log along its curve) and the ratios to the compiled DOP853, and draws
+``docs/images/work_precision_suslov.png``.
+
+Run ``python benchmarks/bench_work_precision.py [--repeats N] [--quick] [--png PATH]``.
+"""
+
+import argparse
+import os
+import platform
+import time
+import warnings
+
+import numpy as np
+
+import nhphys
+from nhphys.integrators import Adaptive, Reference, Retraction
+from nhphys.systems import Suslov
+
+NON_PRINCIPAL = np.array([[1.0, 0.0, 0.2], [0.0, 2.0, 0.3], [0.2, 0.3, 3.0]])
+OMEGA0 = np.array([1.0, 0.5, 0.0])
+T_FINAL = 300.0
+Y0 = np.concatenate([np.eye(3).ravel(), OMEGA0])
+STEPS = {  # order -> steps dt (each divides 300 s)
+    2: [0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001],
+    4: [0.6, 0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01],
+    6: [0.75, 0.6, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.05, 0.025],
+    8: [1.0, 0.75, 0.6, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1],  # (0.05 is the truth)
+}
+TOLERANCES = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13]
+TARGETS = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10]
+BAR = "DOP853 (scipy.integrate.ode) compiled RHS"
+
+
+def body():
+    return Suslov(NON_PRINCIPAL, axis=[0, 0, 1])
+
+
+def compiled_field(system):
+    from nhphys_ext.rhs import SuslovField
+
+    return SuslovField(system.inertia, system.axis)
+
+
+# -- the contenders: each returns (final rotation (3, 3), right-hand-side calls or None) --------
+
+def run_nhphys(system, integrator, dt):
+    n = int(round(T_FINAL / dt))
+    run = integrator.start(system, dt, "cython", omega0=OMEGA0)
+    frames = run.advance(n, n)
+    calls = getattr(getattr(run, "field", None), "evaluations", None)
+    return frames["R"][-1], calls
+
+
+def run_ode(system, rtol):
+    from scipy.integrate import ode
+
+    field = compiled_field(system)
+    solver = ode(field).set_integrator("dop853", rtol=rtol, atol=rtol * 1e-2, nsteps=10**7)
+    solver.set_initial_value(Y0, 0.0)
+    y = solver.integrate(T_FINAL)
+    return y[:9].reshape(3, 3), field.evaluations
+
+
+def run_ivp(fun, y0, rtol, counter=None):
+    from scipy.integrate import solve_ivp
+
+    sol = solve_ivp(fun, (0.0, T_FINAL), y0, method="DOP853", rtol=rtol, atol=rtol * 1e-2)
+    return sol.y[:9, -1].reshape(3, 3), sol.nfev
+
+
+def contenders(system, quick):
+    """label -> list of (setting, thunk); thunk() -> (R_final, calls)."""
+    table = {}
+    for order, steps in STEPS.items():
+        steps = steps[::2] if quick else steps
+        table[f"nhphys Retraction exp order {order}"] = [
+            (f"dt={dt:g}", lambda dt=dt, o=order: run_nhphys(system, Retraction("exp", order=o),
+                                                            dt)) for dt in steps]
+    tols = TOLERANCES[::2] if quick else TOLERANCES
+    table["nhphys Adaptive DOP853 (1 frame)"] = [
+        (f"rtol={r:g}", lambda r=r: run_nhphys(system, Adaptive(r, r * 1e-2), T_FINAL))
+        for r in tols]
+    table["nhphys Adaptive DOP853 (a frame every 1 s)"] = [
+        (f"rtol={r:g}", lambda r=r: run_nhphys(system, Adaptive(r, r * 1e-2), 1.0))
+        for r in tols]
+    table[BAR] = [(f"rtol={r:g}", lambda r=r: run_ode(system, r)) for r in tols]
+    field = compiled_field(system)
+    table["solve_ivp DOP853 compiled RHS"] = [
+        (f"rtol={r:g}", lambda r=r: run_ivp(field, Y0, r)) for r in tols]
+    y13 = np.concatenate([Y0, [0.0]])
+    system.reference_state(omega0=OMEGA0)  # sets the (empty) force set reference_rhs reads
+    table["solve_ivp DOP853 numpy RHS (Reference's)"] = [
+        (f"rtol={r:g}", lambda r=r: run_ivp(system.reference_rhs, y13, r))
+        for r in tols if r >= 1e-11]
+    return table
+
+
+def truth(system):
+    """R_true (3, 3) and the cross-checks' differences from it."""
+    exp8 = run_nhphys(system, Retraction("exp", order=8), 0.05)[0]
+    ref = nhphys.simulate(system, T_FINAL, T_FINAL, Reference(rtol=1e-13, atol=1e-15),
+                          omega=OMEGA0).R[-1]
+    return exp8, {"Reference(rtol=1e-13)": np.linalg.norm(ref - exp8),
+                  "compiled DOP853 rtol 1e-13": np.linalg.norm(run_ode(system, 1e-13)[0] - exp8),
+                  "Retraction exp order 8, dt = 0.02": np.linalg.norm(
+                      run_nhphys(system, Retraction("exp", order=8), 0.02)[0] - exp8)}
+
+
+def per_call_costs(system, repeats):
+    """Seconds per right-hand-side call on each path."""
+    from scipy.integrate import ode, solve_ivp
+
+    from nhphys.twins.rhs import SuslovField as TwinField
+
+    fast, slow = compiled_field(system), TwinField(system.inertia, system.axis)
+    y13 = np.concatenate([Y0, [0.0]])
+    system.reference_state(omega0=OMEGA0)
+    out = {}
+
+    def direct(fun, y, n):
+        best = np.inf
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for _ in range(n):
+                fun(0.0, y)
+            best = min(best, time.perf_counter() - start)
+        return best / n
+
+    out["compiled field, called from Python"] = direct(fast, Y0, 20000)
+    out["numpy twin field (nhphys.twins.rhs)"] = direct(slow, Y0, 2000)
+    out["Suslov.reference_rhs (Reference's numpy RHS)"] = direct(system.reference_rhs, y13, 2000)
+    # inside the solvers: the whole run over its calls (the solver's own work included)
+    best_ode, best_ivp = np.inf, np.inf
+    for _ in range(repeats):
+        field = compiled_field(system)
+        solver = ode(field).set_integrator("dop853", rtol=1e-10, atol=1e-12, nsteps=10**7)
+        solver.set_initial_value(Y0, 0.0)
+        start = time.perf_counter()
+        solver.integrate(T_FINAL)
+        best_ode = min(best_ode, (time.perf_counter() - start) / field.evaluations)
+        field = compiled_field(system)
+        start = time.perf_counter()
+        solve_ivp(field, (0.0, T_FINAL), Y0, method="DOP853", rtol=1e-10, atol=1e-12)
+        best_ivp = min(best_ivp, (time.perf_counter() - start) / field.evaluations)
+    out["scipy.integrate.ode dop853 on the compiled field (run / calls)"] = best_ode
+    out["solve_ivp DOP853 on the compiled field (run / calls)"] = best_ivp
+    return out
+
+
+def time_to_reach(points, target):
+    """Wall time at which a family's curve reaches ``target``: the cheapest measured point
+    at or below it, or the log-log interpolation between the two points around it (None
+    when the family never gets there)."""
+    pts = sorted(points, key=lambda p: p[1])  # by time
+    best = None
+    for (e0, t0), (e1, t1) in zip(pts, pts[1:]):
+        if e0 > target >= e1:  # crossing between two consecutive (by time) points
+            f = (np.log(target) - np.log(e0)) / (np.log(e1) - np.log(e0))
+            cand = float(np.exp(np.log(t0) + f * (np.log(t1) - np.log(t0))))
+            best = cand if best is None else min(best, cand)
+    for e, t in pts:
+        if e <= target:
+            best = t if best is None else min(best, t)
+            break
+    return best
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="every other setting, 2 repeats")
+    parser.add_argument("--png", default=os.path.join(os.path.dirname(__file__), "..", "docs",
+                                                      "images", "work_precision_suslov.png"))
+    args = parser.parse_args(argv)
+    repeats = 2 if args.quick else args.repeats
+    system = body()
+    warnings.simplefilter("ignore", UserWarning)
+
+    print(f"machine: {' '.join(platform.uname())}; cores: {os.cpu_count()}; "
+          f"Python {platform.python_version()}, numpy {np.__version__}")
+    R_true, checks = truth(system)
+    print("truth: Retraction exp order 8, dt = 0.05; |R - R_true|_F of the cross-checks: "
+          + ", ".join(f"{k} {v:.2e}" for k, v in checks.items()))
+    start = time.perf_counter()
+    for _ in range(20):
+        nhphys.simulate(system, 1.0, 1.0, Retraction("exp"), omega=OMEGA0, progress=False)
+    print(f"fixed cost of nhphys.simulate (1 step, checks and frames): "
+          f"{(time.perf_counter() - start) / 20 * 1e3:.2f} ms (not in the times below)\n")
+
+    print("| right-hand side, per call | us |\n|---|---:|")
+    for name, seconds in per_call_costs(system, repeats).items():
+        print(f"| {name} | {seconds * 1e6:.2f} |")
+    print()
+
+    table = contenders(system, args.quick)
+    results = {label: [[setting, np.inf, None, None] for setting, _ in runs]
+               for label, runs in table.items()}
+    for rep in range(repeats):  # interleaved: every setting once per round
+        for label, runs in table.items():
+            for row, (setting, thunk) in zip(results[label], runs):
+                if rep > 0 and row[1] > 5.0:  # one repeat of the settings slower than 5 s
+                    continue
+                t0 = time.perf_counter()
+                R, calls = thunk()
+                row[1] = min(row[1], time.perf_counter() - t0)
+                row[2] = float(np.linalg.norm(R - R_true))
+                row[3] = calls
+
+    print(f"| method | setting | error of R(300) | wall ms (min of {repeats}) | RHS calls |")
+    print("|---|---|---:|---:|---:|")
+    for label, rows in results.items():
+        for setting, seconds, error, calls in rows:
+            print(f"| {label} | {setting} | {error:.2e} | {seconds * 1e3:.2f} | "
+                  f"{'' if calls is None else calls} |")
+    print()
+
+    points = {label: [(max(r[2], 1e-16), r[1]) for r in rows] for label, rows in results.items()}
+    retraction = [label for label in points if "Retraction" in label]
+    print("| accuracy | " + " | ".join(["best Retraction", "Adaptive (1 frame)", BAR,
+                                        "best Retraction / bar", "Adaptive / bar"]) + " |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for target in TARGETS:
+        bar = time_to_reach(points[BAR], target)
+        times = [(time_to_reach(points[label], target), label) for label in retraction]
+        times = [(t, label) for t, label in times if t is not None]
+        best, best_label = min(times) if times else (None, "")
+        adaptive = time_to_reach(points["nhphys Adaptive DOP853 (1 frame)"], target)
+
+        def ms(value):
+            return "not reached" if value is None else f"{value * 1e3:.2f}"
+
+        def ratio(value):
+            return "-" if value is None or bar is None else f"{value / bar:.2f}"
+
+        order = best_label.split("order ")[-1] if best_label else "-"
+        print(f"| {target:.0e} | {ms(best)} (order {order}) | {ms(adaptive)} | {ms(bar)} | "
+              f"{ratio(best)} | {ratio(adaptive)} |")
+
+    if args.png:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(8, 6))
+        styles = {"Retraction": "o-", "Adaptive": "s-", "ode": "^--", "solve_ivp": "v:"}
+        for label, rows in results.items():
+            style = next((s for k, s in styles.items() if k in label), "x-")
+            if label == BAR:
+                style = "k^--"
+            times = [r[1] * 1e3 for r in rows]
+            errors = [max(r[2], 1e-16) for r in rows]
+            ax.loglog(times, errors, style, label=label, markersize=4)
+        ax.axhspan(1e-10, 1e-3, color="0.93", zorder=0)  # the accuracies of the issue
+        ax.set_ylim(1e-13, 10.0)
+        ax.set_xlabel("wall time [ms] (minimum of interleaved repeats)")
+        ax.set_ylabel("|R(300) - R_true| (Frobenius)")
+        ax.set_title("Suslov, non-principal inertia, 300 s")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(args.png, dpi=110)
+        print(f"\nwrote {os.path.normpath(args.png)}")
+
+
+if __name__ == "__main__":
+    main()

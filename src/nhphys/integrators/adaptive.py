@@ -1,0 +1,253 @@
+"""Adaptive high-order integration of the continuous equations on a compiled right-hand side,
+projected back onto the constraint manifold at every output time.
+
+``Adaptive(rtol, atol, method="DOP853")`` integrates a system's continuous equations (those
+:class:`~nhphys.integrators.Reference` integrates) with Hairer and Wanner's DOP853 (order 8,
+embedded error estimators of orders 5 and 3, step-size control) as wrapped by
+``scipy.integrate.ode("dop853")`` (scipy's compiled translation of Hairer's Fortran code;
+"DOPRI5" selects the order-5 sibling). The right-hand side is the compiled field of
+``nhphys_ext.rhs`` (the Python twin :mod:`nhphys.twins.rhs` with ``backend="python"``): the
+solver's loop is compiled, the field is one C call per stage, and the only Python between
+stages is the call itself: 0.2-0.4 us a call with the solver's share, against 6-8 us with
+``scipy.integrate.solve_ivp`` on the same compiled field (its step loop is Python) and
+80-160 us for ``Suslov.reference_rhs`` (``benchmarks/bench_work_precision.py``, BENCHMARKS.md).
+
+The projection
+--------------
+Each step of the run (of length ``dt``, the output interval) integrates from the state of the
+previous output time to the next, then projects the result back onto the manifold before it is
+saved and before the next interval starts from it (:meth:`nhphys.twins.rhs.SuslovField.project`):
+
+* the orientation ``R`` to the closest rotation (orthogonal factor of its polar decomposition),
+  so that ``|R^T R - I|`` is at round-off at every saved frame;
+* the body angular velocity ``Omega`` onto the Suslov constraint ``a . Omega = 0`` along
+  ``I^-1 a`` (the orthogonal projection in the kinetic-energy metric), so that the constraint
+  residual is at round-off at every saved frame.
+
+The solution of the unprojected equations leaves the manifold only by the size of its global
+error (the manifold is invariant), and the projection moves the state by no more than that
+distance, so the projected run keeps the solver's order and accuracy (Hairer, Lubich & Wanner,
+Geometric Numerical Integration, IV.4); the tests check that it agrees with
+:class:`~nhphys.integrators.Reference` to the tolerance. Every output interval restarts the
+solver from the projected state (scipy's wrapper cannot change the state inside its loop),
+with the step the solver had reached as its first trial step; short output intervals still
+cost extra steps (each interval ends on an output time). Choose ``dt`` no shorter than the
+frames you need.
+
+Systems: :class:`nhphys.systems.Suslov` without force elements (``Reference`` integrates the
+others). The run can be checkpointed and resumed exactly: its whole state is the projected
+state of the last output time and the next first trial step. The accepted steps are watched
+(to carry the step over) only in calls of ``advance`` with more than one interval, since the
+watch costs 15-25 % of a 300-s single-interval run: runs cut into chunks differently therefore
+agree to the tolerance, not bit for bit (the driver's chunks, and so its checkpoints and
+resumed runs, are the same every time).
+"""
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from nhphys import _backend
+from nhphys.errors import NewtonError
+from nhphys.integrators.run import Run
+from nhphys.twins import newton as status
+from nhphys.twins.newton import INFO_COMMITTED, INFO_STATUS
+
+METHODS = {"DOP853": "dop853", "DOPRI5": "dopri5"}  # method -> scipy.integrate.ode's name
+SOLVER_FAILED = status.CODES["NOT_CONVERGED"]  # the status a failed interval records
+
+
+def field_of(system, module):
+    """The right-hand side of ``system`` from ``module`` (``nhphys_ext.rhs`` or its twin).
+
+    Raises
+    ------
+    ValueError
+        ``system`` has no field there yet (the message names the systems that have one), or is
+        a Suslov body with force elements.
+    """
+    from nhphys.systems.suslov import Suslov
+
+    if not isinstance(system, Suslov):
+        raise ValueError(f"Adaptive integrates Suslov so far, not {type(system).__name__}; use "
+                         "Reference() for it.")
+    if system.forces:
+        raise ValueError("Adaptive integrates a Suslov body without force elements so far; use "
+                         "Reference() (or a Retraction) with forces.")
+    return module.SuslovField(system.inertia, system.axis)
+
+
+class AdaptiveRun(Run):
+    """One run of :class:`Adaptive` (see the module docstring).
+
+    Attributes
+    ----------
+    state : ndarray, shape (12,)
+        ``R.ravel()`` and ``Omega`` at the last output time (projected).
+    step_guess : ndarray, shape (1,)
+        The first trial step of the next interval (from the last interval's accepted steps,
+        :meth:`_next_guess`; 0 at the start: the solver's own estimate). Part of the state, so
+        a resumed run is identical.
+    field : SuslovField
+        The right-hand side (compiled or twin), with ``evaluations`` counting its calls.
+    """
+
+    state_names = ("state", "step_guess")
+
+    def __init__(self, system, field, state0, dt, backend, scipy_name, rtol, atol, max_steps):
+        from scipy.integrate import ode  # imported here: it costs half a second
+
+        self.system = system
+        self.field = field
+        self.backend = backend
+        self.dt = dt
+        self.state = np.array(state0, dtype=float)
+        field.project(self.state)  # the start is on the manifold to round-off too
+        # the first trial step of the next interval (0: the solver's own estimate)
+        self.step_guess = np.zeros(1)
+        self.solver = ode(field).set_integrator(scipy_name, rtol=rtol, atol=atol,
+                                                nsteps=max_steps)
+        self.message = ""
+        # the time of the last accepted step, the last two steps, and the accepted steps of
+        # the current interval
+        self._accepted = [0.0, 0.0, 0.0, 0]
+
+    def _record(self, t, y):
+        """scipy's ``solout``, called after every accepted step: keeps the last two steps."""
+        accepted = self._accepted
+        h = t - accepted[0]
+        accepted[0] = t
+        if h > 0.0:
+            accepted[1], accepted[2] = accepted[2], h
+            accepted[3] += 1
+
+    def _next_guess(self):
+        """The first trial step of the next interval, from the steps of this one: the step
+        before the last (the last ends on the output time), doubled when it was the interval's
+        first step (our own trial step, accepted: the solver might have taken more)."""
+        _, before_last, last, count = self._accepted
+        if count <= 1:
+            return 2.0 * last
+        return 2.0 * before_last if count == 2 else before_last
+
+    def _unpack(self, states):
+        states = np.asarray(states).reshape(-1, 12)
+        return self.system.observables({"R": states[:, :9].reshape(-1, 3, 3).copy(),
+                                        "omega": states[:, 9:12].copy()})
+
+    def _initial_frame(self):
+        return self._unpack(self.state[None])
+
+    def _allocate(self, n_saved):
+        return np.empty((n_saved, self.state.size))
+
+    def _loop(self, n_steps, save_every, saved, info):
+        solver, field, dt, accepted = self.solver, self.field, self.dt, self._accepted
+        # with more than one interval, watch the accepted steps (a Python call a step, 10-20 %
+        # of a step's cost here) to restart each interval with the step the solver had reached
+        # (else each restart estimates one and grows it again: ~25 extra field calls)
+        track = n_steps > 1
+        solver.set_solout(self._record if track else None)
+        with warnings.catch_warnings():
+            # a failure is reported by the run's NewtonError, not by scipy's warning
+            warnings.simplefilter("ignore", UserWarning)
+            for k in range(n_steps):
+                t0 = (self.steps_done + k) * dt
+                # scipy's legacy `ode` has no setter for the first step: its integrator reads
+                # this attribute when set_initial_value resets it (0: its own estimate)
+                solver._integrator.first_step = float(self.step_guess[0])
+                solver.set_initial_value(self.state, t0)
+                accepted[:] = [t0, 0.0, 0.0, 0]
+                y = solver.integrate(t0 + dt)
+                if not solver.successful() or not np.all(np.isfinite(y)):
+                    code = solver.get_return_code()
+                    self.message = solver._integrator.messages.get(
+                        code, f"return code {code}") if not solver.successful() \
+                        else "the state is not finite"
+                    info[INFO_STATUS] = SOLVER_FAILED
+                    return k + 1
+                y = np.array(y, dtype=float)
+                field.project(y)
+                if track:
+                    self.step_guess[0] = self._next_guess()
+                self.state[:] = y
+                info[INFO_COMMITTED] = k + 1
+                if (k + 1) % save_every == 0:
+                    saved[(k + 1) // save_every - 1] = y
+        return 0
+
+    def _frames(self, saved, count):
+        return self._unpack(saved[:count])
+
+    def _error(self, reason, step, partial):
+        return NewtonError(step, step * self.dt,
+                           f"the adaptive solver failed in this interval: {self.message}",
+                           partial)
+
+
+@dataclass(frozen=True)
+class Adaptive:
+    """Adaptive DOP853 on a compiled right-hand side, projected onto the manifold at every
+    output time (module docstring).
+
+    Parameters
+    ----------
+    rtol, atol : float
+        The solver's relative and absolute tolerances, floats in (0, 1). The global error over
+        a run grows with its length; tighten them for long runs.
+    method : {"DOP853", "DOPRI5"}
+        Hairer's order-8 (default) or order-5 Dormand-Prince code.
+    max_steps : int
+        The most solver steps in one output interval (``dt``) before the run fails with a
+        :class:`~nhphys.errors.NewtonError` naming the interval.
+
+    Examples
+    --------
+    >>> import nhphys
+    >>> from nhphys.integrators import Adaptive
+    >>> top = nhphys.systems.Suslov([1.0, 2.0, 3.0], axis=[0, 0, 1])
+    >>> traj = nhphys.simulate(top, 10.0, 0.5, integrator=Adaptive(1e-10, 1e-12),
+    ...                        omega=[1.0, 0.5, 0.0])
+    >>> float(traj.constraint_residual.max()) < 1e-14
+    True
+    """
+
+    rtol: float = 1e-10
+    atol: float = 1e-12
+    method: str = "DOP853"
+    max_steps: int = 100_000
+
+    def __post_init__(self):
+        for name in ("rtol", "atol"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not 0 < value < 1:
+                raise ValueError(f"Expected `{name}` to be a number in (0, 1), got {value!r}.")
+        if not isinstance(self.method, str) or self.method.upper() not in METHODS:
+            raise ValueError(f"Expected `method` to be one of {tuple(METHODS)}, got "
+                             f"{self.method!r}.")
+        steps = self.max_steps
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise ValueError(f"Expected `max_steps` to be an integer >= 1, got {steps!r}.")
+
+    def start(self, system, dt, backend, **initial_conditions):
+        """A run of ``system`` from ``initial_conditions`` (those of ``Reference``).
+
+        Raises
+        ------
+        ValueError
+            A system without a compiled field (the message names the supported ones), or a
+            Suslov body with force elements; bad initial conditions (those of ``Reference``).
+        TypeError
+            An initial condition the system does not know (the message lists its own).
+        """
+        from nhphys.integrators.retraction import check_initial_conditions
+
+        module, used = _backend.choose("rhs", backend)
+        field = field_of(system, module)
+        check_initial_conditions(system, initial_conditions)
+        state = system.reference_state(**initial_conditions)[:12]
+        return AdaptiveRun(system, field, state, dt, used,
+                           METHODS[self.method.upper()], float(self.rtol), float(self.atol),
+                           self.max_steps)

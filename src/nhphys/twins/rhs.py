@@ -1,0 +1,102 @@
+"""Continuous right-hand sides as callables ``field(t, y) -> dy/dt``, with the projection back
+onto the state's manifold: the twin of ``nhphys_ext.rhs`` (same names, arguments, results).
+
+These are what :class:`nhphys.integrators.Adaptive` hands to an adaptive Runge-Kutta solver:
+the kernel's copy is compiled (one C call per evaluation), this one is the readable
+specification, checked against the kernel and against the system's own ``reference_rhs``.
+
+Suslov (:class:`SuslovField`)
+-----------------------------
+State ``y`` (12,): ``R.ravel()`` (row-major, body to space) then ``Omega``. With the inertia
+``I``, the unit axis ``a``, ``Ia = I^-1 a`` and ``g = I^-1 ((I Omega) x Omega)``::
+
+    dR/dt = R hat(Omega)                        (row r of R: r x Omega)
+    dOmega/dt = g - (a . g) / (a . Ia) Ia       (I dOmega/dt = (I Omega) x Omega + lambda a)
+
+which is ``Suslov.reference_rhs`` without force elements (and without its work entry).
+
+The projection (:meth:`SuslovField.project`, in place) puts a state back on the constraint
+manifold ``SO(3) x {Omega : a . Omega = 0}``:
+
+* ``R`` to the closest rotation in the Frobenius norm, the orthogonal factor ``U`` of its
+  polar decomposition ``R = U P`` (``P`` symmetric positive definite; ``U = W V^T`` from the
+  SVD ``R = W S V^T``), computed by Newton's iteration ``X <- (X + X^-T) / 2`` from ``X = R``
+  (Higham, Functions of Matrices, 8.3; quadratic, two or three iterations near ``SO(3)``); for
+  a state near ``SO(3)`` the determinant is +1;
+* ``Omega`` to the constraint plane along ``I^-1 a``:
+  ``Omega <- Omega - (a . Omega) / (a . Ia) Ia``, the orthogonal projection in the
+  kinetic-energy metric ``<u, v>_I = u . I v`` (``I^-1 a`` is ``I``-orthogonal to the plane
+  ``a . v = 0``). It is the closest allowed velocity in that metric, so it changes the kinetic
+  energy by second order in the violation only.
+
+Both move the state by the size of its distance from the manifold, which for a solution of
+the ODE computed to a tolerance is itself of the size of the global error: projecting does not
+lower the order (Hairer, Lubich & Wanner, Geometric Numerical Integration, 2nd ed., IV.4,
+Theorem 4.2).
+"""
+
+import numpy as np
+
+SUSLOV_STATE = 12  # R (9, row-major) and Omega (3)
+POLAR_MAX_ITER = 50  # Newton iterations of the polar factor; 2-3 from near SO(3)
+POLAR_TOL = 2 * np.finfo(float).eps  # the last correction at round-off ends it
+
+
+class SuslovField:
+    """The Suslov right-hand side ``field(t, y)`` and its projection.
+
+    Parameters
+    ----------
+    inertia : array_like, shape (3, 3)
+        Symmetric positive definite inertia about the fixed point (body axes).
+    axis : array_like, shape (3,)
+        The constraint axis ``a`` (normalised here).
+
+    Attributes
+    ----------
+    evaluations : int
+        Calls of the field so far.
+    """
+
+    def __init__(self, inertia, axis):
+        self.inertia = np.array(inertia, dtype=float).reshape(3, 3)
+        self.inertia_inv = np.linalg.inv(self.inertia)
+        a = np.array(axis, dtype=float).reshape(3)
+        self.axis = a / np.linalg.norm(a)
+        self.inertia_inv_axis = self.inertia_inv @ self.axis
+        self.denominator = float(self.axis @ self.inertia_inv_axis)
+        self.evaluations = 0
+
+    def __call__(self, t, y):
+        """``dy/dt`` (12,) at the state ``y`` (12,); ``t`` is unused (autonomous)."""
+        y = np.asarray(y, dtype=float)
+        if y.shape != (SUSLOV_STATE,):
+            raise ValueError(f"Expected a state of shape ({SUSLOV_STATE},), got {y.shape}.")
+        self.evaluations += 1
+        R = y[:9].reshape(3, 3)
+        omega = y[9:12]
+        g = self.inertia_inv @ np.cross(self.inertia @ omega, omega)
+        omega_dot = g - (self.axis @ g) / self.denominator * self.inertia_inv_axis
+        return np.concatenate([np.cross(R, omega).ravel(), omega_dot])
+
+    def project(self, y):
+        """Put the state ``y`` (12,) back on the manifold, in place (module docstring).
+
+        ``y`` must be a float64 array of shape (12,) (a ``ValueError`` otherwise), as for the
+        kernel.
+        """
+        if not (isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (12,)
+                and y.flags.c_contiguous):
+            raise ValueError("Expected a writable C-contiguous float64 state of shape (12,).")
+        # the polar factor by Newton's iteration X <- (X + X^-T) / 2: quadratic, and more
+        # accurate than W V^T of an SVD when the singular values cluster (near SO(3))
+        X = y[:9].reshape(3, 3).copy()
+        for _ in range(POLAR_MAX_ITER):
+            X_next = 0.5 * (X + np.linalg.inv(X).T)
+            change = np.abs(X_next - X).max()
+            X = X_next
+            if change <= POLAR_TOL:
+                break
+        y[:9] = X.ravel()
+        omega = y[9:12]
+        y[9:12] = omega - (self.axis @ omega) / self.denominator * self.inertia_inv_axis

@@ -1,0 +1,228 @@
+"""Adaptive DOP853 on the compiled right-hand side, projected at every frame
+(nhphys.integrators.Adaptive, nhphys_ext.rhs and its twin nhphys.twins.rhs).
+
+Speed is not tested here (benchmarks/bench_work_precision.py measures it)."""
+
+import types
+
+import numpy as np
+import pytest
+
+import nhphys
+from nhphys import _backend
+from nhphys.errors import NewtonError
+from nhphys.integrators import Adaptive, Reference, integrator_from_name
+from nhphys.lie import so3
+from nhphys.systems import Suslov
+from nhphys.twins import rhs as twin
+
+NON_PRINCIPAL = np.array([[1.0, 0.0, 0.2], [0.0, 2.0, 0.3], [0.2, 0.3, 3.0]])
+
+
+def random_states(rng, n, spread=1.0):
+    """(n, 12) states: rotations, slightly off SO(3), and velocities off the constraint."""
+    states = np.empty((n, 12))
+    for k in range(n):
+        R = so3.exp(rng.normal(size=3) * 2.0) + spread * 1e-3 * rng.normal(size=(3, 3))
+        states[k, :9] = R.ravel()
+        states[k, 9:] = rng.normal(size=3) * spread
+    return states
+
+
+def field_module(backend):
+    return _backend.choose("rhs", backend)[0]
+
+
+def orthogonality(R):
+    """max over frames of max |R^T R - I|: (n, 3, 3) -> float."""
+    return np.abs(np.einsum("nki,nkj->nij", R, R) - np.eye(3)).max()
+
+
+# -- the field: kernel and twin, and the system's own continuous equations -------------------
+
+@pytest.mark.parity
+def test_kernel_field_and_projection_equal_the_twin(rng):
+    from nhphys_ext import rhs as kernel
+
+    for inertia, axis in [(NON_PRINCIPAL, [0, 0, 1]), (np.diag([1.0, 10.0, 100.0]), [0, 0, 1]),
+                          (NON_PRINCIPAL, [0.3, -1.0, 0.7])]:
+        fast, slow = kernel.SuslovField(inertia, axis), twin.SuslovField(inertia, axis)
+        for y in random_states(rng, 200):
+            f_fast, f_slow = fast(0.0, y), slow(0.0, y)
+            scale = np.abs(f_slow).max()
+            assert np.abs(f_fast - f_slow).max() <= 1e-14 * scale
+            p_fast, p_slow = y.copy(), y.copy()
+            fast.project(p_fast)
+            slow.project(p_slow)
+            assert np.abs(p_fast - p_slow).max() <= 1e-14 * np.abs(p_slow).max()
+        assert fast.evaluations == slow.evaluations == 200
+
+
+def test_field_is_the_reference_equations(backend, rng):
+    # Suslov.reference_rhs (Suslov.omega_dot: the multiplier form) is written independently
+    for inertia, axis in [(NON_PRINCIPAL, [0, 0, 1]), (NON_PRINCIPAL, [0.3, -1.0, 0.7])]:
+        body = Suslov(inertia, axis)
+        field = field_module(backend).SuslovField(body.inertia, body.axis)
+        for y in random_states(rng, 50):
+            expected = body.reference_rhs(0.0, np.concatenate([y, [0.0]]))[:12]
+            got = field(1.5, y)
+            assert np.abs(got - expected).max() <= 1e-14 * np.abs(expected).max()
+
+
+def test_field_accepts_lists_and_refuses_other_shapes(backend):
+    field = field_module(backend).SuslovField(NON_PRINCIPAL, [0, 0, 1])
+    y = [1.0, 0, 0, 0, 1, 0, 0, 0, 1, 1.0, 0.5, 0.0]
+    np.testing.assert_allclose(field(0.0, y), field(0.0, np.array(y)), rtol=0, atol=0)
+    with pytest.raises(ValueError):
+        field(0.0, np.zeros(13))
+
+
+def test_projection_lands_on_the_manifold(backend, rng):
+    body = Suslov(NON_PRINCIPAL, [0.3, -1.0, 0.7])
+    field = field_module(backend).SuslovField(body.inertia, body.axis)
+    for y in random_states(rng, 100):
+        p = y.copy()
+        field.project(p)
+        R = p[:9].reshape(3, 3)
+        assert np.abs(R.T @ R - np.eye(3)).max() <= 1e-15 * 4
+        assert np.linalg.det(R) > 0
+        assert abs(body.axis @ p[9:]) <= 1e-15 * np.abs(p[9:]).max() * 4
+        # the closest rotation (independent: it is the polar factor, symmetric R^T Y >= 0)
+        S = R.T @ y[:9].reshape(3, 3)
+        assert np.abs(S - S.T).max() <= 1e-14
+        assert np.linalg.eigvalsh(0.5 * (S + S.T)).min() > 0
+        # along I^-1 a: the change is I^-1 a times a number
+        change = p[9:] - y[9:]
+        direction = body.inertia_inv @ body.axis
+        assert np.linalg.norm(np.cross(change, direction)) <= 1e-14 * np.linalg.norm(y[9:]) + \
+            1e-14 * np.linalg.norm(change)
+        # a projected state stays put
+        q = p.copy()
+        field.project(q)
+        assert np.abs(q - p).max() <= 1e-15 * 4
+
+
+# -- the run ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def reference_60s():
+    body = Suslov(NON_PRINCIPAL, [0, 0, 1])
+    ref = nhphys.simulate(body, 60.0, 0.5, Reference(rtol=1e-13, atol=1e-15),
+                          omega=[1, 0.5, 0])
+    return body, ref
+
+
+def test_agrees_with_the_reference_to_its_tolerance(backend, reference_60s):
+    # one interval of 60 s, and 120 projected intervals of 0.5 s (frames checked): the error
+    # after 60 s of motion stays below 50 rtol from rtol 1e-6 to 1e-12 (Retraction order 8 at
+    # dt = 0.01 s agrees with this Reference to 5.4e-13 at 60 s)
+    body, ref = reference_60s
+    for rtol in (1e-6, 1e-8, 1e-10, 1e-12):
+        for dt in (60.0, 0.5):
+            traj = nhphys.simulate(body, 60.0, dt, Adaptive(rtol, rtol * 1e-2),
+                                   backend=backend, omega=[1, 0.5, 0])
+            assert traj.meta["backend"] == backend
+            assert orthogonality(traj.R) <= 1e-14
+            assert traj.constraint_residual.max() <= 1e-14
+            assert np.abs(traj.R[-1] - ref.R[-1]).max() <= 50 * rtol
+            if dt == 0.5:
+                assert np.abs(traj.R - ref.R).max() <= 50 * rtol
+
+
+@pytest.mark.parametrize("rtol", [1e-6, 1e-8, 1e-10])
+def test_projection_does_not_spoil_the_accuracy(backend, reference_60s, rtol):
+    # the same run with the projection switched off (same solver, same restarts): the projected
+    # run is as close to the reference, and its frames are on the manifold, the others not
+    body, ref = reference_60s
+    runs = {}
+    for projected in (True, False):
+        run = Adaptive(rtol, rtol * 1e-2).start(body, 0.5, backend, omega0=[1, 0.5, 0])
+        if not projected:
+            run.field = types.SimpleNamespace(project=lambda y: None)
+        runs[projected] = run.advance(120, 1)
+    errors = {key: np.abs(frames["R"] - ref.R[1:]).max() for key, frames in runs.items()}
+    assert orthogonality(runs[False]["R"]) > 1e-13  # the unprojected solution leaves SO(3)
+    assert orthogonality(runs[True]["R"]) <= 1e-14
+    assert runs[True]["constraint_residual"].max() <= 1e-14
+    assert errors[True] <= 1.5 * errors[False]
+
+
+def test_follows_the_principal_axis_closed_form(backend):
+    # I diagonal, a = e3, momentum (1, 1, 0): Omega = (1, 0.1, 0) constant, R = exp(t hat(Omega))
+    body = Suslov([1.0, 10.0, 100.0], axis=[0, 0, 1])
+    traj = nhphys.simulate(body, 180.0, 1.0, Adaptive(1e-11, 1e-13), backend=backend,
+                           momentum=[1, 1, 0])
+    exact = so3.exp(traj.t[:, None] * np.array([1.0, 0.1, 0.0]))
+    assert np.abs(traj.R - exact).max() <= 1e-8
+    np.testing.assert_allclose(traj.omega, np.tile([1.0, 0.1, 0.0], (len(traj), 1)),
+                               rtol=0, atol=1e-12)
+    assert orthogonality(traj.R) <= 1e-14
+    assert traj.constraint_residual.max() <= 1e-14
+
+
+def test_off_axis_constraint_keeps_residuals_at_round_off(backend):
+    body = Suslov(NON_PRINCIPAL, [0.3, -1.0, 0.7])
+    omega0 = np.cross(body.axis, [1.0, 0.2, -0.4])
+    traj = nhphys.simulate(body, 30.0, 0.1, "dop853", backend=backend, omega=omega0)
+    assert len(traj) == 301
+    assert orthogonality(traj.R) <= 1e-14
+    assert traj.constraint_residual.max() <= 1e-14
+    assert np.ptp(traj.energy) <= 1e-9 * traj.energy[0]
+
+
+def test_checkpoint_resumes_bit_for_bit(backend):
+    body = Suslov(NON_PRINCIPAL, [0, 0, 1])
+    integrator = Adaptive(1e-9, 1e-11)
+    whole = integrator.start(body, 0.25, backend, omega0=[1, 0.5, 0])
+    frames = whole.advance(40, 4)
+    first = integrator.start(body, 0.25, backend, omega0=[1, 0.5, 0])
+    first.advance(20, 4)
+    saved = first.checkpoint()
+    second = integrator.start(body, 0.25, backend, omega0=[1, 0.5, 0])
+    second.restore(saved)
+    rest = second.advance(20, 4)
+    np.testing.assert_array_equal(rest["R"], frames["R"][5:])
+    np.testing.assert_array_equal(rest["omega"], frames["omega"][5:])
+
+
+def test_a_failed_interval_names_it_and_ends_the_run(backend):
+    body = Suslov(NON_PRINCIPAL, [0, 0, 1])
+    # rtol 1e-12 takes about 10 steps per second here: 5 steps cannot cover 1 s
+    run = Adaptive(1e-12, 1e-14, max_steps=5).start(body, 1.0, backend, omega0=[1, 0.5, 0])
+    with pytest.raises(NewtonError, match="adaptive solver failed.*larger nsteps") as info:
+        run.advance(3, 1)
+    assert info.value.step == 0 and info.value.time == 0.0
+    with pytest.raises(RuntimeError, match="stopped at step 0"):
+        run.advance(1, 1)
+    with pytest.raises(NewtonError, match="adaptive solver failed"):
+        nhphys.simulate(body, 10.0, 1.0, Adaptive(1e-12, 1e-14, max_steps=5), backend=backend,
+                        omega=[1, 0.5, 0])
+
+
+def test_names_options_and_unsupported_systems():
+    assert integrator_from_name("dop853") == Adaptive()
+    assert Adaptive(method="dopri5").method == "dopri5"
+    for bad in [dict(rtol=0.0), dict(atol=1.0), dict(rtol=True), dict(method="RK45"),
+                dict(max_steps=0), dict(max_steps=2.5)]:
+        with pytest.raises(ValueError):
+            Adaptive(**bad)
+    with pytest.raises(ValueError, match="Suslov"):
+        nhphys.simulate(nhphys.systems.KnifeEdge(1.0, 0.1, 0.0), 1.0, 0.1, Adaptive())
+    with pytest.raises(TypeError, match="omega0"):
+        Adaptive().start(Suslov(NON_PRINCIPAL, [0, 0, 1]), 0.1, "auto", omega_0=[1, 0.5, 0])
+    with pytest.raises(ValueError, match="constraint"):
+        nhphys.simulate(Suslov(NON_PRINCIPAL, [0, 0, 1]), 1.0, 0.1, Adaptive(), omega=[1, 0, 1])
+    forced = Suslov(NON_PRINCIPAL, [0, 0, 1], forces=[nhphys.forces.Torque([0.1, 0, 0])])
+    with pytest.raises(ValueError, match="force elements"):
+        nhphys.simulate(forced, 1.0, 0.1, Adaptive(), omega=[1, 0.5, 0])
+
+
+@pytest.mark.parity
+def test_kernel_and_twin_runs_agree_over_ten_thousand_frames():
+    body = Suslov(NON_PRINCIPAL, [0.3, -1.0, 0.7])
+    omega0 = np.cross(body.axis, [1.0, 0.2, -0.4])
+    runs = [nhphys.simulate(body, 100.0, 0.01, Adaptive(1e-10, 1e-12), backend=backend,
+                            omega=omega0, save_every=10) for backend in ("cython", "python")]
+    assert [run.meta["backend"] for run in runs] == ["cython", "python"]
+    assert np.abs(runs[0].R - runs[1].R).max() <= 1e-10
+    assert np.abs(runs[0].omega - runs[1].omega).max() <= 1e-10

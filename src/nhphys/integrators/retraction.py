@@ -13,7 +13,7 @@ Which run a system gets is decided by its configuration group (``system.group``)
 another group may build its own run (``system.start_retraction``).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -143,12 +143,28 @@ class Retraction:
         (three sub-steps of ``g1 h, (1 - 2 g1) h, g1 h``, ``g1 = 1/(2 - 2^(1/3))``), fourth
         order at three times the cost; for ``Suslov`` (and ``LiePoisson``) and ``RollingBody``.
         A step is committed only when all three sub-steps succeeded.
+    extrapolate, globalize : bool
+        ``RollingBody`` only (other systems ignore them): start each step's Newton solve from
+        the solutions of the last steps extrapolated, and if the solve from the warm start
+        fails, solve again with step halving. They change how the step is found, not the step
+        (:mod:`nhphys.twins.rolling`, "Finding the step"); both ``False`` is the former
+        iteration, bit for bit. Shown in the repr only when not the default.
     """
 
     map: str = "exp"
     newton_tol: float = 1e-12
     max_newton: int = 30
     order: int = 2
+    extrapolate: bool = field(default=True, repr=False)
+    globalize: bool = field(default=True, repr=False)
+
+    def __repr__(self):
+        text = (f"{type(self).__name__}(map={self.map!r}, newton_tol={self.newton_tol!r}, "
+                f"max_newton={self.max_newton!r}, order={self.order!r}")
+        for name in ("extrapolate", "globalize"):  # the names' defaults keep their repr
+            if getattr(self, name) is not True:
+                text += f", {name}={getattr(self, name)!r}"
+        return text + ")"
 
     def __post_init__(self):
         get_retraction(self.map)
@@ -157,6 +173,11 @@ class Retraction:
         object.__setattr__(self, "max_newton", max_newton)
         if self.order not in (2, 4):
             raise ValueError(f"Expected `order` to be 2 or 4, got {self.order!r}.")
+        for name in ("extrapolate", "globalize"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"Expected `{name}` to be True or False, got "
+                                f"{getattr(self, name)!r}.")
+            object.__setattr__(self, name, bool(getattr(self, name)))
 
     @property
     def substeps(self):

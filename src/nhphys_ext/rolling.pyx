@@ -718,6 +718,7 @@ cdef struct StepProblem:
     double phi[3]
     double dphi[9]
     double T[6]
+    double x_last[6]    # the x of the last residual (its c1 may be the step's end contact)
     Contact c1
     Contact cm
 
@@ -788,6 +789,8 @@ cdef int step_residual(void* problem, double* x, double* E, double* E_scale) noe
     E_scale[3] = max_abs(P.c1.x, 3) + max_abs(P.c1.s, 3)
     E_scale[4] = max_abs(S.a, 3) + max_abs(P.cm.s, 3)
     E_scale[5] = E_scale[4]
+    for i in range(6):
+        P.x_last[i] = x[i]
     return OK
 
 
@@ -1043,6 +1046,7 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, GroundMotion motio
     cdef NewtonRule rule
     cdef double x_warm[6]
     cdef int i, j, st, attempt, status = OK
+    cdef bint reuse
     P.shape = <PyObject*>shape
     P.ground = <PyObject*>ground
     P.I = I
@@ -1129,9 +1133,17 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, GroundMotion motio
     for i in range(3):
         p_half[i] = P.p_start[i] + 0.5 * h * (x[3 + i] - P.weight[i])
         a1[i] = S.a[i] + (h / mass) * p_half[i]
-    st = contact_at(shape, ground, P.M1, A1, a1, P.chart1, P.z1, newton_tol, max_newton, c1)
-    if st:
-        return st
+    reuse = (options & EXTRAPOLATE) != 0  # the last residual's end contact (see the twin)
+    for i in range(6):
+        if x[i] != P.x_last[i]:
+            reuse = False
+    if reuse:
+        c1[0] = P.c1
+    else:
+        st = contact_at(shape, ground, P.M1, A1, a1, P.chart1, P.z1, newton_tol, max_newton,
+                        c1)
+        if st:
+            return st
     momentum_plus(x, I, h, map_code, pi_end)
     for i in range(3):
         target[i] = 0.0

@@ -181,7 +181,10 @@ are the same for every attempt, so the accepted ``(xi, F)`` satisfies the same t
   ``history``. Its error is ``O(h^3)`` in ``F`` against ``O(h)`` for the last solution, so on a
   smooth run the solve usually ends after one correction (two residuals, one Jacobian, instead
   of three and two), and every contact solve inside starts closer too. If that attempt fails
-  (at a large step the extrapolation may overshoot) the step is solved again from the warm start;
+  (at a large step the extrapolation may overshoot) the step is solved again from the warm
+  start. When the solve ends on the residual test (no correction after the last residual), the
+  end contact of that residual is the step's, instead of a fifth contact solve at the
+  re-orthonormalised pose, from which it differs by round-off;
 * ``GLOBALIZE``: if the solve from the warm start fails, it is solved once more from there by
   :func:`nhphys.twins.newton.newton_solve_damped` (step halving on the scaled residual).
 
@@ -712,7 +715,7 @@ def rolling_step(shape, ground, motion, forces, mass, inertia, inertia_inv, grav
     optional ``guess`` (6,), the extrapolated start of "Finding the step"),
     under the applied forces of ``forces`` (a :class:`nhphys.twins.forces.ForceSet`), on a
     ground moving by ``motion`` (a :class:`GroundMotion`). ``options``: the bits
-    ``EXTRAPOLATE | GLOBALIZE`` (only ``GLOBALIZE`` matters here).
+    ``EXTRAPOLATE | GLOBALIZE`` ("Finding the step").
 
     Returns
     -------
@@ -767,7 +770,7 @@ def rolling_step(shape, ground, motion, forces, mass, inertia, inertia_inv, grav
         momentum = np.abs(pi_minus).max() + np.abs(Pi).max() + np.abs(kick).max()
         gap = np.abs(c1.x).max() + np.abs(c1.s).max()
         slip = np.abs(a).max() + np.abs(cm.s).max()
-        at.update(A1=A1, c1=c1, cm=cm, phi=phi, dphi=dphi, Am=Am, T=T)
+        at.update(A1=A1, c1=c1, cm=cm, phi=phi, dphi=dphi, Am=Am, T=T, x=x.copy())
         return OK, E, np.array([momentum] * 3 + [gap] + [slip] * 2)
 
     def jacobian(x):
@@ -817,14 +820,19 @@ def rolling_step(shape, ground, motion, forces, mass, inertia, inertia_inv, grav
         return status, None, None
     xi, F = y[:3], y[3:]
 
-    # the converged pose and its contact
+    # the converged pose and its contact: with EXTRAPOLATE, the end contact of the last
+    # residual when the solve ended on it (the residual test: no correction since), which
+    # differs from the re-orthonormalised pose's by round-off only
     A1 = reorthonormalize(A @ retract(xi, map_code))
     p_half = p_start + 0.5 * h * (F - weight)
     a1 = a + (h / mass) * p_half
-    st, c1 = contact_at(shape, ground, M1, A1, a1, warm["chart"], warm["z"], newton_tol,
-                        max_newton)
-    if st:
-        return st, None, None
+    if options & EXTRAPOLATE and np.array_equal(y, at["x"]):
+        c1 = at["c1"]
+    else:
+        st, c1 = contact_at(shape, ground, M1, A1, a1, warm["chart"], warm["z"], newton_tol,
+                            max_newton)
+        if st:
+            return st, None, None
     _, pi_end = momentum_pair(xi, inertia, h, map_code)
     s1 = c1.s
     work = state["work"]

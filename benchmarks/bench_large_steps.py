@@ -36,8 +36,8 @@ import nhphys.scenes
 from nhphys.integrators import Retraction
 from nhphys.systems import RollingBody
 
-SETTINGS = {"before": dict(extrapolate=False, globalize=False),
-            "after": dict(extrapolate=True, globalize=True)}
+SETTINGS = {"before": {"extrapolate": False, "globalize": False},
+            "after": {"extrapolate": True, "globalize": True}}
 
 
 def rolling_scenes():
@@ -202,10 +202,9 @@ def main(argv=None):
     ref = first_reversal(system, rb.R0, rb.SPIN, 1e-4, 20.0, Retraction("exp"))
     print("| setting | first spin reversal [s] | reference (dt = 1e-4) [s] | difference [s] |")
     print("|---|---:|---:|---:|")
-    for setting in SETTINGS:
+    for setting, options in SETTINGS.items():
         try:
-            t = first_reversal(system, rb.R0, rb.SPIN, 1e-2, 20.0,
-                               Retraction("exp", **SETTINGS[setting]))
+            t = first_reversal(system, rb.R0, rb.SPIN, 1e-2, 20.0, Retraction("exp", **options))
             cell = (f"{t:.3f} | {ref:.3f} | {t - ref:+.3f}" if t is not None
                     else f"none | {ref:.3f} | -")
         except nhphys.NewtonError as exc:

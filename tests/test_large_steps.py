@@ -72,7 +72,7 @@ def test_globalised_newton_takes_newtons_steps_near_a_root(backend):
 def test_globalised_newton_reports_no_root_nearby(backend):
     # far out the merit's valley runs off to infinity: the halvings find no decrease, or the
     # corrections run out, but the solve never claims a root
-    status, x, _ = solver(backend)((-5.0, 3.0), True, 30)
+    status, _, _ = solver(backend)((-5.0, 3.0), True, 30)
     assert status == NOT_CONVERGED
 
 

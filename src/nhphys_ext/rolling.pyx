@@ -29,14 +29,14 @@ from nhphys_ext.rigid cimport (
 from nhphys_ext.surfaces cimport ChartSurface, normal_of, forms_of, weingarten_of
 from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.newton cimport (
-    newton_solve, newton_solve_damped, NewtonRule, OK, NOT_CONVERGED, SINGULAR_JACOBIAN, NOT_FINITE, FAR_BRANCH,
-    CONTACT_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED, FLAT, RIM_TO_SIDE, INNER_CONTACT,
-    CALLBACK_RAISED,
+    newton_solve, newton_solve_damped, NewtonRule, OK, NOT_CONVERGED, SINGULAR_JACOBIAN,
+    NOT_FINITE, FAR_BRANCH, CONTACT_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED, FLAT, RIM_TO_SIDE,
+    INNER_CONTACT, CALLBACK_RAISED,
 )
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 
 DEF ROUNDOFF = 8 * 2.220446049250313e-16  # ROUNDOFF of the twin: the step's residual test
-# the bits of rolling_run's options and the history length (twin: EXTRAPOLATE, GLOBALIZE, HISTORY)
+# rolling_run's option bits and history length (twin: EXTRAPOLATE, GLOBALIZE, HISTORY)
 DEF EXTRAPOLATE = 1
 DEF GLOBALIZE = 2
 DEF HISTORY = 3

@@ -8,7 +8,7 @@
 # statuses below must match its STATUS table (tests/test_newton.py checks it through
 # nhphys_ext.newton.status_table()).
 
-from libc.math cimport fabs, isfinite
+from libc.math cimport fabs, isfinite, INFINITY
 
 from nhphys_ext.dense cimport solve_small
 
@@ -86,6 +86,86 @@ cdef inline int newton_solve(residual_fn residual, jacobian_fn jacobian, void* p
             if not isfinite(x[i]):
                 return NOT_FINITE
             if fabs(F[i]) > rule.correction_tol * (fabs(x[i]) + x_floor[i]):
+                small = False
+        if small:
+            return OK
+    return NOT_CONVERGED
+
+
+# The globalised rule (twin: newton_solve_damped, MAX_HALVINGS, ARMIJO of nhphys/twins/newton.py)
+DEF MAX_HALVINGS = 12
+DEF ARMIJO = 1e-4
+
+
+cdef inline double scaled_merit(int n, const double* F, const double* weight) noexcept nogil:
+    # sum (F_i weight_i)^2, or inf off the finite numbers
+    cdef double m = 0.0, r
+    cdef int i
+    for i in range(n):
+        r = F[i] * weight[i]
+        m += r * r
+    return m if isfinite(m) else INFINITY
+
+
+cdef inline int newton_solve_damped(residual_fn residual, jacobian_fn jacobian, void* problem,
+                                    int n, double* x, const double* x_floor,
+                                    NewtonRule rule) noexcept nogil:
+    # newton_solve with step halving (a backtracking line search on the scaled residual): the
+    # same stopping rule; each correction is halved (at most MAX_HALVINGS times) until
+    # sum (F_i(y) / F_scale_i(x))^2 decreases by the factor (1 - 2 ARMIJO lam); the
+    # correction test only after a full-length correction. The arithmetic is the twin's.
+    cdef double F[NEWTON_MAX]
+    cdef double F_scale[NEWTON_MAX]
+    cdef double dx[NEWTON_MAX]
+    cdef double y[NEWTON_MAX]
+    cdef double weight[NEWTON_MAX]
+    cdef double J[NEWTON_MAX * NEWTON_MAX]
+    cdef double merit, lam
+    cdef int it, i, st, halving
+    cdef bint small, accepted, finite
+    st = residual(problem, x, F, F_scale)
+    if st != OK:
+        return st
+    for it in range(rule.max_iter):
+        for i in range(n):
+            if not isfinite(F[i]):
+                return NOT_FINITE
+        if rule.residual_tol > 0.0:
+            small = True
+            for i in range(n):
+                if fabs(F[i]) > rule.residual_tol * F_scale[i]:
+                    small = False
+            if small:
+                return OK
+        st = jacobian(problem, x, J)
+        if st != OK:
+            return st
+        for i in range(n):
+            dx[i] = F[i]
+            weight[i] = 1.0 / (F_scale[i] if F_scale[i] > 0.0 else 1.0)
+        if not solve_small(n, J, dx):
+            return SINGULAR_JACOBIAN
+        merit = scaled_merit(n, F, weight)
+        lam = 1.0
+        accepted = False
+        for halving in range(MAX_HALVINGS + 1):
+            finite = True
+            for i in range(n):
+                y[i] = x[i] - lam * dx[i]
+                if not isfinite(y[i]):
+                    finite = False
+            if finite:
+                st = residual(problem, y, F, F_scale)  # may re-chart y
+                if st == OK and scaled_merit(n, F, weight) <= (1.0 - 2.0 * ARMIJO * lam) * merit:
+                    accepted = True
+                    break
+            lam *= 0.5
+        if not accepted:
+            return NOT_CONVERGED
+        small = lam == 1.0
+        for i in range(n):
+            x[i] = y[i]
+            if fabs(dx[i]) > rule.correction_tol * (fabs(x[i]) + x_floor[i]):
                 small = False
         if small:
             return OK

@@ -29,9 +29,9 @@ from nhphys_ext.rigid cimport (
 from nhphys_ext.surfaces cimport ChartSurface, normal_of, forms_of, weingarten_of
 from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.newton cimport (
-    newton_solve, NewtonRule, OK, NOT_CONVERGED, SINGULAR_JACOBIAN, NOT_FINITE, FAR_BRANCH,
-    CONTACT_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED, FLAT, RIM_TO_SIDE, INNER_CONTACT,
-    CALLBACK_RAISED,
+    newton_solve, newton_solve_damped, NewtonRule, OK, NOT_CONVERGED, SINGULAR_JACOBIAN,
+    NOT_FINITE, FAR_BRANCH, CONTACT_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED, FLAT, RIM_TO_SIDE,
+    INNER_CONTACT, CALLBACK_RAISED,
 )
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 
@@ -39,6 +39,10 @@ DEF ROUNDOFF = 8 * 2.220446049250313e-16  # ROUNDOFF of the twin: the step's res
 DEF ROLLING_SWEEPS = 50  # the twin's: the end kick's rolling-resistance normal force
 DEF NORMAL_TOL = 1e-14
 DEF NORMAL_STALL = 1e-8
+# rolling_run's option bits and history length (twin: EXTRAPOLATE, GLOBALIZE, HISTORY)
+DEF EXTRAPOLATE = 1
+DEF GLOBALIZE = 2
+DEF HISTORY = 3
 
 
 cdef struct Contact:
@@ -687,6 +691,8 @@ cdef struct State:
     double t           # time
     double work        # work of the applied forces so far
     double normal_force
+    double guess[6]    # the extrapolated start of the step's (xi, F), when has_guess
+    bint has_guess
 
 
 cdef struct StepProblem:
@@ -715,6 +721,7 @@ cdef struct StepProblem:
     double phi[3]
     double dphi[9]
     double T[6]
+    double x_last[6]    # the x of the last residual (its c1 may be the step's end contact)
     Contact c1
     Contact cm
 
@@ -785,6 +792,8 @@ cdef int step_residual(void* problem, double* x, double* E, double* E_scale) noe
     E_scale[3] = max_abs(P.c1.x, 3) + max_abs(P.c1.s, 3)
     E_scale[4] = max_abs(S.a, 3) + max_abs(P.cm.s, 3)
     E_scale[5] = E_scale[4]
+    for i in range(6):
+        P.x_last[i] = x[i]
     return OK
 
 
@@ -1030,7 +1039,7 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, GroundMotion motio
                       ForceSet forces, double mass, const double* I,
                       const double* Iinv, double gravity, const double* up, double h,
                       int map_code, double newton_tol, int max_newton, State* S,
-                      Contact* c1) noexcept nogil:
+                      Contact* c1, int options) noexcept nogil:
     # one step from *S; on success *S is the state at its end and *c1 its contact (see the
     # twin's rolling_step); on failure *S is left partly changed (the caller's working copy)
     cdef StepProblem P
@@ -1067,7 +1076,9 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, GroundMotion motio
     cdef double xk[3]
     cdef Placement M0, Mm, M1
     cdef NewtonRule rule
-    cdef int i, j, st
+    cdef double x_warm[6]
+    cdef int i, j, st, attempt, status = OK
+    cdef bint reuse
     P.shape = <PyObject*>shape
     P.ground = <PyObject*>ground
     P.I = I
@@ -1117,11 +1128,35 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, GroundMotion motio
     rule.correction_tol = newton_tol
     rule.residual_tol = ROUNDOFF
     rule.max_iter = max_newton
-    st = newton_solve(step_residual, step_jacobian, &P, 6, x, floor, rule)
+    for i in range(6):
+        x_warm[i] = x[i]
+    # the attempts of the twin's "Finding the step": 0 the extrapolated start, 1 the warm
+    # start, 2 the warm start under the globalised rule; each from the same contact warm starts
+    for attempt in range(3):
+        if attempt == 0 and not S.has_guess:
+            continue
+        if attempt == 2 and not (options & GLOBALIZE):
+            break
+        for i in range(6):
+            x[i] = S.guess[i] if attempt == 0 else x_warm[i]
+        P.chart1 = S.chart
+        P.chart_m = S.chart
+        P.z1[0] = S.z[0]
+        P.z1[1] = S.z[1]
+        P.zm[0] = S.z[0]
+        P.zm[1] = S.z[1]
+        if attempt == 2:
+            st = newton_solve_damped(step_residual, step_jacobian, &P, 6, x, floor, rule)
+        else:
+            st = newton_solve(step_residual, step_jacobian, &P, 6, x, floor, rule)
+        if st == OK and map_code == 0 and norm3(x) >= M_PI:
+            st = FAR_BRANCH
+        if st == OK:
+            break
+        if attempt == 1:  # a failure reports the plain solve's status
+            status = st
     if st != OK:
-        return st
-    if map_code == 0 and norm3(x) >= M_PI:
-        return FAR_BRANCH
+        return status
 
     # the converged pose, its contact, and the second kick
     retract(x, map_code, Q)
@@ -1130,9 +1165,17 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, GroundMotion motio
     for i in range(3):
         p_half[i] = P.p_start[i] + 0.5 * h * (x[3 + i] - P.weight[i])
         a1[i] = S.a[i] + (h / mass) * p_half[i]
-    st = contact_at(shape, ground, P.M1, A1, a1, P.chart1, P.z1, newton_tol, max_newton, c1)
-    if st:
-        return st
+    reuse = (options & EXTRAPOLATE) != 0  # the last residual's end contact (see the twin)
+    for i in range(6):
+        if x[i] != P.x_last[i]:
+            reuse = False
+    if reuse:
+        c1[0] = P.c1
+    else:
+        st = contact_at(shape, ground, P.M1, A1, a1, P.chart1, P.z1, newton_tol, max_newton,
+                        c1)
+        if st:
+            return st
     momentum_plus(x, I, h, map_code, pi_end)
     for i in range(3):
         target[i] = 0.0
@@ -1222,7 +1265,8 @@ def rolling_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, For
                 int map_code, double newton_tol, int max_newton,
                 double[:, ::1] A, double[::1] a, double[::1] Pi, double[::1] p, double[::1] s,
                 double[::1] n, double[::1] F, double[::1] xi, Py_ssize_t[::1] chart,
-                double[::1] z, double[::1] clock, double[:, ::1] out, Py_ssize_t[::1] info):
+                double[::1] z, double[::1] clock, double[:, ::1] out, Py_ssize_t[::1] info,
+                int options=0, double[:, ::1] history=None, Py_ssize_t[::1] filled=None):
     """Advance ``n_steps`` steps, saving every ``save_every``-th frame (see the twin).
 
     Returns 0 on success, ``k + 1`` if step ``k`` failed (``info[0]`` says why; the IN/OUT
@@ -1234,8 +1278,16 @@ def rolling_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, For
     cdef Py_ssize_t k, j, n_sub = substeps.shape[0]
     cdef int status = 0, st = OK, i
     cdef double h_last = h * substeps[n_sub - 1], hj
+    cdef bint extrapolate = (options & EXTRAPOLATE) != 0
+    cdef double solved[6 * 16]
+    cdef double* past
     if info.shape[0] < INFO_SIZE:
         raise ValueError(f"Expected `info` of shape ({INFO_SIZE},), got ({info.shape[0]},).")
+    if extrapolate and (history is None or filled is None or n_sub > 16
+                        or history.shape[0] != n_sub or history.shape[1] != 6 * HISTORY
+                        or filled.shape[0] < 1):
+        raise ValueError(f"Expected `history` of shape ({n_sub}, {6 * HISTORY}) and `filled` "
+                         "of shape (1,) with EXTRAPOLATE (at most 16 sub-steps).")
     info[0] = OK
     for i in range(9):
         committed.A[i] = A[i // 3, i % 3]
@@ -1253,6 +1305,7 @@ def rolling_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, For
     committed.z[0] = z[0]
     committed.z[1] = z[1]
     committed.normal_force = 0.0
+    committed.has_guess = False
     with nogil:
         for k in range(n_steps):
             work = committed
@@ -1261,12 +1314,23 @@ def rolling_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, For
                 for i in range(3):
                     work.xi[i] *= hj / h_last  # the warm start belongs to the last sub-step
                 h_last = hj
+                work.has_guess = extrapolate and filled[0] >= 2
+                if work.has_guess:
+                    past = &history[j, 0]
+                    for i in range(6):
+                        if filled[0] >= 3:
+                            work.guess[i] = 3.0 * past[i] - 3.0 * past[6 + i] + past[12 + i]
+                        else:
+                            work.guess[i] = 2.0 * past[i] - past[6 + i]
                 st = rolling_step(shape, ground, motion, forces, mass, &inertia[0, 0],
                                   &inertia_inv[0, 0],
                                   gravity, &up[0], hj, map_code, newton_tol, max_newton,
-                                  &work, &c)
+                                  &work, &c, options)
                 if st:
                     break
+                for i in range(3):
+                    solved[6 * j + i] = work.xi[i]
+                    solved[6 * j + 3 + i] = work.F[i]
             if st == OK and ground.raised:
                 st = CALLBACK_RAISED  # a Python ground raised (in a re-charting, say)
             if st:
@@ -1274,6 +1338,14 @@ def rolling_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, For
                 status = <int>(k + 1)
                 break
             committed = work
+            if extrapolate:  # the step's solutions join the history, the oldest leave it
+                for j in range(n_sub):
+                    for i in range(6 * HISTORY - 1, 5, -1):
+                        history[j, i] = history[j, i - 6]
+                    for i in range(6):
+                        history[j, i] = solved[6 * j + i]
+                if filled[0] < HISTORY:
+                    filled[0] += 1
             if (k + 1) % save_every == 0:
                 write_frame(&out[(k + 1) // save_every - 1, 0], &committed, &c)
     for i in range(9):
@@ -1311,3 +1383,58 @@ def support_map(ConvexShape shape, d):
     st = shape.support(dd, s, Sp, n_M)
     return (st, [s[0], s[1], s[2]], [[Sp[3 * i + j] for j in range(3)] for i in range(3)],
             [n_M[0], n_M[1], n_M[2]])
+
+
+cdef struct Arctan:
+    double points[2 * 1024]  # the points at which the residual was evaluated
+    int count
+
+
+cdef int arctan_residual(void* problem, double* x, double* F, double* F_scale) noexcept nogil:
+    # F(x) = (atan(x0 - 1) + x1 / 10, atan(x1 + 2)); see the twin's solve_arctan
+    cdef Arctan* P = <Arctan*>problem
+    if P.count < 1024:
+        P.points[2 * P.count] = x[0]
+        P.points[2 * P.count + 1] = x[1]
+    P.count += 1
+    F[0] = atan(x[0] - 1.0) + 0.1 * x[1]
+    F[1] = atan(x[1] + 2.0)
+    F_scale[0] = 0.5 * M_PI + 0.1 * fabs(x[1])
+    F_scale[1] = 0.5 * M_PI
+    return OK
+
+
+cdef int arctan_jacobian(void* problem, const double* x, double* J) noexcept nogil:
+    cdef double e0 = x[0] - 1.0, e1 = x[1] + 2.0
+    J[0] = 1.0 / (1.0 + e0 * e0)
+    J[1] = 0.1
+    J[2] = 0.0
+    J[3] = 1.0 / (1.0 + e1 * e1)
+    return OK
+
+
+def solve_arctan(x0, bint damped, int max_iter):
+    """The globalised (``damped``) or plain shared Newton on the twin's check problem: ``(status,
+    x (2,), points (k, 2))`` (see the twin)."""
+    cdef Arctan P
+    cdef double x[2]
+    cdef double floor[2]
+    cdef NewtonRule rule
+    cdef int st, i
+    import numpy as np
+    P.count = 0
+    x[0] = float(x0[0])
+    x[1] = float(x0[1])
+    floor[0] = 1.0
+    floor[1] = 1.0
+    rule.correction_tol = 1e-13
+    rule.residual_tol = ROUNDOFF
+    rule.max_iter = max_iter
+    if damped:
+        st = newton_solve_damped(arctan_residual, arctan_jacobian, &P, 2, x, floor, rule)
+    else:
+        st = newton_solve(arctan_residual, arctan_jacobian, &P, 2, x, floor, rule)
+    if P.count > 1024:
+        raise ValueError("Expected at most 1024 residual evaluations; raise the buffer.")
+    points = np.array([P.points[i] for i in range(2 * P.count)]).reshape(-1, 2)
+    return st, [x[0], x[1]], points

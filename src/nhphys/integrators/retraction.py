@@ -13,7 +13,7 @@ Which run a system gets is decided by its configuration group (``system.group``)
 another group may build its own run (``system.start_retraction``).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -148,12 +148,28 @@ class Retraction:
         cost of a step. For ``Suslov`` (and ``LiePoisson``) and ``RollingBody``. Every sub-step
         is a step of the second-order scheme, so the constraints hold and the rotation is
         orthogonal after each one; a step is committed only when all its sub-steps succeeded.
+    extrapolate, globalize : bool
+        ``RollingBody`` only (other systems ignore them): start each step's Newton solve from
+        the solutions of the last steps extrapolated, and if the solve from the warm start
+        fails, solve again with step halving. They change how the step is found, not the step
+        (:mod:`nhphys.twins.rolling`, "Finding the step"); both ``False`` is the former
+        iteration, bit for bit. Shown in the repr only when not the default.
     """
 
     map: str = "exp"
     newton_tol: float = 1e-12
     max_newton: int = 30
     order: int = 2
+    extrapolate: bool = field(default=True, repr=False)
+    globalize: bool = field(default=True, repr=False)
+
+    def __repr__(self):
+        text = (f"{type(self).__name__}(map={self.map!r}, newton_tol={self.newton_tol!r}, "
+                f"max_newton={self.max_newton!r}, order={self.order!r}")
+        for name in ("extrapolate", "globalize"):  # the names' defaults keep their repr
+            if getattr(self, name) is not True:
+                text += f", {name}={getattr(self, name)!r}"
+        return text + ")"
 
     def __post_init__(self):
         get_retraction(self.map)
@@ -163,6 +179,11 @@ class Retraction:
         composition(self.order)  # a ValueError listing the orders for any other
         if type(self.order) is not int:  # e.g. numpy.int64(6) or 6.0: a plain int from here on
             object.__setattr__(self, "order", int(self.order))
+        for name in ("extrapolate", "globalize"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"Expected `{name}` to be True or False, got "
+                                f"{getattr(self, name)!r}.")
+            object.__setattr__(self, name, bool(getattr(self, name)))
 
     @property
     def substeps(self):

@@ -22,8 +22,11 @@ def start_rolling(integrator, system, dt, backend, R0=None, omega0=None,
     R0 = np.eye(3) if R0 is None else R0
     omega0 = np.zeros(3) if omega0 is None else omega0
     state = system.place(R0, omega0, ground_point)
+    options = ((spec.EXTRAPOLATE if integrator.extrapolate else 0)
+               | (spec.GLOBALIZE if integrator.globalize else 0))
     return RollingRun(system, state, dt, get_retraction(integrator.map).code, backend,
-                      integrator.newton_tol, integrator.max_newton, integrator.substeps)
+                      integrator.newton_tol, integrator.max_newton, integrator.substeps,
+                      options)
 
 
 class RollingRun(Run):
@@ -44,6 +47,9 @@ class RollingRun(Run):
     max_newton : int
     substeps : sequence of float
         Fractions of ``dt`` of the sub-steps of one step.
+    options : int
+        The bits ``EXTRAPOLATE | GLOBALIZE`` of :mod:`nhphys.twins.rolling` (0: the plain
+        Newton solve from the warm start).
 
     Attributes
     ----------
@@ -59,15 +65,18 @@ class RollingRun(Run):
         The ground's normal at the contact.
     clock : ndarray, shape (2,)
         The time and the work of the applied forces.
+    history : ndarray, shape (len(substeps), 6 HISTORY)
+    filled : ndarray, shape (1,), intp
+        The last solutions of each sub-step, for the extrapolated start, and how many.
     backend : {"cython", "python"}
         What steps.
     """
 
-    state_names = ("A", "a", "Pi", "p", "s", "n", "F", "xi", "chart", "z", "clock",
-                   "warned_lift_off")
+    state_names = ("A", "a", "Pi", "p", "s", "n", "F", "xi", "chart", "z", "clock", "history",
+                   "filled", "warned_lift_off")
 
     def __init__(self, system, state, dt, map_code, backend, newton_tol, max_newton,
-                 substeps=(1.0,)):
+                 substeps=(1.0,), options=0):
         self.system = system
         if uses_callables(system.forces):  # a Python callable steps on the twin only
             backend = "python"
@@ -88,6 +97,9 @@ class RollingRun(Run):
         self.dt = dt
         self.map_code = map_code
         self.substeps = np.array(substeps, dtype=float)
+        self.options = int(options)
+        self.history = np.zeros((len(self.substeps), 6 * spec.HISTORY))
+        self.filled = np.zeros(1, dtype=np.intp)
         self.newton_tol = newton_tol
         self.max_newton = max_newton
         self.A = np.array(state["A"], dtype=float, order="C")
@@ -119,7 +131,7 @@ class RollingRun(Run):
             self.inertia_inv, system.gravity, self.up, self.dt, self.substeps, n_steps,
             save_every, self.map_code, self.newton_tol, self.max_newton, self.A, self.a,
             self.Pi, self.p, self.s, self.n, self.F, self.xi, self.chart, self.z, self.clock,
-            out, info,
+            out, info, self.options, self.history, self.filled,
         )
 
     def _frames(self, saved, count):

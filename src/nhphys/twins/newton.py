@@ -152,6 +152,79 @@ def newton_solve(residual, jacobian, x, x_floor, rule):
     return NOT_CONVERGED
 
 
+# The globalised rule (:func:`newton_solve_damped`): at most this many halvings of a correction,
+# and the sufficient decrease asked of the merit (Armijo's constant on ``1/2 |F|^2``)
+MAX_HALVINGS = 12
+ARMIJO = 1e-4
+
+
+def _merit(F, weight):
+    """``sum (F_i weight_i)^2``: the merit of the globalised rule, or ``inf`` off the finite
+    numbers."""
+    m = float(np.sum((np.asarray(F) * weight) ** 2))
+    return m if np.isfinite(m) else np.inf
+
+
+def newton_solve_damped(residual, jacobian, x, x_floor, rule):
+    """Solve ``F(x) = 0`` in place by Newton's method with step halving (a backtracking line
+    search): the globalised form of :func:`newton_solve`, for a start outside Newton's
+    region of convergence.
+
+    Each correction ``dx = J^-1 F`` is tried at full length first, then halved (at most
+    ``MAX_HALVINGS`` times) until the merit ``m(y) = sum_i (F_i(y) / F_scale_i(x))^2`` (the
+    residual scaled by the sizes at the current iterate ``x``, so that both points are judged
+    by the same weights; a zero size counts as 1) decreases sufficiently,
+    ``m(x - lam dx) <= (1 - 2 ARMIJO lam) m(x)``. A trial point whose residual fails (a
+    status, or non-finite numbers) counts as no decrease. The stopping rule is the one of
+    :func:`newton_solve`: the residual test before each correction, and the correction test
+    after a full-length correction only (a shortened one says nothing about convergence).
+    Near a regular root the full correction is always accepted, so the iteration is Newton's
+    and converges quadratically to the same root; it differs only far from it. When no halving
+    decreases the merit the solve fails with ``NOT_CONVERGED`` (a local minimum of the merit:
+    no root nearby). Each trial costs one residual evaluation; the residual of the accepted
+    point is the next iteration's, so the Jacobian sees the ``x`` of the residual call just
+    made, as in :func:`newton_solve`.
+
+    Parameters and result as for :func:`newton_solve`.
+    """
+    x_floor = np.asarray(x_floor, dtype=float)
+    status, F, F_scale = residual(x)
+    if status != OK:
+        return status
+    for _ in range(rule.max_iter):
+        F = np.asarray(F, dtype=float)
+        if not np.all(np.isfinite(F)):
+            return NOT_FINITE
+        scale = np.asarray(F_scale, dtype=float)
+        if rule.residual_tol > 0.0 and np.all(np.abs(F) <= rule.residual_tol * scale):
+            return OK
+        status, J = jacobian(x)
+        if status != OK:
+            return status
+        try:
+            dx = np.linalg.solve(J, F)
+        except np.linalg.LinAlgError:
+            return SINGULAR_JACOBIAN
+        weight = 1.0 / np.where(scale > 0.0, scale, 1.0)
+        merit = _merit(F, weight)
+        lam = 1.0
+        for _halving in range(MAX_HALVINGS + 1):
+            y = x - lam * dx
+            if np.all(np.isfinite(y)):
+                status, F_y, scale_y = residual(y)  # may re-chart y
+                if status == OK and _merit(F_y, weight) <= (1.0 - 2.0 * ARMIJO * lam) * merit:
+                    break
+            lam *= 0.5
+        else:
+            return NOT_CONVERGED
+        full = lam == 1.0
+        x[:] = y
+        F, F_scale = F_y, scale_y
+        if full and np.all(np.abs(dx) <= rule.correction_tol * (np.abs(x) + x_floor)):
+            return OK
+    return NOT_CONVERGED
+
+
 def solve_cubic(target, x0, x_floor, correction_tol, residual_tol, max_iter):
     """Solve ``(x0^3 + x1, x1^3 - x0) = target`` with :func:`newton_solve`: the small problem
     on which the kernel's solver is checked against this one.

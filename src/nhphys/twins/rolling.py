@@ -178,6 +178,32 @@ Both go through the shared solver (:mod:`nhphys.twins.newton`), with their own r
   form of the former ``|dxi| <= tol |xi| + 1e-15 |h|``, ``|dF| <= tol (|F| + m g)``, never
   stricter on a typical step.
 
+Finding the step
+----------------
+The step is the solution of the equations above; how Newton is started and globalised changes
+which iterates lead there, not the solution (the rule and its floors, taken from the warm start,
+are the same for every attempt, so the accepted ``(xi, F)`` satisfies the same test).
+``rolling_run``'s ``options`` choose it (``Retraction(extrapolate=..., globalize=...)``):
+
+* ``EXTRAPOLATE``: the first attempt starts from the polynomial through the last ``HISTORY``
+  solutions of the same sub-step, ``3 x_1 - 3 x_2 + x_3`` (``2 x_1 - x_2`` with two), kept in
+  ``history``. Its error is ``O(h^3)`` in ``F`` against ``O(h)`` for the last solution, so on a
+  smooth run the solve usually ends after one correction (two residuals, one Jacobian, instead
+  of three and two), and every contact solve inside starts closer too. If that attempt fails
+  (at a large step the extrapolation may overshoot) the step is solved again from the warm
+  start. When the solve ends on the residual test (no correction after the last residual), the
+  end contact of that residual is the step's, instead of a fifth contact solve at the
+  re-orthonormalised pose, from which it differs by round-off;
+* ``GLOBALIZE``: if the solve from the warm start fails, it is solved once more from there by
+  :func:`nhphys.twins.newton.newton_solve_damped` (step halving on the scaled residual).
+
+A failure reports the status of the plain solve from the warm start. With ``options = 0`` the
+iteration is the former one, bit for bit. Where no attempt converges the discrete equations
+usually have no solution near the start at all: continuing the rattleback's failing steps in
+``h`` from ``h = 0`` reaches a fold (the smallest singular value of the Newton matrix going to
+zero) at about 0.94 of the step, beyond which the branch of the step's solution does not extend
+(BENCHMARKS.md, "Large steps").
+
 Fourth order: the step is symmetric, so the triple jump ``Phi_{g1 h} Phi_{g0 h} Phi_{g1 h}``
 with ``g1 = 1/(2 - 2^(1/3))``, ``g0 = 1 - 2 g1`` is symmetric and of order four
 (``substeps``); orders six and eight compose it by the symmetric sets of
@@ -198,6 +224,8 @@ normal force means the ground pulls the body: a real body would lift off there, 
 model keeps the contact.
 """
 
+import math
+
 import numpy as np
 
 from nhphys.twins import so3
@@ -217,6 +245,7 @@ from nhphys.twins.newton import (  # the shared status table (statuses of shapes
     SUPPORT_FAILED,
     NewtonRule,
     newton_solve,
+    newton_solve_damped,
 )
 from nhphys.twins.suslov import (
     EXP,
@@ -232,6 +261,10 @@ FRAME_FIELDS = (("A", 0, (3, 3)), ("a", 9, (3,)), ("Pi", 12, (3,)), ("p", 15, (3
                 ("s", 18, (3,)), ("x", 21, (3,)), ("n", 24, (3,)), ("n_M", 27, (3,)),
                 ("gap", 30, ()), ("normal_force", 31, ()), ("work", 32, ()), ("t", 33, ()))
 ROUNDOFF = 8 * np.finfo(float).eps  # residuals this small (relative) are converged
+# the bits of rolling_run's ``options`` ("Finding the step" in the module docstring)
+EXTRAPOLATE = 1  # start each step's Newton solve from the extrapolated past solutions
+GLOBALIZE = 2  # if the plain solves fail, solve again with step halving
+HISTORY = 3  # past solutions kept per sub-step for the extrapolation
 
 
 def unpack_frames(frames):
@@ -717,12 +750,14 @@ def end_kick(forces, h, mass, inertia, inertia_inv, weight, t1, A1, a1, c1, F, p
 
 
 def rolling_step(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up, h,
-                 map_code, newton_tol, max_newton, state):
+                 map_code, newton_tol, max_newton, state, options=0):
     """One step from ``state``, a dict with ``A, a, Pi, p, s, n, F, xi, chart, z, t, work``
     (see :func:`rolling_run`; ``F`` and ``xi`` are the warm starts, ``chart, z`` the
-    contact's, ``n`` its ground normal, ``t`` the time and ``work`` the work done so far),
+    contact's, ``n`` its ground normal, ``t`` the time and ``work`` the work done so far; an
+    optional ``guess`` (6,), the extrapolated start of "Finding the step"),
     under the applied forces of ``forces`` (a :class:`nhphys.twins.forces.ForceSet`), on a
-    ground moving by ``motion`` (a :class:`GroundMotion`).
+    ground moving by ``motion`` (a :class:`GroundMotion`). ``options``: the bits
+    ``EXTRAPOLATE | GLOBALIZE`` ("Finding the step").
 
     Returns
     -------
@@ -777,7 +812,7 @@ def rolling_step(shape, ground, motion, forces, mass, inertia, inertia_inv, grav
         momentum = np.abs(pi_minus).max() + np.abs(Pi).max() + np.abs(kick).max()
         gap = np.abs(c1.x).max() + np.abs(c1.s).max()
         slip = np.abs(a).max() + np.abs(cm.s).max()
-        at.update(A1=A1, c1=c1, cm=cm, phi=phi, dphi=dphi, Am=Am, T=T)
+        at.update(A1=A1, c1=c1, cm=cm, phi=phi, dphi=dphi, Am=Am, T=T, x=x.copy())
         return OK, E, np.array([momentum] * 3 + [gap] + [slip] * 2)
 
     def jacobian(x):
@@ -801,23 +836,45 @@ def rolling_step(shape, ground, motion, forces, mass, inertia, inertia_inv, grav
         np.full(3, np.linalg.norm(state["xi"]) + 1e-15 * abs(h) / newton_tol),
         np.full(3, np.linalg.norm(state["F"]) + mass * gravity),
     ])
-    with np.errstate(invalid="ignore", over="ignore"):  # a non-finite iterate is a status
-        status = newton_solve(residual, jacobian, x, floor,
-                              NewtonRule(newton_tol, ROUNDOFF, max_newton))
-    if status != OK:
+    rule = NewtonRule(newton_tol, ROUNDOFF, max_newton)
+    # the attempts ("Finding the step"): the extrapolated start, the warm start, and the warm
+    # start under the globalised rule; each from the same contact warm starts
+    attempts = []
+    if state.get("guess") is not None:
+        attempts.append((state["guess"], newton_solve))
+    attempts.append((x, newton_solve))
+    if options & GLOBALIZE:
+        attempts.append((x, newton_solve_damped))
+    status = OK
+    for start, solve in attempts:
+        y = np.array(start, dtype=float)
+        warm.update(chart=state["chart"], z=state["z"].copy(), chart_mid=state["chart"],
+                    z_mid=state["z"].copy())
+        with np.errstate(invalid="ignore", over="ignore"):  # a non-finite iterate is a status
+            st = solve(residual, jacobian, y, floor, rule)
+        if st == OK and map_code == EXP and np.linalg.norm(y[:3]) >= np.pi:
+            st = FAR_BRANCH
+        if st == OK:
+            break
+        if start is x and solve is newton_solve:  # a failure reports the plain solve's
+            status = st
+    else:
         return status, None, None
-    xi, F = x[:3], x[3:]
-    if map_code == EXP and np.linalg.norm(xi) >= np.pi:
-        return FAR_BRANCH, None, None
+    xi, F = y[:3], y[3:]
 
-    # the converged pose and its contact
+    # the converged pose and its contact: with EXTRAPOLATE, the end contact of the last
+    # residual when the solve ended on it (the residual test: no correction since), which
+    # differs from the re-orthonormalised pose's by round-off only
     A1 = reorthonormalize(A @ retract(xi, map_code))
     p_half = p_start + 0.5 * h * (F - weight)
     a1 = a + (h / mass) * p_half
-    st, c1 = contact_at(shape, ground, M1, A1, a1, warm["chart"], warm["z"], newton_tol,
-                        max_newton)
-    if st:
-        return st, None, None
+    if options & EXTRAPOLATE and np.array_equal(y, at["x"]):
+        c1 = at["c1"]
+    else:
+        st, c1 = contact_at(shape, ground, M1, A1, a1, warm["chart"], warm["z"], newton_tol,
+                            max_newton)
+        if st:
+            return st, None, None
     _, pi_end = momentum_pair(xi, inertia, h, map_code)
     s1 = c1.s
     work = state["work"]
@@ -850,6 +907,17 @@ def rolling_step(shape, ground, motion, forces, mass, inertia, inertia_inv, grav
     return OK, new, c1
 
 
+def extrapolated_start(past, filled):
+    """The start of a step's Newton solve extrapolated from the same sub-step's solutions of
+    the last steps, ``past`` (6 HISTORY,) newest first (``filled`` >= 2 of them): the
+    polynomial through them evaluated one step on, ``3 x_1 - 3 x_2 + x_3`` (quadratic) or
+    ``2 x_1 - x_2`` (linear, with two)."""
+    x1, x2, x3 = past[:6], past[6:12], past[12:18]
+    if filled >= 3:
+        return 3.0 * x1 - 3.0 * x2 + x3
+    return 2.0 * x1 - x2
+
+
 def frame(state, c):
     """One saved frame (FRAME_SIZE,) of a state and its contact."""
     return np.concatenate([
@@ -860,7 +928,7 @@ def frame(state, c):
 
 def rolling_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up, h,
                 substeps, n_steps, save_every, map_code, newton_tol, max_newton, A, a, Pi, p, s,
-                n, F, xi, chart, z, clock, out, info):
+                n, F, xi, chart, z, clock, out, info, options=0, history=None, filled=None):
     """Advance ``n_steps`` steps, saving every ``save_every``-th frame into ``out``.
 
     Parameters
@@ -885,6 +953,11 @@ def rolling_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravi
     out : ndarray (n_steps // save_every, FRAME_SIZE)      # OUT
     info : ndarray (3,) intp                 # OUT [status of a failure (0 on success), -,
                                              #      steps committed] (INFO_* of newton)
+    options : int                            # IN, bits EXTRAPOLATE | GLOBALIZE ("Finding
+                                             # the step"); 0 is the plain Newton solve
+    history : ndarray (k, 6 HISTORY)         # IN/OUT, per sub-step the last HISTORY
+                                             # solutions (xi, F), newest first (EXTRAPOLATE)
+    filled : ndarray (1,) intp               # IN/OUT, how many of them are there
 
     Returns
     -------
@@ -901,18 +974,27 @@ def rolling_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravi
     info[0] = OK
     info[INFO_COMMITTED] = 0
     h_last = h * substeps[-1]  # the warm start xi belongs to the last sub-step taken
+    extrapolate = bool(options & EXTRAPOLATE)
+    solved = np.empty((len(substeps), 6))
     for k in range(n_steps):
         state = committed
-        for frac in substeps:
-            state = dict(state, xi=state["xi"] * (h * frac / h_last))
+        for j, frac in enumerate(substeps):
+            state = dict(state, xi=state["xi"] * (h * frac / h_last), guess=None)
             h_last = h * frac
+            if extrapolate and filled[0] >= 2:
+                state["guess"] = extrapolated_start(history[j], filled[0])
             status, state, c = rolling_step(shape, ground, motion, forces, mass, inertia,
                                             inertia_inv, gravity, up, h * frac, map_code,
-                                            newton_tol, max_newton, state)
+                                            newton_tol, max_newton, state, options=options)
             if status:
                 info[0] = status
                 return k + 1
+            solved[j, :3], solved[j, 3:] = state["xi"], state["F"]
         committed = state
+        if extrapolate:  # the step's solutions join the history, the oldest leave it
+            history[:, 6:] = history[:, :-6].copy()
+            history[:, :6] = solved
+            filled[0] = min(filled[0] + 1, HISTORY)
         A[:], a[:], Pi[:], p[:], s[:] = state["A"], state["a"], state["Pi"], state["p"], state["s"]
         n[:], F[:], xi[:], z[:] = state["n"], state["F"], state["xi"], state["z"]
         clock[0], clock[1] = state["t"], state["work"]
@@ -928,3 +1010,31 @@ def support_map(shape, d):
     support map of any shape class, callable from Python (the kernel's shapes expose it only
     through this function)."""
     return shape.support(np.asarray(d, dtype=float))
+
+
+def solve_arctan(x0, damped, max_iter):
+    """Solve ``(atan(x0 - 1) + x1 / 10, atan(x1 + 2)) = 0`` (root ``(1 + tan(1/5), -2)``)
+    from ``x0`` by :func:`nhphys.twins.newton.newton_solve` (``damped`` false) or
+    :func:`nhphys.twins.newton.newton_solve_damped`, recording every residual evaluation: the
+    problem on which the kernel's globalised solver is checked against this one (plain Newton
+    on ``atan`` overshoots and diverges from ``|x - root| > 1.39``).
+
+    Returns ``(status, x (2,), points (k, 2))``: the points at which the residual was
+    evaluated, in order.
+    """
+    points = []
+
+    def residual(x):
+        points.append(np.array(x, dtype=float))
+        F = np.array([math.atan(x[0] - 1.0) + 0.1 * x[1], math.atan(x[1] + 2.0)])
+        return OK, F, np.array([0.5 * math.pi + 0.1 * abs(x[1]), 0.5 * math.pi])
+
+    def jacobian(x):
+        e0, e1 = x[0] - 1.0, x[1] + 2.0
+        return OK, np.array([[1.0 / (1.0 + e0 * e0), 0.1], [0.0, 1.0 / (1.0 + e1 * e1)]])
+
+    x = np.array(x0, dtype=float)
+    solve = newton_solve_damped if damped else newton_solve
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is a NOT_FINITE status
+        status = solve(residual, jacobian, x, (1.0, 1.0), NewtonRule(1e-13, ROUNDOFF, max_iter))
+    return status, list(x), np.array(points).reshape(-1, 2)

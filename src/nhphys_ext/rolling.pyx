@@ -43,6 +43,7 @@ DEF NORMAL_STALL = 1e-8
 DEF EXTRAPOLATE = 1
 DEF GLOBALIZE = 2
 DEF HISTORY = 3
+DEF MAX_SUBSTEPS = 32  # sub-steps whose solutions EXTRAPOLATE keeps (order 8: 17)
 
 
 cdef struct Contact:
@@ -1279,15 +1280,15 @@ def rolling_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, For
     cdef int status = 0, st = OK, i
     cdef double h_last = h * substeps[n_sub - 1], hj
     cdef bint extrapolate = (options & EXTRAPOLATE) != 0
-    cdef double solved[6 * 16]
+    cdef double solved[6 * MAX_SUBSTEPS]
     cdef double* past
     if info.shape[0] < INFO_SIZE:
         raise ValueError(f"Expected `info` of shape ({INFO_SIZE},), got ({info.shape[0]},).")
-    if extrapolate and (history is None or filled is None or n_sub > 16
+    if extrapolate and (history is None or filled is None or n_sub > MAX_SUBSTEPS
                         or history.shape[0] != n_sub or history.shape[1] != 6 * HISTORY
                         or filled.shape[0] < 1):
         raise ValueError(f"Expected `history` of shape ({n_sub}, {6 * HISTORY}) and `filled` "
-                         "of shape (1,) with EXTRAPOLATE (at most 16 sub-steps).")
+                         "of shape (1,) with EXTRAPOLATE (at most 32 sub-steps).")
     info[0] = OK
     for i in range(9):
         committed.A[i] = A[i // 3, i % 3]

@@ -23,7 +23,8 @@
 #   group_coordinates (models on SE(2) x R^k): q (n,), T (n, d) with dq/dt = T xi.
 #
 # BodyForces: the force elements of a model's rigid body (ForceSet of nhphys_ext.forces) as
-# generalized forces on its coordinates (the derivation is in nhphys/twins/models.py).
+# generalized forces on its coordinates (the derivation is in nhphys/twins/models.py). Its
+# `terms` takes C = NULL when the caller knows there is no damping (`damps` False).
 
 from nhphys_ext.forces cimport ForceSet
 
@@ -79,6 +80,9 @@ cdef class BodyForces:
     cdef readonly bint empty
     cdef bint has_potential, has_applied, has_damping  # which parts of `body` can be nonzero
     cdef bint motor_gain            # a motor controls its speed (it damps)
+    cdef readonly bint damps        # C can be nonzero (has_damping or motor_gain)
+    cdef readonly bint applies      # Q_a can be nonzero (applied elements or motors)
+    cdef bint placed                # E, o are not the identity and zero: pose transforms
 
     cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,
                    double* Jm) noexcept nogil

@@ -449,15 +449,21 @@ cdef class BodyForces:
         self.normal_force = normal_force
         self.empty = body.empty and motors.empty
         # the parts of the body's set that can be nonzero (the others are skipped: zeros)
-        self.has_potential = (body.springs.shape[0] > 0 or body.field[0] != 0.0
-                              or body.field[1] != 0.0 or body.field[2] != 0.0)
-        self.has_applied = body.force_rows.shape[0] > 0 or body.torque_rows.shape[0] > 0
-        self.has_damping = (body.drag != 0.0 or body.spin_all != 0.0 or body.spin_normal != 0.0
-                            or body.rolling != 0.0)
-        self.motor_gain = False
-        for i in range(motors.motor_values.shape[0]):
-            if motors.motor_values[i, 3] != 0.0:
-                self.motor_gain = True
+        self.has_potential = body.has_potential
+        self.has_applied = body.has_applied
+        self.has_damping = body.has_damping
+        self.motor_gain = motors.has_damping
+        self.damps = self.has_damping or self.motor_gain
+        self.applies = self.has_applied or motors.has_applied
+        # a plane at the identity frame and origin (every built-in one but the inclined knife
+        # edge): pose skips the transform, whose products with 1 and 0 give the same numbers
+        self.placed = False
+        for i in range(9):
+            if self.E[i] != (1.0 if i % 4 == 0 else 0.0):
+                self.placed = True
+        for i in range(3):
+            if self.o[i] != 0.0:
+                self.placed = True
 
     cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,
                    double* Jm) noexcept nogil:
@@ -467,6 +473,9 @@ cdef class BodyForces:
         cdef double Jl[3 * NMAX]
         cdef int n = self.model.n
         cdef int i, j, k
+        if not self.placed:
+            self.model.body_frame(q, A, a, Jv, JW, Jm)
+            return
         self.model.body_frame(q, Al, al, Jl, JW, Jm)
         for i in range(3):
             for j in range(3):
@@ -480,7 +489,9 @@ cdef class BodyForces:
 
     cdef void terms(self, double t, const double* q, double* Qc, double* Qa,
                     double* C) noexcept nogil:
-        # Q_c, Q_a (n,) and C (n, n) at (t, q) (the twin's terms, without callables)
+        # Q_c, Q_a (n,) and C (n, n) at (t, q) (the twin's terms, without callables); C may be
+        # NULL when `damps` is False (C is zero then). The parts that cannot be nonzero are
+        # skipped: the twin's products of zeros give zeros, the same numbers.
         cdef int n = self.model.n
         cdef double A[9]
         cdef double a[3]
@@ -491,31 +502,38 @@ cdef class BodyForces:
         cdef double tau[3]
         cdef int i, j
         self.pose(q, A, a, Jv, JW, Jm)
-        for i in range(3):
-            f[i] = 0.0
-            tau[i] = 0.0
         if self.has_potential:
+            for i in range(3):
+                f[i] = 0.0
+                tau[i] = 0.0
             self.body.potential_wrench(A, a, f, tau)
-        for j in range(n):
-            Qc[j] = (Jv[j] * f[0] + Jv[n + j] * f[1] + Jv[2 * n + j] * f[2]
-                     + (JW[j] * tau[0] + JW[n + j] * tau[1] + JW[2 * n + j] * tau[2]))
-        for i in range(3):
-            f[i] = 0.0
-            tau[i] = 0.0
+            for j in range(n):
+                Qc[j] = (Jv[j] * f[0] + Jv[n + j] * f[1] + Jv[2 * n + j] * f[2]
+                         + (JW[j] * tau[0] + JW[n + j] * tau[1] + JW[2 * n + j] * tau[2]))
+        else:
+            for j in range(n):
+                Qc[j] = 0.0
         if self.has_applied:
+            for i in range(3):
+                f[i] = 0.0
+                tau[i] = 0.0
             self.body.applied_wrench(t, A, a, f, tau)
-        for j in range(n):
-            Qa[j] = (Jv[j] * f[0] + Jv[n + j] * f[1] + Jv[2 * n + j] * f[2]
-                     + (JW[j] * tau[0] + JW[n + j] * tau[1] + JW[2 * n + j] * tau[2]))
-        if not self.motors.empty:
+            for j in range(n):
+                Qa[j] = (Jv[j] * f[0] + Jv[n + j] * f[1] + Jv[2 * n + j] * f[2]
+                         + (JW[j] * tau[0] + JW[n + j] * tau[1] + JW[2 * n + j] * tau[2]))
+        else:
+            for j in range(n):
+                Qa[j] = 0.0
+        if self.motors.has_applied:
             for i in range(3):
                 f[i] = 0.0
                 tau[i] = 0.0
             self.motors.applied_wrench(t, A, a, f, tau)
             for j in range(n):
                 Qa[j] = Qa[j] + (Jm[j] * tau[0] + Jm[n + j] * tau[1] + Jm[2 * n + j] * tau[2])
-        # C = drag J_v^T J_v + J_W^T D J_W (+ J_m^T D_m J_m); the parts that are zero are
-        # skipped (the twin adds their zeros: the same numbers)
+        if C == NULL:
+            return
+        # C = drag J_v^T J_v + J_W^T D J_W (+ J_m^T D_m J_m)
         for i in range(n * n):
             C[i] = 0.0
         if self.has_damping:

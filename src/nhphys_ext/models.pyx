@@ -83,6 +83,12 @@ cdef class CoordinateModel:
     cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil:
         pass  # only the models on a group (which override it) are asked
 
+    cdef bint group_body_frame(self, const double* g, double* q, double* T, double* A,
+                               double* a, double* Jv, double* JW, double* Jm) noexcept nogil:
+        # group_coordinates, then body_frame at its q (models override it to share the trig)
+        self.group_coordinates(g, q, T)
+        return self.body_frame(q, A, a, Jv, JW, Jm)
+
     def py_body_frame(self, q):
         """``(A, a, J_v, J_W, J_m)`` at ``q`` (the twin's ``body_frame``), or None."""
         cdef int n = self.n
@@ -151,7 +157,12 @@ cdef inline void planar_body(const double* q, int n, double* A, double* a, doubl
                              double* JW) noexcept nogil:
     # a body at (q[0], q[1]) turned by q[2] about z (the twin's _planar_body)
     cdef double th = q[2]
-    cdef double c = cos(th), s = sin(th)
+    planar_body_cs(q, n, cos(th), sin(th), A, a, Jv, JW)
+
+
+cdef inline void planar_body_cs(const double* q, int n, double c, double s, double* A,
+                                double* a, double* Jv, double* JW) noexcept nogil:
+    # planar_body with c, s = cos q[2], sin q[2]
     A[0] = c
     A[1] = -s
     A[2] = 0.0
@@ -175,7 +186,12 @@ cdef inline void sleigh_group_coordinates(const double* g, double off, int n, do
                                           double* T) noexcept nogil:
     # q and T of a sleigh's group element (the twin's _sleigh_group_coordinates)
     cdef double th = g[2]
-    cdef double c = cos(th), s = sin(th)
+    sleigh_group_coordinates_cs(g, off, n, cos(th), sin(th), q, T)
+
+
+cdef inline void sleigh_group_coordinates_cs(const double* g, double off, int n, double c,
+                                             double s, double* q, double* T) noexcept nogil:
+    # sleigh_group_coordinates with c, s = cos g[2], sin g[2]
     cdef int i
     for i in range(n):
         q[i] = g[i]
@@ -231,6 +247,18 @@ cdef class KnifeEdgeModel(CoordinateModel):
 
     cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil:
         sleigh_group_coordinates(g, self.offset, 3, q, T)
+
+    cdef bint group_body_frame(self, const double* g, double* q, double* T, double* A,
+                               double* a, double* Jv, double* JW, double* Jm) noexcept nogil:
+        # q[2] = g[2]: one cos and sin for both
+        cdef double th = g[2]
+        cdef double c = cos(th), s = sin(th)
+        cdef int i
+        sleigh_group_coordinates_cs(g, self.offset, 3, c, s, q, T)
+        planar_body_cs(q, 3, c, s, A, a, Jv, JW)
+        for i in range(9):
+            Jm[i] = JW[i]
+        return True
 
 
 cdef class VerticalDiskModel(CoordinateModel):
@@ -406,6 +434,17 @@ cdef class RotorSleighModel(CoordinateModel):
     cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil:
         sleigh_group_coordinates(g, self.offset, 4, q, T)
 
+    cdef bint group_body_frame(self, const double* g, double* q, double* T, double* A,
+                               double* a, double* Jv, double* JW, double* Jm) noexcept nogil:
+        # q[2] = g[2]: one cos and sin for both
+        cdef double th = g[2]
+        cdef double c = cos(th), s = sin(th)
+        sleigh_group_coordinates_cs(g, self.offset, 4, c, s, q, T)
+        planar_body_cs(q, 4, c, s, A, a, Jv, JW)
+        zero(Jm, 12)
+        Jm[8 + 3] = 1.0
+        return True
+
 
 
 cdef class BodyForces:
@@ -471,12 +510,17 @@ cdef class BodyForces:
         cdef double Al[9]
         cdef double al[3]
         cdef double Jl[3 * NMAX]
-        cdef int n = self.model.n
-        cdef int i, j, k
         if not self.placed:
             self.model.body_frame(q, A, a, Jv, JW, Jm)
             return
         self.model.body_frame(q, Al, al, Jl, JW, Jm)
+        self.place(Al, al, Jl, A, a, Jv)
+
+    cdef void place(self, const double* Al, const double* al, const double* Jl, double* A,
+                    double* a, double* Jv) noexcept nogil:
+        # A = E A_loc, a = o + E a_loc, J_v = E J_v,loc
+        cdef int n = self.model.n
+        cdef int i, j
         for i in range(3):
             for j in range(3):
                 A[3 * i + j] = (self.E[3 * i] * Al[j] + self.E[3 * i + 1] * Al[3 + j]
@@ -487,21 +531,46 @@ cdef class BodyForces:
                 Jv[n * i + j] = (self.E[3 * i] * Jl[j] + self.E[3 * i + 1] * Jl[n + j]
                                  + self.E[3 * i + 2] * Jl[2 * n + j])
 
-    cdef void terms(self, double t, const double* q, double* Qc, double* Qa,
-                    double* C) noexcept nogil:
-        # Q_c, Q_a (n,) and C (n, n) at (t, q) (the twin's terms, without callables); C may be
-        # NULL when `damps` is False (C is zero then). The parts that cannot be nonzero are
-        # skipped: the twin's products of zeros give zeros, the same numbers.
-        cdef int n = self.model.n
+    cdef void group_terms(self, double t, const double* g, double* q, double* T, double* Qc,
+                          double* Qa, double* C) noexcept nogil:
+        # terms at the group element g (the model's group_body_frame: q, T and the pose at
+        # once); q (n,), T (n, d) OUT
         cdef double A[9]
         cdef double a[3]
         cdef double Jv[3 * NMAX]
         cdef double JW[3 * NMAX]
         cdef double Jm[3 * NMAX]
+        cdef double Al[9]
+        cdef double al[3]
+        cdef double Jl[3 * NMAX]
+        if not self.placed:
+            self.model.group_body_frame(g, q, T, A, a, Jv, JW, Jm)
+        else:
+            self.model.group_body_frame(g, q, T, Al, al, Jl, JW, Jm)
+            self.place(Al, al, Jl, A, a, Jv)
+        self.terms_at(t, A, a, Jv, JW, Jm, Qc, Qa, C)
+
+    cdef void terms(self, double t, const double* q, double* Qc, double* Qa,
+                    double* C) noexcept nogil:
+        # Q_c, Q_a (n,) and C (n, n) at (t, q) (the twin's terms, without callables); C may be
+        # NULL when `damps` is False (C is zero then)
+        cdef double A[9]
+        cdef double a[3]
+        cdef double Jv[3 * NMAX]
+        cdef double JW[3 * NMAX]
+        cdef double Jm[3 * NMAX]
+        self.pose(q, A, a, Jv, JW, Jm)
+        self.terms_at(t, A, a, Jv, JW, Jm, Qc, Qa, C)
+
+    cdef void terms_at(self, double t, const double* A, const double* a, const double* Jv,
+                       const double* JW, const double* Jm, double* Qc, double* Qa,
+                       double* C) noexcept nogil:
+        # terms at the pose (A, a, J_v, J_W, J_m) in space. The parts that cannot be nonzero
+        # are skipped: the twin's products of zeros give zeros, the same numbers.
+        cdef int n = self.model.n
         cdef double f[3]
         cdef double tau[3]
         cdef int i, j
-        self.pose(q, A, a, Jv, JW, Jm)
         if self.has_potential:
             for i in range(3):
                 f[i] = 0.0

@@ -255,11 +255,10 @@ cdef inline void group_terms(BodyForces forces, double t, const double* g, int d
     cdef double CT[NMAX * NMAX]
     cdef int n = forces.model.n
     cdef int i, j, k, a
-    forces.model.group_coordinates(g, q, T)
     if forces.damps:
-        forces.terms(t, q, Qc, Qa, C)
+        forces.group_terms(t, g, q, T, Qc, Qa, C)
     else:
-        forces.terms(t, q, Qc, Qa, NULL)
+        forces.group_terms(t, g, q, T, Qc, Qa, NULL)
     for i in range(n):
         Q0[i] = Qc[i] + Qa[i]
     for a in range(d):

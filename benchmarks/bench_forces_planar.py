@@ -8,12 +8,21 @@ repeat of each (the least disturbed by other work) per step and its cost relativ
 without forces. Each run starts afresh through the public interface and times one
 ``run.advance(steps, steps)`` (the whole time loop in one kernel call).
 
-Run ``python benchmarks/bench_forces_planar.py [--repeats N] [--steps N]``.
+With ``--compare PYTHON`` every repeat of every system runs in a fresh process, once under this
+interpreter and once under ``PYTHON`` (another installation of nhphys, e.g. an earlier version),
+alternating which goes first, and the table gives both versions' figures side by side
+(``this / compared``); ``--systems`` picks systems by substrings of their names.
+
+Run ``python benchmarks/bench_forces_planar.py [--repeats N] [--steps N] [--compare PYTHON]
+[--systems NAME ...]``.
 """
 
 import argparse
+import json
 import os
 import platform
+import subprocess
+import sys
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # keep BLAS threads out of the timing
@@ -67,33 +76,68 @@ def seconds_per_step(system, integrator, ic, steps):
     return (time.perf_counter() - start) / steps
 
 
+def one_repeat(title, steps, warm=200):
+    """Seconds per step of every element on system ``title``, once each, interleaved."""
+    make, integrator, ic = SYSTEMS[title]
+    systems = {name: make(elements) for name, elements in ELEMENTS.items()}
+    for system in systems.values():  # warm up (imports, first calls)
+        if warm:
+            seconds_per_step(system, integrator, ic, warm)
+    return {name: seconds_per_step(system, integrator, ic, steps)
+            for name, system in systems.items()}
+
+
+def in_process(python, title, steps):
+    """:func:`one_repeat` in a fresh process of ``python``."""
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    out = subprocess.run([python, os.path.abspath(__file__), "--worker", title, "--steps",
+                          str(steps)], capture_output=True, text=True,
+                         cwd=os.path.expanduser("~"), env=env, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--steps", type=int, default=50_000)
+    parser.add_argument("--compare", metavar="PYTHON", help="another interpreter with nhphys")
+    parser.add_argument("--systems", nargs="*", help="a subset of the systems (substrings)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(one_repeat(args.worker, args.steps)))
+        return
+    titles = [t for t in SYSTEMS if not args.systems or any(x in t for x in args.systems)]
+    pythons = [sys.executable] + ([args.compare] if args.compare else [])
+    results = {p: {} for p in pythons}
+    for title in titles:
+        times = {p: {name: [] for name in ELEMENTS} for p in pythons}
+        if not args.compare:
+            one_repeat(title, 200)
+        for r in range(args.repeats):
+            for python in (pythons if r % 2 == 0 else pythons[::-1]):
+                got = (in_process(python, title, args.steps) if args.compare
+                       else one_repeat(title, args.steps, warm=0))
+                for name, value in got.items():
+                    times[python][name].append(value)
+        for python in pythons:
+            results[python][title] = {name: min(v) for name, v in times[python].items()}
     print(f"# {platform.processor() or platform.machine()}, Python "
           f"{platform.python_version()}, {args.repeats} repeats of {args.steps:,} steps, "
-          "fastest repeat; cost relative to no force element")
-    print("| element | " + " | ".join(SYSTEMS) + " |")
-    print("|---|" + "---:|" * len(SYSTEMS))
-    results = {}
-    for title, (make, integrator, ic) in SYSTEMS.items():
-        systems = {name: make(elements) for name, elements in ELEMENTS.items()}
-        for system in systems.values():  # warm up (imports, first calls)
-            seconds_per_step(system, integrator, ic, 200)
-        times = {name: [] for name in systems}
-        for _ in range(args.repeats):
-            for name, system in systems.items():
-                times[name].append(seconds_per_step(system, integrator, ic, args.steps))
-        results[title] = {name: min(values) for name, values in times.items()}
+          "fastest repeat; cost relative to no force element"
+          + (f"; each cell this version / compared ({args.compare})" if args.compare else ""))
+    print("| element | " + " | ".join(titles) + " |")
+    print("|---|" + "---:|" * len(titles))
     for name in ELEMENTS:
         cells = []
-        for title in SYSTEMS:
-            base = results[title]["no force element"]
-            value = results[title][name]
-            cells.append(f"{value * 1e6:.2f} us" if name == "no force element"
-                         else f"{value / base:.2f}")
+        for title in titles:
+            parts = []
+            for python in pythons:
+                base = results[python][title]["no force element"]
+                value = results[python][title][name]
+                parts.append(f"{value * 1e6:.2f} us" if name == "no force element"
+                             else f"{value / base:.2f}")
+            cells.append(" / ".join(parts))
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 

@@ -15,6 +15,22 @@ cdef class ForceSet:
     cdef double[:, ::1] motor_values
     cdef Py_ssize_t[:, ::1] motor_rows
     cdef readonly double drag, spin_all, spin_normal, rolling
+    # which parts can be nonzero (the others are skipped: their zeros are the same numbers)
+    cdef readonly bint has_potential   # springs or a field
+    cdef readonly bint has_applied     # forces, torques or motors
+    cdef readonly bint has_damping     # drag, spin, rolling or a motor's speed control
+    # the arrays above as raw pointers (NULL when empty) and their rows: the per-step methods
+    # read these, not the memoryviews, which cost an index computation per access
+    cdef Py_ssize_t n_forces, n_torques, n_springs, n_motors
+    cdef const double* p_breaks
+    cdef const double* p_coef
+    cdef const Py_ssize_t* p_sched
+    cdef const Py_ssize_t* p_force_rows
+    cdef const double* p_force_points
+    cdef const Py_ssize_t* p_torque_rows
+    cdef const double* p_springs
+    cdef const double* p_motor_values
+    cdef const Py_ssize_t* p_motor_rows
 
     cdef void evaluate(self, Py_ssize_t j, double t, double* out) noexcept nogil
     cdef double potential(self, const double* A, const double* a) noexcept nogil

@@ -56,56 +56,76 @@ cdef class ForceSet:
                           or self.springs.shape[0] or self.motor_rows.shape[0]
                           or self.field[0] or self.field[1] or self.field[2]
                           or drag or spin_all or spin_normal or rolling)
+        self.n_forces = self.force_rows.shape[0]
+        self.n_torques = self.torque_rows.shape[0]
+        self.n_springs = self.springs.shape[0]
+        self.n_motors = self.motor_rows.shape[0]
+        self.p_breaks = &self.breaks[0] if self.breaks.shape[0] else NULL
+        self.p_coef = &self.coef[0] if self.coef.shape[0] else NULL
+        self.p_sched = &self.sched[0, 0] if self.sched.shape[0] else NULL
+        self.p_force_rows = &self.force_rows[0, 0] if self.n_forces else NULL
+        self.p_force_points = (&self.force_points[0, 0] if self.force_points.shape[0]
+                               else NULL)
+        self.p_torque_rows = &self.torque_rows[0, 0] if self.n_torques else NULL
+        self.p_springs = &self.springs[0, 0] if self.n_springs else NULL
+        self.p_motor_values = (&self.motor_values[0, 0] if self.motor_values.shape[0]
+                               else NULL)
+        self.p_motor_rows = &self.motor_rows[0, 0] if self.n_motors else NULL
+        self.has_potential = (self.n_springs > 0 or self.field[0] != 0.0
+                              or self.field[1] != 0.0 or self.field[2] != 0.0)
+        self.has_applied = self.n_forces > 0 or self.n_torques > 0 or self.n_motors > 0
+        self.has_damping = (drag != 0.0 or spin_all != 0.0 or spin_normal != 0.0
+                            or rolling != 0.0)
+        for i in range(self.motor_values.shape[0]):
+            if self.motor_values[i, 3] != 0.0:
+                self.has_damping = True
 
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
     cdef void evaluate(self, Py_ssize_t j, double t, double* out) noexcept nogil:
         # schedule j at time t (the twin's evaluate_schedule)
-        cdef Py_ssize_t b0 = self.sched[j, 0], m = self.sched[j, 1]
-        cdef Py_ssize_t c0 = self.sched[j, 2], d = self.sched[j, 3]
-        cdef Py_ssize_t i = 0, lo, hi, mid, c, k
+        cdef const Py_ssize_t* row = self.p_sched + 4 * j
+        cdef Py_ssize_t m = row[1], c0 = row[2], d = row[3]
+        cdef const double* br = self.p_breaks + row[0]
+        cdef const double* cf
+        cdef Py_ssize_t i = 0, lo, hi, mid, c
         cdef double tt = t, s
         if m > 1:
-            if tt <= self.breaks[b0]:
-                tt = self.breaks[b0]
-            elif tt >= self.breaks[b0 + m - 1]:
-                tt = self.breaks[b0 + m - 1]
+            if tt <= br[0]:
+                tt = br[0]
+            elif tt >= br[m - 1]:
+                tt = br[m - 1]
                 i = m - 2
             else:
                 lo = 0
                 hi = m - 1
                 while hi - lo > 1:
                     mid = (lo + hi) // 2
-                    if self.breaks[b0 + mid] <= tt:
+                    if br[mid] <= tt:
                         lo = mid
                     else:
                         hi = mid
                 i = lo
-        s = tt - self.breaks[b0 + i]
+        s = tt - br[i]
         for c in range(d):
-            k = c0 + 4 * (i * d + c)
-            out[c] = self.coef[k] + s * (self.coef[k + 1] + s * (self.coef[k + 2]
-                                                                 + s * self.coef[k + 3]))
+            cf = self.p_coef + c0 + 4 * (i * d + c)
+            out[c] = cf[0] + s * (cf[1] + s * (cf[2] + s * cf[3]))
 
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
     cdef double potential(self, const double* A, const double* a) noexcept nogil:
         cdef double V = -(self.field[0] * a[0] + self.field[1] * a[1] + self.field[2] * a[2])
         cdef double Ar[3]
         cdef double d[3]
         cdef double stretch
+        cdef const double* sp
         cdef Py_ssize_t j
         cdef int i
-        for j in range(self.springs.shape[0]):
-            matvec(A, &self.springs[j, 0], Ar)
+        for j in range(self.n_springs):
+            sp = self.p_springs + 8 * j
+            matvec(A, sp, Ar)
             for i in range(3):
-                d[i] = a[i] + Ar[i] - self.springs[j, 3 + i]
-            stretch = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - self.springs[j, 7]
-            V += 0.5 * self.springs[j, 6] * stretch * stretch
+                d[i] = a[i] + Ar[i] - sp[3 + i]
+            stretch = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - sp[7]
+            V += 0.5 * sp[6] * stretch * stretch
         return V
 
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
     cdef void potential_wrench(self, const double* A, const double* a, double* f,
                                double* tau) noexcept nogil:
         cdef double Ar[3]
@@ -113,87 +133,93 @@ cdef class ForceSet:
         cdef double force[3]
         cdef double body[3]
         cdef double length, scale
+        cdef const double* sp
         cdef Py_ssize_t j
         cdef int i
         for i in range(3):
             f[i] += self.field[i]
-        for j in range(self.springs.shape[0]):
-            matvec(A, &self.springs[j, 0], Ar)
+        for j in range(self.n_springs):
+            sp = self.p_springs + 8 * j
+            matvec(A, sp, Ar)
             for i in range(3):
-                d[i] = a[i] + Ar[i] - self.springs[j, 3 + i]
+                d[i] = a[i] + Ar[i] - sp[3 + i]
             length = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
             if length == 0.0:
                 continue
-            scale = -self.springs[j, 6] * (length - self.springs[j, 7]) / length
+            scale = -sp[6] * (length - sp[7]) / length
             for i in range(3):
                 force[i] = scale * d[i]
                 f[i] += force[i]
             matTvec(A, force, body)
-            add_cross(&self.springs[j, 0], body, tau)
+            add_cross(sp, body, tau)
 
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
     cdef void applied_wrench(self, double t, const double* A, const double* a, double* f,
                              double* tau) noexcept nogil:
         cdef double value[3]
         cdef double force[3]
         cdef double body[3]
         cdef double amount
+        cdef const Py_ssize_t* row
+        cdef const double* mv
         cdef Py_ssize_t j
         cdef int i
-        for j in range(self.force_rows.shape[0]):
-            self.evaluate(self.force_rows[j, 0], t, value)
-            if self.force_rows[j, 1] == FRAME_BODY:
+        for j in range(self.n_forces):
+            row = self.p_force_rows + 4 * j
+            self.evaluate(row[0], t, value)
+            if row[1] == FRAME_BODY:
                 matvec(A, value, force)
             else:
                 for i in range(3):
                     force[i] = value[i]
             for i in range(3):
                 f[i] += force[i]
-            if self.force_rows[j, 2]:
+            if row[2]:
                 matTvec(A, force, body)
-                add_cross(&self.force_points[j, 0], body, tau)
-        for j in range(self.torque_rows.shape[0]):
-            self.evaluate(self.torque_rows[j, 0], t, value)
-            if self.torque_rows[j, 1] == FRAME_SPACE:
+                add_cross(self.p_force_points + 3 * j, body, tau)
+        for j in range(self.n_torques):
+            row = self.p_torque_rows + 2 * j
+            self.evaluate(row[0], t, value)
+            if row[1] == FRAME_SPACE:
                 matTvec(A, value, body)
                 for i in range(3):
                     tau[i] += body[i]
             else:
                 for i in range(3):
                     tau[i] += value[i]
-        for j in range(self.motor_rows.shape[0]):
+        for j in range(self.n_motors):
+            row = self.p_motor_rows + 3 * j
+            mv = self.p_motor_values + 5 * j
             amount = 0.0
-            if self.motor_rows[j, 0] >= 0:
-                self.evaluate(self.motor_rows[j, 0], t, value)
+            if row[0] >= 0:
+                self.evaluate(row[0], t, value)
                 amount += value[0]
-            if self.motor_rows[j, 1] >= 0:
-                self.evaluate(self.motor_rows[j, 1], t, value)
-                amount += self.motor_values[j, 3] * value[0]
+            if row[1] >= 0:
+                self.evaluate(row[1], t, value)
+                amount += mv[3] * value[0]
             for i in range(3):
-                tau[i] += amount * self.motor_values[j, i]
+                tau[i] += amount * mv[i]
 
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
     cdef double damping(self, const double* A, const double* n, double* D) noexcept nogil:
         cdef double nb[3]
+        cdef const double* mv
         cdef Py_ssize_t j
         cdef int r, c
         matTvec(A, n, nb)
         for r in range(3):
             for c in range(3):
                 D[3 * r + c] += (self.spin_all if r == c else 0.0) + self.spin_normal * nb[r] * nb[c]
-        for j in range(self.motor_rows.shape[0]):
+        for j in range(self.n_motors):
+            mv = self.p_motor_values + 5 * j
             for r in range(3):
                 for c in range(3):
-                    D[3 * r + c] += (self.motor_values[j, 3] * self.motor_values[j, r]
-                                     * self.motor_values[j, c])
+                    D[3 * r + c] += mv[3] * mv[r] * mv[c]
         return self.drag
 
     cdef double wrench(self, double t, const double* A, const double* a, const double* n,
                        double* f_pot, double* tau_pot, double* f_app, double* tau_app,
                        double* D) noexcept nogil:
-        # the twin's wrench (without callables): zeroes the outputs, returns the drag
+        # the twin's wrench (without callables): zeroes the outputs, returns the drag; the
+        # parts that cannot be nonzero are left at their zeros
         cdef int i
         for i in range(3):
             f_pot[i] = 0.0
@@ -202,8 +228,12 @@ cdef class ForceSet:
             tau_app[i] = 0.0
         for i in range(9):
             D[i] = 0.0
-        self.potential_wrench(A, a, f_pot, tau_pot)
-        self.applied_wrench(t, A, a, f_app, tau_app)
+        if self.has_potential:
+            self.potential_wrench(A, a, f_pot, tau_pot)
+        if self.has_applied:
+            self.applied_wrench(t, A, a, f_app, tau_app)
+        if not self.has_damping:
+            return self.drag
         return self.damping(A, n, D)
 
     # -- the twin's methods, callable from Python (for the parity tests) -----------------------

@@ -20,10 +20,12 @@
 #   gauge_gradient grad S (n,); gauge_hessian Hess S (n, n);
 #   gauge_third T (n, n), T[i n + j] = sum_l d^3 S / dq_i dq_j dq_l d_l for a direction d (n,).
 #   body_frame (models of one rigid body in a plane): A (3, 3), a (3,), J_v, J_W, J_m (3, n);
-#   group_coordinates (models on SE(2) x R^k): q (n,), T (n, d) with dq/dt = T xi.
+#   group_coordinates (models on SE(2) x R^k): q (n,), T (n, d) with dq/dt = T xi;
+#   group_body_frame: both at once (a model may share their work: the same numbers).
 #
 # BodyForces: the force elements of a model's rigid body (ForceSet of nhphys_ext.forces) as
-# generalized forces on its coordinates (the derivation is in nhphys/twins/models.py).
+# generalized forces on its coordinates (the derivation is in nhphys/twins/models.py). Its
+# `terms` takes C = NULL when the caller knows there is no damping (`damps` False).
 
 from nhphys_ext.forces cimport ForceSet
 
@@ -49,6 +51,8 @@ cdef class CoordinateModel:
     cdef bint body_frame(self, const double* q, double* A, double* a, double* Jv, double* JW,
                          double* Jm) noexcept nogil
     cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil
+    cdef bint group_body_frame(self, const double* g, double* q, double* T, double* A,
+                               double* a, double* Jv, double* JW, double* Jm) noexcept nogil
 
 
 cdef class KnifeEdgeModel(CoordinateModel):
@@ -79,9 +83,19 @@ cdef class BodyForces:
     cdef readonly bint empty
     cdef bint has_potential, has_applied, has_damping  # which parts of `body` can be nonzero
     cdef bint motor_gain            # a motor controls its speed (it damps)
+    cdef readonly bint damps        # C can be nonzero (has_damping or motor_gain)
+    cdef readonly bint applies      # Q_a can be nonzero (applied elements or motors)
+    cdef bint placed                # E, o are not the identity and zero: pose transforms
 
     cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,
                    double* Jm) noexcept nogil
+    cdef void place(self, const double* Al, const double* al, const double* Jl, double* A,
+                    double* a, double* Jv) noexcept nogil
+    cdef void terms_at(self, double t, const double* A, const double* a, const double* Jv,
+                       const double* JW, const double* Jm, double* Qc, double* Qa,
+                       double* C) noexcept nogil
+    cdef void group_terms(self, double t, const double* g, double* q, double* T, double* Qc,
+                          double* Qa, double* C) noexcept nogil
     cdef void terms(self, double t, const double* q, double* Qc, double* Qa,
                     double* C) noexcept nogil
     cdef void body_damping(self, const double* A, const double* Jv, const double* JW,

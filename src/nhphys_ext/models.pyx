@@ -83,6 +83,12 @@ cdef class CoordinateModel:
     cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil:
         pass  # only the models on a group (which override it) are asked
 
+    cdef bint group_body_frame(self, const double* g, double* q, double* T, double* A,
+                               double* a, double* Jv, double* JW, double* Jm) noexcept nogil:
+        # group_coordinates, then body_frame at its q (models override it to share the trig)
+        self.group_coordinates(g, q, T)
+        return self.body_frame(q, A, a, Jv, JW, Jm)
+
     def py_body_frame(self, q):
         """``(A, a, J_v, J_W, J_m)`` at ``q`` (the twin's ``body_frame``), or None."""
         cdef int n = self.n
@@ -151,7 +157,12 @@ cdef inline void planar_body(const double* q, int n, double* A, double* a, doubl
                              double* JW) noexcept nogil:
     # a body at (q[0], q[1]) turned by q[2] about z (the twin's _planar_body)
     cdef double th = q[2]
-    cdef double c = cos(th), s = sin(th)
+    planar_body_cs(q, n, cos(th), sin(th), A, a, Jv, JW)
+
+
+cdef inline void planar_body_cs(const double* q, int n, double c, double s, double* A,
+                                double* a, double* Jv, double* JW) noexcept nogil:
+    # planar_body with c, s = cos q[2], sin q[2]
     A[0] = c
     A[1] = -s
     A[2] = 0.0
@@ -175,7 +186,12 @@ cdef inline void sleigh_group_coordinates(const double* g, double off, int n, do
                                           double* T) noexcept nogil:
     # q and T of a sleigh's group element (the twin's _sleigh_group_coordinates)
     cdef double th = g[2]
-    cdef double c = cos(th), s = sin(th)
+    sleigh_group_coordinates_cs(g, off, n, cos(th), sin(th), q, T)
+
+
+cdef inline void sleigh_group_coordinates_cs(const double* g, double off, int n, double c,
+                                             double s, double* q, double* T) noexcept nogil:
+    # sleigh_group_coordinates with c, s = cos g[2], sin g[2]
     cdef int i
     for i in range(n):
         q[i] = g[i]
@@ -231,6 +247,18 @@ cdef class KnifeEdgeModel(CoordinateModel):
 
     cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil:
         sleigh_group_coordinates(g, self.offset, 3, q, T)
+
+    cdef bint group_body_frame(self, const double* g, double* q, double* T, double* A,
+                               double* a, double* Jv, double* JW, double* Jm) noexcept nogil:
+        # q[2] = g[2]: one cos and sin for both
+        cdef double th = g[2]
+        cdef double c = cos(th), s = sin(th)
+        cdef int i
+        sleigh_group_coordinates_cs(g, self.offset, 3, c, s, q, T)
+        planar_body_cs(q, 3, c, s, A, a, Jv, JW)
+        for i in range(9):
+            Jm[i] = JW[i]
+        return True
 
 
 cdef class VerticalDiskModel(CoordinateModel):
@@ -406,6 +434,17 @@ cdef class RotorSleighModel(CoordinateModel):
     cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil:
         sleigh_group_coordinates(g, self.offset, 4, q, T)
 
+    cdef bint group_body_frame(self, const double* g, double* q, double* T, double* A,
+                               double* a, double* Jv, double* JW, double* Jm) noexcept nogil:
+        # q[2] = g[2]: one cos and sin for both
+        cdef double th = g[2]
+        cdef double c = cos(th), s = sin(th)
+        sleigh_group_coordinates_cs(g, self.offset, 4, c, s, q, T)
+        planar_body_cs(q, 4, c, s, A, a, Jv, JW)
+        zero(Jm, 12)
+        Jm[8 + 3] = 1.0
+        return True
+
 
 
 cdef class BodyForces:
@@ -449,15 +488,21 @@ cdef class BodyForces:
         self.normal_force = normal_force
         self.empty = body.empty and motors.empty
         # the parts of the body's set that can be nonzero (the others are skipped: zeros)
-        self.has_potential = (body.springs.shape[0] > 0 or body.field[0] != 0.0
-                              or body.field[1] != 0.0 or body.field[2] != 0.0)
-        self.has_applied = body.force_rows.shape[0] > 0 or body.torque_rows.shape[0] > 0
-        self.has_damping = (body.drag != 0.0 or body.spin_all != 0.0 or body.spin_normal != 0.0
-                            or body.rolling != 0.0)
-        self.motor_gain = False
-        for i in range(motors.motor_values.shape[0]):
-            if motors.motor_values[i, 3] != 0.0:
-                self.motor_gain = True
+        self.has_potential = body.has_potential
+        self.has_applied = body.has_applied
+        self.has_damping = body.has_damping
+        self.motor_gain = motors.has_damping
+        self.damps = self.has_damping or self.motor_gain
+        self.applies = self.has_applied or motors.has_applied
+        # a plane at the identity frame and origin (every built-in one but the inclined knife
+        # edge): pose skips the transform, whose products with 1 and 0 give the same numbers
+        self.placed = False
+        for i in range(9):
+            if self.E[i] != (1.0 if i % 4 == 0 else 0.0):
+                self.placed = True
+        for i in range(3):
+            if self.o[i] != 0.0:
+                self.placed = True
 
     cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,
                    double* Jm) noexcept nogil:
@@ -465,9 +510,17 @@ cdef class BodyForces:
         cdef double Al[9]
         cdef double al[3]
         cdef double Jl[3 * NMAX]
-        cdef int n = self.model.n
-        cdef int i, j, k
+        if not self.placed:
+            self.model.body_frame(q, A, a, Jv, JW, Jm)
+            return
         self.model.body_frame(q, Al, al, Jl, JW, Jm)
+        self.place(Al, al, Jl, A, a, Jv)
+
+    cdef void place(self, const double* Al, const double* al, const double* Jl, double* A,
+                    double* a, double* Jv) noexcept nogil:
+        # A = E A_loc, a = o + E a_loc, J_v = E J_v,loc
+        cdef int n = self.model.n
+        cdef int i, j
         for i in range(3):
             for j in range(3):
                 A[3 * i + j] = (self.E[3 * i] * Al[j] + self.E[3 * i + 1] * Al[3 + j]
@@ -478,44 +531,78 @@ cdef class BodyForces:
                 Jv[n * i + j] = (self.E[3 * i] * Jl[j] + self.E[3 * i + 1] * Jl[n + j]
                                  + self.E[3 * i + 2] * Jl[2 * n + j])
 
-    cdef void terms(self, double t, const double* q, double* Qc, double* Qa,
-                    double* C) noexcept nogil:
-        # Q_c, Q_a (n,) and C (n, n) at (t, q) (the twin's terms, without callables)
-        cdef int n = self.model.n
+    cdef void group_terms(self, double t, const double* g, double* q, double* T, double* Qc,
+                          double* Qa, double* C) noexcept nogil:
+        # terms at the group element g (the model's group_body_frame: q, T and the pose at
+        # once); q (n,), T (n, d) OUT
         cdef double A[9]
         cdef double a[3]
         cdef double Jv[3 * NMAX]
         cdef double JW[3 * NMAX]
         cdef double Jm[3 * NMAX]
+        cdef double Al[9]
+        cdef double al[3]
+        cdef double Jl[3 * NMAX]
+        if not self.placed:
+            self.model.group_body_frame(g, q, T, A, a, Jv, JW, Jm)
+        else:
+            self.model.group_body_frame(g, q, T, Al, al, Jl, JW, Jm)
+            self.place(Al, al, Jl, A, a, Jv)
+        self.terms_at(t, A, a, Jv, JW, Jm, Qc, Qa, C)
+
+    cdef void terms(self, double t, const double* q, double* Qc, double* Qa,
+                    double* C) noexcept nogil:
+        # Q_c, Q_a (n,) and C (n, n) at (t, q) (the twin's terms, without callables); C may be
+        # NULL when `damps` is False (C is zero then)
+        cdef double A[9]
+        cdef double a[3]
+        cdef double Jv[3 * NMAX]
+        cdef double JW[3 * NMAX]
+        cdef double Jm[3 * NMAX]
+        self.pose(q, A, a, Jv, JW, Jm)
+        self.terms_at(t, A, a, Jv, JW, Jm, Qc, Qa, C)
+
+    cdef void terms_at(self, double t, const double* A, const double* a, const double* Jv,
+                       const double* JW, const double* Jm, double* Qc, double* Qa,
+                       double* C) noexcept nogil:
+        # terms at the pose (A, a, J_v, J_W, J_m) in space. The parts that cannot be nonzero
+        # are skipped: the twin's products of zeros give zeros, the same numbers.
+        cdef int n = self.model.n
         cdef double f[3]
         cdef double tau[3]
         cdef int i, j
-        self.pose(q, A, a, Jv, JW, Jm)
-        for i in range(3):
-            f[i] = 0.0
-            tau[i] = 0.0
         if self.has_potential:
+            for i in range(3):
+                f[i] = 0.0
+                tau[i] = 0.0
             self.body.potential_wrench(A, a, f, tau)
-        for j in range(n):
-            Qc[j] = (Jv[j] * f[0] + Jv[n + j] * f[1] + Jv[2 * n + j] * f[2]
-                     + (JW[j] * tau[0] + JW[n + j] * tau[1] + JW[2 * n + j] * tau[2]))
-        for i in range(3):
-            f[i] = 0.0
-            tau[i] = 0.0
+            for j in range(n):
+                Qc[j] = (Jv[j] * f[0] + Jv[n + j] * f[1] + Jv[2 * n + j] * f[2]
+                         + (JW[j] * tau[0] + JW[n + j] * tau[1] + JW[2 * n + j] * tau[2]))
+        else:
+            for j in range(n):
+                Qc[j] = 0.0
         if self.has_applied:
+            for i in range(3):
+                f[i] = 0.0
+                tau[i] = 0.0
             self.body.applied_wrench(t, A, a, f, tau)
-        for j in range(n):
-            Qa[j] = (Jv[j] * f[0] + Jv[n + j] * f[1] + Jv[2 * n + j] * f[2]
-                     + (JW[j] * tau[0] + JW[n + j] * tau[1] + JW[2 * n + j] * tau[2]))
-        if not self.motors.empty:
+            for j in range(n):
+                Qa[j] = (Jv[j] * f[0] + Jv[n + j] * f[1] + Jv[2 * n + j] * f[2]
+                         + (JW[j] * tau[0] + JW[n + j] * tau[1] + JW[2 * n + j] * tau[2]))
+        else:
+            for j in range(n):
+                Qa[j] = 0.0
+        if self.motors.has_applied:
             for i in range(3):
                 f[i] = 0.0
                 tau[i] = 0.0
             self.motors.applied_wrench(t, A, a, f, tau)
             for j in range(n):
                 Qa[j] = Qa[j] + (Jm[j] * tau[0] + Jm[n + j] * tau[1] + Jm[2 * n + j] * tau[2])
-        # C = drag J_v^T J_v + J_W^T D J_W (+ J_m^T D_m J_m); the parts that are zero are
-        # skipped (the twin adds their zeros: the same numbers)
+        if C == NULL:
+            return
+        # C = drag J_v^T J_v + J_W^T D J_W (+ J_m^T D_m J_m)
         for i in range(n * n):
             C[i] = 0.0
         if self.has_damping:

@@ -13,6 +13,7 @@ cimport cython
 from libc.math cimport fabs, isfinite
 
 from nhphys_ext.dense cimport max_abs, solve_small
+from nhphys_ext.forcing cimport solve_columns
 from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 from nhphys_ext.newton cimport (newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN,
@@ -142,13 +143,21 @@ cdef struct ForceStep:
 
 cdef inline void force_start(BodyForces forces, ForceStep* fs, double t, const double* q0,
                              const double* v0) noexcept nogil:
-    # Q_start = (Q_c + Q_a) - C v0 and its power (Q_a - C v0) . v0 at (t, q0, v0)
+    # Q_start = (Q_c + Q_a) - C v0 and its power (Q_a - C v0) . v0 at (t, q0, v0) (without
+    # damping C v0 is zero and skipped: the same numbers)
     cdef int n = forces.model.n
     cdef double Qc[NMAX]
     cdef double Qa[NMAX]
     cdef double C[NMAX * NMAX]
     cdef double Cv
     cdef int i, j
+    if not forces.damps:
+        forces.terms(t, q0, Qc, Qa, NULL)
+        fs.power_start = 0.0
+        for i in range(n):
+            fs.Q_start[i] = Qc[i] + Qa[i]
+            fs.power_start += Qa[i] * v0[i]
+        return
     forces.terms(t, q0, Qc, Qa, C)
     fs.power_start = 0.0
     for i in range(n):
@@ -170,27 +179,33 @@ cdef inline int force_end(ForceStep* fs, CoordinateModel model, const double* M,
 cdef int force_end_of(BodyForces forces, ForceStep* fs, CoordinateModel model, const double* M,
                       const double* Minv, const double* q1, double h, const double* u,
                       const double* X, const double* mu1, double* v1) noexcept nogil:
+    # Without damping (`forces.damps` False, C = 0) K = M: the solves are M^-1 products, and
+    # the C v1 terms are zeros, skipped. With damping, K x = M u + h/2 Q_0 and K XK = M X are
+    # solved with one elimination of K (each column the numbers of its own solve).
     cdef int n = model.n, r = model.r
+    cdef int k = r + 1
     cdef double Qc[NMAX]
     cdef double Qa[NMAX]
     cdef double Q0[NMAX]
     cdef double C[NMAX * NMAX]
     cdef double K[NMAX * NMAX]
-    cdef double Kc[NMAX * NMAX]
     cdef double x[NMAX]
     cdef double XK[NMAX * RMAX]
-    cdef double col[NMAX]
+    cdef double RHS[NMAX * (RMAX + 1)]   # (n, r + 1): x, then the columns of XK
     cdef double Cm[RMAX * RMAX]
     cdef double rhs[RMAX]
     cdef double s, Cv
     cdef bint damped = False
-    cdef int i, j, a, b
-    forces.terms(fs.t1, q1, Qc, Qa, C)
+    cdef int i, j, a
+    if forces.damps:
+        forces.terms(fs.t1, q1, Qc, Qa, C)
+        for i in range(n * n):
+            if C[i] != 0.0:
+                damped = True
+    else:
+        forces.terms(fs.t1, q1, Qc, Qa, NULL)
     for i in range(n):
         Q0[i] = Qc[i] + Qa[i]
-    for i in range(n * n):
-        if C[i] != 0.0:
-            damped = True
     if damped:
         for i in range(n * n):
             K[i] = M[i] + 0.5 * h * C[i]
@@ -198,23 +213,18 @@ cdef int force_end_of(BodyForces forces, ForceStep* fs, CoordinateModel model, c
             s = 0.0
             for j in range(n):
                 s += M[n * i + j] * u[j]
-            x[i] = s + 0.5 * h * Q0[i]
-        for i in range(n * n):
-            Kc[i] = K[i]
-        if not solve_small(n, Kc, x):
-            return SINGULAR_JACOBIAN
-        for a in range(r):
-            for i in range(n):
+            RHS[k * i] = s + 0.5 * h * Q0[i]
+            for a in range(r):
                 s = 0.0
                 for j in range(n):
                     s += M[n * i + j] * X[r * j + a]
-                col[i] = s
-            for i in range(n * n):
-                Kc[i] = K[i]
-            if not solve_small(n, Kc, col):
-                return SINGULAR_JACOBIAN
-            for i in range(n):
-                XK[r * i + a] = col[i]
+                RHS[k * i + 1 + a] = s
+        if not solve_columns(n, K, RHS, k):
+            return SINGULAR_JACOBIAN
+        for i in range(n):
+            x[i] = RHS[k * i]
+            for a in range(r):
+                XK[r * i + a] = RHS[k * i + 1 + a]
     else:
         for i in range(n):
             s = 0.0
@@ -232,12 +242,17 @@ cdef int force_end_of(BodyForces forces, ForceStep* fs, CoordinateModel model, c
         v1[i] = x[i]
         for a in range(r):
             v1[i] -= XK[r * i + a] * rhs[a]
-    for i in range(n):
-        Cv = 0.0
-        for j in range(n):
-            Cv += C[n * i + j] * v1[j]
-        fs.Q_next[i] = Q0[i] - Cv
-        fs.power_end += (Qa[i] - Cv) * v1[i]
+    if forces.damps:
+        for i in range(n):
+            Cv = 0.0
+            for j in range(n):
+                Cv += C[n * i + j] * v1[j]
+            fs.Q_next[i] = Q0[i] - Cv
+            fs.power_end += (Qa[i] - Cv) * v1[i]
+    else:
+        for i in range(n):
+            fs.Q_next[i] = Q0[i]
+            fs.power_end += Qa[i] * v1[i]
     if not all_finite(v1, n):
         return NOT_FINITE
     return OK

@@ -15,6 +15,7 @@ cimport cython
 from libc.math cimport sin, cos, atan, fabs, isfinite
 
 from nhphys_ext.dense cimport solve_small
+from nhphys_ext.forcing cimport node_velocity, start_kick, end_kick
 from nhphys_ext.models cimport BodyForces, NMAX
 from nhphys_ext.newton cimport newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN, NOT_FINITE
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
@@ -243,7 +244,8 @@ cdef inline void advance(double* g, const double* xi, int d, int map_code) noexc
 
 cdef inline void group_terms(BodyForces forces, double t, const double* g, int d, double* F0,
                              double* Fa, double* Cg) noexcept nogil:
-    # F_0 = T^T (Q_c + Q_a), F_a = T^T Q_a, C_g = T^T C T at (t, g) (the twin's group_terms)
+    # F_0 = T^T (Q_c + Q_a), F_a = T^T Q_a, C_g = T^T C T at (t, g) (the twin's group_terms);
+    # C_g only when the forces damp (`forces.damps`; otherwise it is zero and left unset)
     cdef double q[NMAX]
     cdef double T[NMAX * NMAX]
     cdef double Qc[NMAX]
@@ -253,8 +255,10 @@ cdef inline void group_terms(BodyForces forces, double t, const double* g, int d
     cdef double CT[NMAX * NMAX]
     cdef int n = forces.model.n
     cdef int i, j, k, a
-    forces.model.group_coordinates(g, q, T)
-    forces.terms(t, q, Qc, Qa, C)
+    if forces.damps:
+        forces.group_terms(t, g, q, T, Qc, Qa, C)
+    else:
+        forces.group_terms(t, g, q, T, Qc, Qa, NULL)
     for i in range(n):
         Q0[i] = Qc[i] + Qa[i]
     for a in range(d):
@@ -263,6 +267,8 @@ cdef inline void group_terms(BodyForces forces, double t, const double* g, int d
         for i in range(n):
             F0[a] += T[d * i + a] * Q0[i]
             Fa[a] += T[d * i + a] * Qa[i]
+    if not forces.damps:
+        return
     for i in range(n):          # CT = C T (n x d)
         for j in range(d):
             CT[d * i + j] = 0.0
@@ -273,24 +279,6 @@ cdef inline void group_terms(BodyForces forces, double t, const double* g, int d
             Cg[d * i + j] = 0.0
             for k in range(n):
                 Cg[d * i + j] += T[d * k + i] * CT[d * k + j]
-
-
-cdef inline bint node_velocity(const double* reduced, const double* B, int d, int m,
-                               const double* p, double* z, double* xi) noexcept nogil:
-    # z = (B^T I B)^-1 p, xi = B z
-    cdef double R[DMAX * DMAX]
-    cdef int i, a
-    for i in range(m * m):
-        R[i] = reduced[i]
-    for a in range(m):
-        z[a] = p[a]
-    if not solve_small(m, R, z):
-        return False
-    for i in range(d):
-        xi[i] = 0.0
-        for a in range(m):
-            xi[i] += B[m * i + a] * z[a]
-    return True
 
 
 cdef struct GroupTerms:
@@ -305,103 +293,39 @@ cdef struct GroupTerms:
 
 cdef int forced_step(BodyForces forces, const double* I, const double* B, const double* reduced,
                      int d, int m, const double* g, const double* p, double* y, double h,
-                     double t, int map_code, NewtonRule rule, double* xi, double* p_new,
-                     double* powers, Py_ssize_t* evaluations, GroupTerms* kept) noexcept nogil:
-    # one step with the forces (the twin's forced_step); y IN guess / OUT solution,
-    # powers = (power at the start, at the end); kept IN the start's group terms when kept.ok
-    # (the last step's end: the same numbers the twin evaluates afresh) / OUT the end's
+                     double t, int map_code, NewtonRule rule, double* xi, double* g1,
+                     double* p_new, double* powers, Py_ssize_t* evaluations,
+                     GroupTerms* kept) noexcept nogil:
+    # one step with the forces (the twin's forced_step); y IN guess / OUT solution, g1 OUT the
+    # new pose; powers = (power at the start, at the end); kept IN the start's group terms when
+    # kept.ok (the last step's end: the same numbers the twin evaluates afresh) / OUT the end's.
+    # The kicks are forcing.pxd's (shared with the SO(3) kernel); the node velocities are
+    # computed only when something has power (an applied element or damping), the damping
+    # terms only when the forces damp.
     cdef double z[DMAX]
-    cdef double xi0[DMAX]
-    cdef double xi1[DMAX]
-    cdef double F0[DMAX]
-    cdef double Fa[DMAX]
-    cdef double Cg[DMAX * DMAX]
-    cdef double Cxi[DMAX]
     cdef double p_eff[DMAX]
     cdef double p_plus[DMAX]
-    cdef double K[DMAX * DMAX]
-    cdef double CB[DMAX * DMAX]
-    cdef double g1[DMAX]
-    cdef double s
-    cdef bint damped = False
-    cdef int i, j, a, b, st
-    if kept.ok:
-        for i in range(d):
-            F0[i] = kept.F0[i]
-            Fa[i] = kept.Fa[i]
-            xi0[i] = kept.xi[i]
-        for i in range(d * d):
-            Cg[i] = kept.Cg[i]
-    else:
-        if not node_velocity(reduced, B, d, m, p, z, xi0):
+    cdef bint damps = forces.damps
+    cdef bint powered = damps or forces.applies
+    cdef int i, st
+    if not kept.ok:
+        if powered and not node_velocity(reduced, B, d, m, p, z, kept.xi):
             return SINGULAR_JACOBIAN
-        group_terms(forces, t, g, d, F0, Fa, Cg)
+        group_terms(forces, t, g, d, kept.F0, kept.Fa, kept.Cg)
     kept.ok = False
-    powers[0] = 0.0
-    for i in range(d):
-        Cxi[i] = 0.0
-        for j in range(d):
-            Cxi[i] += Cg[d * i + j] * xi0[j]
-        powers[0] += (Fa[i] - Cxi[i]) * xi0[i]
-        F0[i] = F0[i] - Cxi[i]   # the force at the start
-    for a in range(m):
-        s = 0.0
-        for i in range(d):
-            s += B[m * i + a] * F0[i]
-        p_eff[a] = p[a] + 0.5 * h * s
+    powers[0] = start_kick(d, m, B, h, kept.Cg, damps, powered, kept.Fa, kept.xi, kept.F0, p,
+                           p_eff)
     st = retraction_step(I, B, d, m, p_eff, y, h, map_code, rule, xi, p_plus, evaluations)
     if st != OK:
         return st
     for i in range(d):
         g1[i] = g[i]
     advance(g1, xi, d, map_code)
-    group_terms(forces, t + h, g1, d, F0, Fa, Cg)
-    for a in range(m):
-        s = 0.0
-        for i in range(d):
-            s += B[m * i + a] * F0[i]
-        p_new[a] = p_plus[a] + 0.5 * h * s
-    for i in range(d * d):
-        if Cg[i] != 0.0:
-            damped = True
-    if damped:
-        for i in range(d):       # CB = C_g B (d x m)
-            for b in range(m):
-                CB[m * i + b] = 0.0
-                for j in range(d):
-                    CB[m * i + b] += Cg[d * i + j] * B[m * j + b]
-        for a in range(m):       # K = B^T I B + h/2 B^T C_g B
-            for b in range(m):
-                s = 0.0
-                for i in range(d):
-                    s += B[m * i + a] * CB[m * i + b]
-                K[m * a + b] = reduced[m * a + b] + 0.5 * h * s
-        for a in range(m):
-            z[a] = p_new[a]
-        if not solve_small(m, K, z):
-            return SINGULAR_JACOBIAN
-        for a in range(m):
-            p_new[a] = 0.0
-            for b in range(m):
-                p_new[a] += reduced[m * a + b] * z[b]
-    # the node velocity of p_new (what the next step starts from: the same numbers)
-    if not node_velocity(reduced, B, d, m, p_new, z, xi1):
-        return SINGULAR_JACOBIAN
-    powers[1] = 0.0
-    for i in range(d):
-        s = 0.0
-        for j in range(d):
-            s += Cg[d * i + j] * xi1[j]
-        powers[1] += (Fa[i] - s) * xi1[i]
-    for a in range(m):
-        if not isfinite(p_new[a]):
-            return NOT_FINITE
-    for i in range(d):
-        kept.F0[i] = F0[i]
-        kept.Fa[i] = Fa[i]
-        kept.xi[i] = xi1[i]
-    for i in range(d * d):
-        kept.Cg[i] = Cg[i]
+    group_terms(forces, t + h, g1, d, kept.F0, kept.Fa, kept.Cg)
+    st = end_kick(d, m, B, reduced, h, kept.Cg, damps, powered, kept.Fa, kept.F0, p_plus,
+                  p_new, kept.xi, &powers[1])
+    if st != OK:
+        return st
     kept.ok = True
     return OK
 
@@ -436,6 +360,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
     cdef double xi[DMAX]
     cdef double p_new[DMAX]
     cdef double y_try[DMAX]
+    cdef double g_new[DMAX]
     cdef double step[3]
     cdef double c, s
     cdef Py_ssize_t k, j
@@ -477,22 +402,26 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
                 y_try[a] = y[a]
             if pushed:
                 status = forced_step(forces, &inertia[0, 0], &basis[0, 0], reduced, d, m, &g[0],
-                                     &p[0], y_try, h, t, map_code, rule, xi, p_new, powers,
-                                     &evaluations, &kept)
+                                     &p[0], y_try, h, t, map_code, rule, xi, g_new, p_new,
+                                     powers, &evaluations, &kept)
             else:
                 status = retraction_step(&inertia[0, 0], &basis[0, 0], d, m, &p[0], y_try, h,
                                          map_code, rule, xi, p_new, &evaluations)
             if status != OK:
                 failed = <int>(k + 1)
                 break
-            retract(xi, map_code, step)
-            c = cos(g[2])
-            s = sin(g[2])
-            g[0] += c * step[0] - s * step[1]
-            g[1] += s * step[0] + c * step[1]
-            g[2] += step[2]
-            for i in range(3, d):
-                g[i] += xi[i]
+            if pushed:  # the forced step advanced the pose already (its end's forces need it)
+                for i in range(d):
+                    g[i] = g_new[i]
+            else:
+                retract(xi, map_code, step)
+                c = cos(g[2])
+                s = sin(g[2])
+                g[0] += c * step[0] - s * step[1]
+                g[1] += s * step[0] + c * step[1]
+                g[2] += step[2]
+                for i in range(3, d):
+                    g[i] += xi[i]
             for a in range(m):
                 p[a] = p_new[a]
                 y[a] = y_try[a]

@@ -15,6 +15,7 @@ from libc.math cimport isfinite
 
 from nhphys_ext.so3 cimport cross3, norm3, exp3, cay3
 from nhphys_ext.dense cimport matmul3, solve_small
+from nhphys_ext.forcing cimport node_velocity, start_kick, end_kick
 from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.rigid cimport momentum_minus, momentum_minus_jacobian, reorthonormalize
 from nhphys_ext.newton cimport (newton_solve, NewtonRule, OK, FAR_BRANCH, SINGULAR_JACOBIAN,
@@ -113,7 +114,9 @@ cdef inline int retraction_step(const double* I, const double* B, int m, const d
 cdef inline void torques(ForceSet forces, const double* pivot, double t, const double* R,
                          double* tau_0, double* tau_a, double* D) noexcept nogil:
     # the twin's torques (without callables): every torque but the damping, the applied ones,
-    # and the damping matrix, about the fixed point at pivot
+    # and the damping matrix, about the fixed point at pivot; D only when the set damps
+    # (otherwise it is zero and left unset). The parts that cannot be nonzero are skipped: the
+    # same numbers.
     cdef double f[3]
     cdef double tau[3]
     cdef double n[3]
@@ -122,36 +125,21 @@ cdef inline void torques(ForceSet forces, const double* pivot, double t, const d
         f[i] = 0.0
         tau[i] = 0.0
         tau_a[i] = 0.0
-    n[0] = 0.0
-    n[1] = 0.0
-    n[2] = 1.0
-    forces.potential_wrench(R, pivot, f, tau)
-    for i in range(3):
-        f[i] = 0.0
-    forces.applied_wrench(t, R, pivot, f, tau_a)
+    if forces.has_potential:
+        forces.potential_wrench(R, pivot, f, tau)
+    if forces.has_applied:
+        for i in range(3):
+            f[i] = 0.0
+        forces.applied_wrench(t, R, pivot, f, tau_a)
     for i in range(3):
         tau_0[i] = tau[i] + tau_a[i]
-    for i in range(9):
-        D[i] = 0.0
-    forces.damping(R, n, D)
-
-
-cdef inline bint node_omega(const double* reduced, const double* B, int m, const double* p,
-                            double* z, double* omega) noexcept nogil:
-    # z = (B^T I B)^-1 p, omega = B z
-    cdef double Rd[9]
-    cdef int i, a
-    for i in range(m * m):
-        Rd[i] = reduced[i]
-    for a in range(m):
-        z[a] = p[a]
-    if not solve_small(m, Rd, z):
-        return False
-    for i in range(3):
-        omega[i] = 0.0
-        for a in range(m):
-            omega[i] += B[m * i + a] * z[a]
-    return True
+    if forces.has_damping:
+        n[0] = 0.0
+        n[1] = 0.0
+        n[2] = 1.0
+        for i in range(9):
+            D[i] = 0.0
+        forces.damping(R, n, D)
 
 
 cdef struct Torques:
@@ -170,43 +158,23 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
                      double* p_new, double* powers, Torques* kept) noexcept nogil:
     # one step with the torques of forces (the twin's forced_step); y IN guess / OUT solution;
     # kept IN the start's torques when kept.ok (the last step's end: the same numbers the twin
-    # evaluates afresh) / OUT the end's
+    # evaluates afresh) / OUT the end's. The kicks are forcing.pxd's (shared with the SE(2)
+    # kernel, d = 3): the node velocities are computed only when something has power.
     cdef double z[3]
-    cdef double w0[3]
-    cdef double w1[3]
-    cdef double tau_0[3]
-    cdef double tau_a[3]
-    cdef double D[9]
-    cdef double Dw[3]
     cdef double p_eff[3]
     cdef double p_plus[3]
     cdef double xi[3]
     cdef double Q[9]
-    cdef double K[9]
-    cdef double DB[9]
-    cdef double s
-    cdef bint damped = False
-    cdef int i, j, a, b, st
-    if kept.ok:
-        for i in range(3):
-            tau_0[i] = kept.tau_0[i]
-            tau_a[i] = kept.tau_a[i]
-            w0[i] = kept.omega[i]
-        for i in range(9):
-            D[i] = kept.D[i]
-    else:
-        if not node_omega(reduced, B, m, p, z, w0):
+    cdef bint damps = forces.has_damping
+    cdef bint powered = damps or forces.has_applied
+    cdef int st
+    if not kept.ok:
+        if powered and not node_velocity(reduced, B, 3, m, p, z, kept.omega):
             return SINGULAR_JACOBIAN
-        torques(forces, pivot, t, R, tau_0, tau_a, D)
+        torques(forces, pivot, t, R, kept.tau_0, kept.tau_a, kept.D)
     kept.ok = False
-    powers[0] = 0.0
-    for i in range(3):
-        Dw[i] = D[3 * i] * w0[0] + D[3 * i + 1] * w0[1] + D[3 * i + 2] * w0[2]
-        powers[0] += (tau_a[i] - Dw[i]) * w0[i]
-        tau_0[i] = tau_0[i] - Dw[i]   # the torque at the start
-    for a in range(m):
-        p_eff[a] = p[a] + 0.5 * h * (B[a] * tau_0[0] + B[m + a] * tau_0[1]
-                                     + B[2 * m + a] * tau_0[2])
+    powers[0] = start_kick(3, m, B, h, kept.D, damps, powered, kept.tau_a, kept.omega,
+                           kept.tau_0, p, p_eff)
     st = retraction_step(I, B, m, p_eff, y, h, map_code, rule, xi, p_plus)
     if st != OK:
         return st
@@ -216,46 +184,11 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
         cay3(xi, Q)
     matmul3(R, Q, R1)
     reorthonormalize(R1)
-    torques(forces, pivot, t + h, R1, tau_0, tau_a, D)
-    for a in range(m):
-        p_new[a] = p_plus[a] + 0.5 * h * (B[a] * tau_0[0] + B[m + a] * tau_0[1]
-                                          + B[2 * m + a] * tau_0[2])
-    for i in range(9):
-        if D[i] != 0.0:
-            damped = True
-    if damped:
-        for i in range(3):       # DB = D B (3 x m)
-            for b in range(m):
-                DB[m * i + b] = (D[3 * i] * B[b] + D[3 * i + 1] * B[m + b]
-                                 + D[3 * i + 2] * B[2 * m + b])
-        for a in range(m):       # K = B^T I B + h/2 B^T D B
-            for b in range(m):
-                s = B[a] * DB[b] + B[m + a] * DB[m + b] + B[2 * m + a] * DB[2 * m + b]
-                K[m * a + b] = reduced[m * a + b] + 0.5 * h * s
-        for a in range(m):
-            z[a] = p_new[a]
-        if not solve_small(m, K, z):
-            return SINGULAR_JACOBIAN
-        for a in range(m):
-            p_new[a] = 0.0
-            for b in range(m):
-                p_new[a] += reduced[m * a + b] * z[b]
-    # the node velocity of p_new (what the next step starts from: the same numbers)
-    if not node_omega(reduced, B, m, p_new, z, w1):
-        return SINGULAR_JACOBIAN
-    powers[1] = 0.0
-    for i in range(3):
-        s = D[3 * i] * w1[0] + D[3 * i + 1] * w1[1] + D[3 * i + 2] * w1[2]
-        powers[1] += (tau_a[i] - s) * w1[i]
-    for a in range(m):
-        if not isfinite(p_new[a]):
-            return NOT_FINITE
-    for i in range(3):
-        kept.tau_0[i] = tau_0[i]
-        kept.tau_a[i] = tau_a[i]
-        kept.omega[i] = w1[i]
-    for i in range(9):
-        kept.D[i] = D[i]
+    torques(forces, pivot, t + h, R1, kept.tau_0, kept.tau_a, kept.D)
+    st = end_kick(3, m, B, reduced, h, kept.D, damps, powered, kept.tau_a, kept.tau_0, p_plus,
+                  p_new, kept.omega, &powers[1])
+    if st != OK:
+        return st
     kept.ok = True
     return OK
 

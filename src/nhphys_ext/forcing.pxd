@@ -17,42 +17,6 @@ from nhphys_ext.dense cimport solve_small
 from nhphys_ext.newton cimport OK, SINGULAR_JACOBIAN, NOT_FINITE
 
 
-cdef inline bint solve_columns(int n, double* A, double* X, int k) noexcept nogil:
-    # A X = B for the k columns of X (n, k) row-major, in place, by Gaussian elimination with
-    # partial pivoting: each column gets exactly the numbers solve_small gives it alone (the
-    # same pivots, the same operations), with one elimination of A. Returns False if singular.
-    cdef int col, row, piv, c, j
-    cdef double tmp, f
-    for col in range(n):
-        piv = col
-        for row in range(col + 1, n):
-            if fabs(A[n * row + col]) > fabs(A[n * piv + col]):
-                piv = row
-        if A[n * piv + col] == 0.0:
-            return False
-        if piv != col:
-            for c in range(n):
-                tmp = A[n * col + c]
-                A[n * col + c] = A[n * piv + c]
-                A[n * piv + c] = tmp
-            for j in range(k):
-                tmp = X[k * col + j]
-                X[k * col + j] = X[k * piv + j]
-                X[k * piv + j] = tmp
-        for row in range(col + 1, n):
-            f = A[n * row + col] / A[n * col + col]
-            for c in range(col, n):
-                A[n * row + c] -= f * A[n * col + c]
-            for j in range(k):
-                X[k * row + j] -= f * X[k * col + j]
-    for row in range(n - 1, -1, -1):
-        for j in range(k):
-            for c in range(row + 1, n):
-                X[k * row + j] -= A[n * row + c] * X[k * c + j]
-            X[k * row + j] /= A[n * row + row]
-    return True
-
-
 cdef inline bint node_velocity(const double* reduced, const double* B, int d, int m,
                                const double* p, double* z, double* xi) noexcept nogil:
     # z = (B^T I B)^-1 p, xi = B z

@@ -12,8 +12,7 @@
 cimport cython
 from libc.math cimport fabs, isfinite
 
-from nhphys_ext.dense cimport max_abs, solve_small
-from nhphys_ext.forcing cimport solve_columns
+from nhphys_ext.dense cimport max_abs, solve_columns, solve_small
 from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 from nhphys_ext.newton cimport (newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN,

@@ -202,20 +202,18 @@ LONG_RUN = ("10^5 steps per run: minutes on the Python twin, whose steps are the
     (Newmark(0.0, 0.0, 0.5), 1.3e-3), (Newmark(0.25, 0.25, 0.5), 5e-4), (COMPOSITION, 5e-4),
     (DLA("trapezoidal"), 1.3e-3),
 ], ids=repr)
+@pytest.mark.kernels_only(LONG_RUN)
 def test_energy_bounded_without_drift_on_the_reversible_oscillator(integrator, bound,
                                                                    oscillators, backend):
     # 10^5 steps of h = 0.1; bounds are the measured maxima, rounded up
-    if backend == "python":
-        pytest.skip(LONG_RUN)
     _, quarters, drift = _energy_profile(oscillators[0], integrator, backend=backend)
     assert max(quarters) < bound
     assert max(quarters[2:]) < 1.05 * max(quarters[:2])
     assert abs(drift) < 1e-5
 
 
+@pytest.mark.kernels_only(LONG_RUN)
 def test_nonreversible_oscillator_which_members_drift(oscillators, backend):
-    if backend == "python":
-        pytest.skip(LONG_RUN)
     reversible, nonreversible = oscillators
     # Newmark steps the second-order equation, which the gauge term does not change: the same
     # trajectory, bit for bit, as on the reversible problem

@@ -34,8 +34,14 @@ with the step the solver had reached as its first trial step; short output inter
 cost extra steps (each interval ends on an output time). Choose ``dt`` no shorter than the
 frames you need.
 
-Systems: :class:`nhphys.systems.Suslov` without force elements (``Reference`` integrates the
-others). The run can be checkpointed and resumed exactly: its whole state is the projected
+Systems: :class:`nhphys.systems.Suslov` without force elements, and the systems on coordinates
+(:class:`~nhphys.systems.KnifeEdge`, :class:`~nhphys.systems.VerticalDisk`,
+:class:`~nhphys.systems.ContactOscillator`, :class:`~nhphys.systems.RotorSleigh`, a
+:class:`~nhphys.systems.ConstrainedMechanicalSystem`) with their built-in force elements;
+``Reference`` integrates the others. For the systems on coordinates the state is ``(q, v, W)``
+and the projection moves only the velocities, onto ``mu(q) v = 0`` in the mass metric
+(:class:`nhphys.twins.rhs.CoordinateField`); a force schedule's kinks are steps of the
+solver's error control like any other. The run can be checkpointed and resumed exactly: its whole state is the projected
 state of the last output time and the next first trial step. The accepted steps are watched
 (to carry the step over) only in calls of ``advance`` with more than one interval, since the
 watch costs 15-25 % of a 300-s single-interval run: runs cut into chunks differently therefore
@@ -58,24 +64,53 @@ METHODS = {"DOP853": "dop853", "DOPRI5": "dopri5"}  # method -> scipy.integrate.
 SOLVER_FAILED = status.CODES["NOT_CONVERGED"]  # the status a failed interval records
 
 
-def field_of(system, module):
-    """The right-hand side of ``system`` from ``module`` (``nhphys_ext.rhs`` or its twin).
+def field_of(system, backend):
+    """The right-hand side of ``system`` on ``backend``, and the backend that evaluates it.
+
+    Suslov bodies without force elements get ``SuslovField``; the systems described by a
+    coordinate model (the knife edge, the vertical disk, the contact oscillator, the rotor
+    sleigh, a user's :class:`~nhphys.systems.ConstrainedMechanicalSystem`) get
+    ``CoordinateField`` with their built-in force elements. A model or a force element that
+    only the twins know (a user's model, a Python callable) is evaluated by the twin field.
+
+    Returns
+    -------
+    field : SuslovField or CoordinateField
+        From ``nhphys_ext.rhs`` or its twin :mod:`nhphys.twins.rhs`.
+    used : {"cython", "python"}
 
     Raises
     ------
     ValueError
-        ``system`` has no field there yet (the message names the systems that have one), or is
-        a Suslov body with force elements.
+        ``system`` has no field (the message names the systems that have one), or is a Suslov
+        body with force elements.
     """
+    from nhphys.forces import uses_callables
+    from nhphys.systems.constrained import CoordinateSystem
     from nhphys.systems.suslov import Suslov
+    from nhphys.twins.models import compiled_counterpart
 
-    if not isinstance(system, Suslov):
-        raise ValueError(f"Adaptive integrates Suslov so far, not {type(system).__name__}; use "
-                         "Reference() for it.")
-    if system.forces:
-        raise ValueError("Adaptive integrates a Suslov body without force elements so far; use "
-                         "Reference() (or a Retraction) with forces.")
-    return module.SuslovField(system.inertia, system.axis)
+    if isinstance(system, Suslov):
+        if system.forces:
+            raise ValueError("Adaptive integrates a Suslov body without force elements so far; "
+                             "use Reference() (or a Retraction) with forces.")
+        module, used = _backend.choose("rhs", backend)
+        return module.SuslovField(system.inertia, system.axis), used
+    if not isinstance(system, CoordinateSystem):
+        raise ValueError(f"Adaptive integrates Suslov and the systems on coordinates (KnifeEdge, "
+                         f"VerticalDisk, ContactOscillator, RotorSleigh) so far, not "
+                         f"{type(system).__name__}; use Reference() for it.")
+    if uses_callables(getattr(system, "forces", None) or ()):
+        raise ValueError("Adaptive integrates built-in force elements; a Python callable "
+                         "needs Reference().")
+    module, used = _backend.choose("rhs", backend)
+    model = system.coordinates
+    if used == "cython":
+        model = compiled_counterpart(model, _backend.choose("models", "cython")[0])
+        if model is None:  # a model only the twins know: its field is the twin's
+            module, used = _backend.choose("rhs", "python")
+            model = system.coordinates
+    return module.CoordinateField(model, system.body_forces(model, used)), used
 
 
 class AdaptiveRun(Run):
@@ -83,13 +118,14 @@ class AdaptiveRun(Run):
 
     Attributes
     ----------
-    state : ndarray, shape (12,)
-        ``R.ravel()`` and ``Omega`` at the last output time (projected).
+    state : ndarray, shape (12,) or (2 n + 1,)
+        At the last output time (projected): ``R.ravel()`` and ``Omega`` (Suslov), or ``q``,
+        ``v`` and the work ``W`` (a coordinate model).
     step_guess : ndarray, shape (1,)
         The first trial step of the next interval (from the last interval's accepted steps,
         :meth:`_next_guess`; 0 at the start: the solver's own estimate). Part of the state, so
         a resumed run is identical.
-    field : SuslovField
+    field : SuslovField or CoordinateField
         The right-hand side (compiled or twin), with ``evaluations`` counting its calls.
     """
 
@@ -132,9 +168,11 @@ class AdaptiveRun(Run):
         return 2.0 * before_last if count == 2 else before_last
 
     def _unpack(self, states):
-        states = np.asarray(states).reshape(-1, 12)
-        return self.system.observables({"R": states[:, :9].reshape(-1, 3, 3).copy(),
-                                        "omega": states[:, 9:12].copy()})
+        states = np.asarray(states).reshape(-1, self.state.size)
+        if self.state.size == 12:  # Suslov: R and Omega
+            return self.system.observables({"R": states[:, :9].reshape(-1, 3, 3).copy(),
+                                            "omega": states[:, 9:12].copy()})
+        return self.system.observables(self.system.reference_unpack(states.copy()))
 
     def _initial_frame(self):
         return self._unpack(self.state[None])
@@ -244,10 +282,11 @@ class Adaptive:
         """
         from nhphys.integrators.retraction import check_initial_conditions
 
-        module, used = _backend.choose("rhs", backend)
-        field = field_of(system, module)
+        field, used = field_of(system, backend)
         check_initial_conditions(system, initial_conditions)
-        state = system.reference_state(**initial_conditions)[:12]
+        state = np.asarray(system.reference_state(**initial_conditions), dtype=float)
+        if field.__class__.__name__ == "SuslovField":
+            state = state[:12]  # no work without force elements
         return AdaptiveRun(system, field, state, dt, used,
                            METHODS[self.method.upper()], float(self.rtol), float(self.atol),
                            self.max_steps)

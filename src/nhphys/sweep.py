@@ -1,0 +1,517 @@
+"""``sweep``: a parameter study split into batches, scheduled with Dask, streamed to Zarr.
+
+>>> ds = nhphys.sweep(build, {"tilt": tilts, "spin": spins}, 10.0, 1e-3,   # doctest: +SKIP
+...                   out="reversal.zarr")
+
+The points of the study (the outer product of 1-D grids, or an explicit list) are cut into
+batches of consecutive runs; each batch is one :func:`nhphys.ensemble` call, a task of a
+``dask.distributed`` cluster (a ``LocalCluster`` of this machine's cores by default). The
+driver, this process, writes each batch into the Zarr store ``out`` as it finishes (a region
+write along ``run``), then marks it finished in the store's own index (``batch_done``), so a
+batch is either entirely written and marked or recomputed by the next run of the same sweep.
+Only the driver writes, so the workers of a remote cluster need not see ``out``.
+
+Dask moves tasks and results between its processes with pickle (its own protocol); nothing
+nhphys stores is pickled: the store holds plain arrays and JSON attributes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import numbers
+import os
+import sys
+import types
+
+import numpy as np
+
+from nhphys.ensemble import (check_threads, coordinates, describe_system, ensemble,
+                             _check_signature)
+from nhphys.simulate import check_run_arguments
+
+IDENTITY_ATTR = "nhphys_sweep"  # the store's attribute that says which sweep made it
+INDEX = "batch_done"  # the store's index of finished batches: (batch,), 1 when written
+MAX_DEFAULT_BATCH = 1000
+
+
+# -- the points of a study ----------------------------------------------------------------------
+
+def study_points(parameters):
+    """The runs of a study: one value of each parameter per run.
+
+    Parameters
+    ----------
+    parameters : dict of str -> 1-D sequence, or sequence of dicts
+        A dict of grids: their outer product, in row-major order (the last name varies
+        fastest). A list of dicts (all with the same names): those points, in that order.
+
+    Returns
+    -------
+    columns : dict of str -> ndarray (N, ...)
+    grid : dict or None
+        ``{"names": [...], "shape": [...]}`` for a grid (``shape`` the grids' lengths), None
+        for a list of points.
+
+    Raises
+    ------
+    ValueError, TypeError
+        No points, an empty grid, points of different names, names that are not identifiers.
+    """
+    if isinstance(parameters, dict):
+        if not parameters:
+            raise ValueError("Expected `parameters` to name at least one grid, got {}.")
+        grids = {}
+        for name, grid in parameters.items():
+            arr = np.asarray(grid)
+            if arr.ndim == 0 or len(arr) == 0:
+                raise ValueError(f"Expected the grid of `{name}` to be a non-empty 1-D sequence "
+                                 f"of values, got {grid!r}.")
+            grids[name] = arr
+        shape = [len(g) for g in grids.values()]
+        index = np.indices(shape).reshape(len(shape), -1)  # row-major: the last fastest
+        columns = {name: g[index[k]] for k, (name, g) in enumerate(grids.items())}
+        grid = {"names": list(grids), "shape": shape}
+    elif isinstance(parameters, (list, tuple)) and all(isinstance(p, dict) for p in parameters):
+        if not parameters:
+            raise ValueError("Expected `parameters` to hold at least one point, got [].")
+        names = list(parameters[0])
+        for i, point in enumerate(parameters):
+            if set(point) != set(names):
+                raise ValueError(f"Expected every point to name {sorted(names)}; point {i} "
+                                 f"names {sorted(point)}.")
+        columns = {name: np.asarray([p[name] for p in parameters]) for name in names}
+        grid = None
+    else:
+        raise TypeError("Expected `parameters` to be a dict of 1-D grids (name -> values) or a "
+                        f"list of points (dicts), got {type(parameters).__name__}.")
+    for name in columns:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"Expected parameter names to be identifiers, got {name!r}.")
+    return columns, grid
+
+
+def default_batch_size(n_runs):
+    """About 256 batches, of at most ``MAX_DEFAULT_BATCH`` runs: enough tasks to keep a cluster
+    busy and to lose little when a worker dies, few enough that scheduling costs nothing."""
+    return max(1, min(MAX_DEFAULT_BATCH, math.ceil(n_runs / 256)))
+
+
+def _jsonable(value):
+    arr = np.asarray(value)
+    return arr.tolist() if arr.dtype.kind in "biufcUS" else repr(value)
+
+
+def _summary(value):
+    """A short description of a JSON value for messages (a grid of 64 values ...)."""
+    if isinstance(value, list):
+        flat = np.asarray(value, dtype=object).ravel()
+        if len(flat) > 6:
+            return f"{len(value)} values from {flat[0]!r} to {flat[-1]!r}"
+    return repr(value)
+
+
+# -- the store --------------------------------------------------------------------------------
+
+class SweepStore:
+    """The Zarr store of a sweep: its identity, its index of finished batches, region writes.
+
+    Parameters
+    ----------
+    path : str or path
+        A local folder: absent, empty, or a store that this same sweep made.
+    identity : dict
+        What makes two sweeps the same (JSON-able): stored in the store's attributes and
+        compared with a store found at ``path``.
+    """
+
+    def __init__(self, path, identity):
+        self.path = os.fspath(path)
+        self.identity = identity
+        self.exists = False
+
+    def check(self):
+        """Look at ``path``: the finished batches of this sweep's store there (a set of
+        indices), or an empty set when there is none yet.
+
+        Raises
+        ------
+        ValueError
+            ``path`` is a file, a folder that is not a sweep's store, a store of another sweep
+            (naming what differs), or an incomplete store. Nothing is changed.
+        """
+        path = self.path
+        if not os.path.lexists(path):
+            return set()
+        if not os.path.isdir(path):
+            raise ValueError(f"Cannot write the sweep to {path!r}: it is a file. Nothing was "
+                             "changed; choose another `out`.")
+        if not os.listdir(path):
+            return set()
+        import zarr
+
+        try:
+            attrs = dict(zarr.open_group(path, mode="r").attrs)
+        except Exception as exc:  # zarr's errors differ between versions
+            raise ValueError(f"Cannot write the sweep to {path!r}: the folder exists and is not "
+                             f"a Zarr store ({type(exc).__name__}). Nothing was changed; choose "
+                             "another `out`.") from None
+        if IDENTITY_ATTR not in attrs:
+            raise ValueError(f"Cannot write the sweep to {path!r}: it is a Zarr store that "
+                             "nhphys.sweep did not write. Nothing was changed; choose another "
+                             "`out`.")
+        stored = json.loads(attrs[IDENTITY_ATTR])
+        for key in sorted(set(stored) | set(self.identity)):
+            if stored.get(key) != self.identity.get(key):
+                if key == "batch_size" and self.identity.get(key) is None:
+                    continue
+                raise ValueError(
+                    f"The store {path!r} holds another sweep: its {key} is "
+                    f"{_summary(stored.get(key))}, this sweep's is "
+                    f"{_summary(self.identity.get(key))}. Nothing was changed; choose another "
+                    "`out` (or run the same sweep to continue it).")
+        self.identity = stored  # its batch size, when this sweep left it to the store
+        try:
+            done = np.asarray(zarr.open_group(path, mode="r")[INDEX][:])
+        except Exception:
+            raise ValueError(f"The store {path!r} of this sweep has no readable index of "
+                             f"finished batches ({INDEX!r}): it was stopped while it was being "
+                             "created. Remove it to start again.") from None
+        self.exists = True
+        return set(np.flatnonzero(done).tolist())
+
+    def create(self, first, coords, n_batches, batch_size, attrs):
+        """Write the store's layout (no data) from ``first``, the dataset of a batch.
+
+        Floating-point variables are NaN and strings empty until their batch is written; each
+        variable is chunked by ``batch_size`` runs, so a batch's region write touches its own
+        chunks only.
+        """
+        import dask.array as da
+        import xarray as xr
+
+        n = len(coords["run"][1])
+        data, encoding = {}, {}
+        for name, var in first.data_vars.items():
+            shape = (n,) + var.shape[1:]
+            chunks = (batch_size,) + var.shape[1:]
+            if var.dtype.kind in "fc":
+                array = da.full(shape, np.nan, dtype=var.dtype, chunks=chunks)
+                encoding[name] = {"_FillValue": np.nan}
+            elif var.dtype.kind in "iub":
+                array = da.zeros(shape, dtype=var.dtype, chunks=chunks)
+            else:  # strings of any length: written with the layout (they are small)
+                array = np.full(shape, "", dtype=object)
+                encoding[name] = {"chunks": chunks}
+            data[name] = (var.dims, array)
+        data[INDEX] = (("batch",), da.zeros(n_batches, dtype=np.int8, chunks=1))
+        coords = dict(coords, time=("time", first["time"].values))
+        layout = xr.Dataset(data, coords=coords, attrs=attrs)
+        mode = "w" if os.path.isdir(self.path) else "w-"  # "w" only over an empty folder
+        if mode == "w" and os.listdir(self.path):
+            raise ValueError(f"Cannot write the sweep to {self.path!r}: the folder is no longer "
+                             "empty.")
+        layout.to_zarr(self.path, mode=mode, compute=False, encoding=encoding,
+                       consolidated=False)
+        self.exists = True
+
+    def write(self, batch, lo, hi, part):
+        """Write ``part`` (the dataset of runs ``lo..hi-1``), then mark ``batch`` finished."""
+        import xarray as xr
+
+        data = part.drop_vars(list(part.coords))
+        for name, var in data.data_vars.items():
+            if var.dtype.kind in "USO":
+                data[name] = var.astype(object)
+        data.to_zarr(self.path, region={"run": slice(lo, hi)}, mode="r+", consolidated=False)
+        # the index last: a batch marked finished has all its data in the store
+        mark = xr.Dataset({INDEX: (("batch",), np.ones(1, dtype=np.int8))})
+        mark.to_zarr(self.path, region={"batch": slice(batch, batch + 1)}, mode="r+",
+                     consolidated=False)
+
+    def failed_runs(self, batches):
+        """How many runs of the finished ``batches`` ([(b, lo, hi)]) did not end ``"ok"``."""
+        import zarr
+
+        if not batches:
+            return 0
+        status = zarr.open_group(self.path, mode="r")["status"]
+        return sum(sum(str(s) != "ok" for s in np.asarray(status[lo:hi]).ravel())
+                   for _, lo, hi in batches)
+
+    def open(self):
+        """The dataset in the store (lazy, Dask arrays), without its index."""
+        import xarray as xr
+
+        return xr.open_zarr(self.path, consolidated=False).drop_vars(INDEX)
+
+
+# -- one batch: a task --------------------------------------------------------------------------
+
+def compute_batch(build, columns, lo, t_final, dt, integrator, save_every, backend, threads,
+                  fixed, progress=None):
+    """Runs ``lo .. lo + len(columns)-1`` of a sweep: one :func:`nhphys.ensemble` call (the task
+    a worker runs).
+
+    Returns
+    -------
+    xarray.Dataset
+        With ``run`` numbered from ``lo``.
+    """
+    n = len(next(iter(columns.values())))
+    initial = {k: np.broadcast_to(v, (n,) + v.shape) for k, v in fixed.items()}
+    ds = ensemble(build, t_final, dt, integrator, parameters=columns, save_every=save_every,
+                  backend=backend, threads=threads, progress=progress or False, **initial)
+    return ds.assign_coords(run=np.arange(lo, lo + n, dtype=np.int64))
+
+
+# -- progress ---------------------------------------------------------------------------------
+
+class StudyProgress:
+    """One bar for the whole study: runs done, runs failed (postfix), time left; or the user's
+    ``progress(done_runs, failed_runs)``."""
+
+    def __init__(self, progress, total, done, failed):
+        self.total, self.done, self.failed = total, done, failed
+        self.callback = progress if callable(progress) else None
+        if progress is None:
+            progress = sys.stderr.isatty()
+        self.bar = None
+        if progress and self.callback is None:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, initial=done, unit="run", desc="nhphys sweep",
+                            dynamic_ncols=True)
+            self.bar.set_postfix(failed=failed)
+
+    def show(self, done, failed):
+        """Done and failed runs of the whole study so far."""
+        if self.bar is not None:
+            self.bar.update(done - self.bar.n)
+            self.bar.set_postfix(failed=failed, refresh=False)
+        if self.callback is not None:
+            self.callback(done, failed)
+
+    def batch_done(self, n_runs, n_failed):
+        self.done += n_runs
+        self.failed += n_failed
+        self.show(self.done, self.failed)
+
+    def within(self):
+        """A ``progress(done, failed)`` for an ensemble run in this process (its runs)."""
+        return lambda done, failed: self.show(self.done + done, self.failed + failed)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+# -- the sweep -----------------------------------------------------------------------------------
+
+def sweep(build, parameters, t_final, dt, integrator="exp", *, out=None, batch_size=None,
+          client=None, save_every=1, backend="auto", threads=1, progress=None, **fixed):
+    """Run a parameter study on a Dask cluster, in batches, streamed to a Zarr store.
+
+    Parameters
+    ----------
+    build : callable
+        ``build(**point)`` builds one run: it returns its system, or a pair ``(system,
+        dict)`` of the system and that run's initial conditions (see
+        :func:`nhphys.ensemble`). On a cluster it is sent to the workers: it must be a
+        module-level function (or a picklable callable) whose module the workers can import.
+    parameters : dict of str -> 1-D sequence, or list of dicts
+        A dict of grids (their outer product is the study, row-major: the last name varies
+        fastest), or an explicit list of points.
+    t_final, dt, integrator, save_every, backend
+        As :func:`nhphys.simulate`, the same for every run.
+    out : str or path, optional
+        A Zarr store (a local folder) to stream the batches to: absent, empty, or the store of
+        this same sweep, which is continued (its finished batches are not computed again). A
+        store of another sweep (other grids, ``t_final``, ``dt``, integrator, ...) is refused,
+        naming the difference; a path that is not such a store is never written to. With
+        ``out=None`` the results are gathered in memory.
+    batch_size : int, optional
+        Runs per batch (per task). Default: the store's when continuing one, else about
+        N / 256 (at most 1000).
+    client : None, False, str or dask.distributed.Client
+        ``None``: start a ``LocalCluster`` on this machine (processes, one per core, one thread
+        each) and close it at the end. A scheduler address (``"tcp://host:8786"``) or a
+        ``Client``: use that cluster (a client made here from an address is closed at the end;
+        a given one is left open). ``False``: run the batches one after another in this
+        process, without Dask.
+    threads : int or None
+        Threads of each batch's engine. Default 1: Dask runs one batch per worker thread.
+    progress : bool, callable or None
+        A tqdm bar of the whole study (runs done, runs failed, time left), fed by the batches
+        as they finish (and by each run with ``client=False``); ``None`` shows it on a terminal.
+        A callable is called as ``progress(done_runs, failed_runs)`` instead.
+    **fixed
+        Initial conditions shared by every run (no batch axis), in the names of
+        :func:`nhphys.simulate`.
+
+    Returns
+    -------
+    xarray.Dataset
+        The dataset of :func:`nhphys.ensemble` over every run of the study, ``run`` numbered
+        in the study's order; the parameters are coordinates along ``run`` (for a grid,
+        ``attrs["grid_names"]`` and ``attrs["grid_shape"]`` say how ``run`` unfolds into it).
+        Opened from ``out`` (lazily: Dask arrays) or in memory when ``out=None``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad arguments, or an ``out`` that this sweep cannot write, before anything is computed.
+    Exception
+        A batch that raised (its factory, say): the sweep stops; finished batches stay in the
+        store.
+    KeyboardInterrupt
+        Ctrl-C: the sweep stops, its finished batches stay in the store, and the same call
+        continues it.
+    """
+    args = check_run_arguments(dt, t_final, save_every, integrator, backend)
+    threads = check_threads(threads)
+    if not callable(build):
+        raise TypeError(f"Expected `build` to be a callable building each run's system from "
+                        f"its parameters, got {type(build).__name__}.")
+    columns, grid = study_points(parameters)
+    _check_signature(build, columns)
+    fixed = {k: np.asarray(v) for k, v in fixed.items()}
+    n = len(next(iter(columns.values())))
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(
+            batch_size, numbers.Integral) or batch_size < 1):
+        raise ValueError(f"Expected `batch_size` to be an integer >= 1 or None, got "
+                         f"{batch_size!r}.")
+    identity = {
+        "parameters": {k: _jsonable(v) for k, v in columns.items()} if grid is None
+        else {k: _jsonable(np.asarray(parameters[k])) for k in grid["names"]},
+        "points": "list" if grid is None else "grid",
+        "n_runs": n, "t_final": args.t_final, "dt": args.dt,
+        "integrator": repr(args.integrator) if args.integrator is not None else "default",
+        "save_every": args.save_every, "backend": args.backend,
+        "build": describe_system(build),
+        "fixed": {k: _jsonable(v) for k, v in fixed.items()},
+        "batch_size": None if batch_size is None else int(batch_size),
+    }
+    store = None if out is None else SweepStore(out, identity)
+    finished = store.check() if store is not None else set()
+    if store is not None and store.exists:
+        batch_size = store.identity["batch_size"]
+    batch_size = default_batch_size(n) if batch_size is None else int(batch_size)
+    identity["batch_size"] = batch_size
+    if store is not None and not store.exists:
+        store.identity = identity
+    batches = [(b, lo, min(lo + batch_size, n))
+               for b, lo in enumerate(range(0, n, batch_size))]
+    todo = [batch for batch in batches if batch[0] not in finished]
+    done = [batch for batch in batches if batch[0] in finished]
+    bar = StudyProgress(progress, n, sum(hi - lo for _, lo, hi in done),
+                        store.failed_runs(done) if store is not None else 0)
+    parts = {}
+    study = types.SimpleNamespace(store=store, columns=columns, fixed=fixed, n=n, grid=grid,
+                                  batches=batches, parts=parts, bar=bar, identity=identity,
+                                  batch_size=batch_size)
+    task_args = (args.t_final, args.dt, integrator, args.save_every, backend, threads, fixed)
+    try:
+        if todo and client is False:
+            for b, lo, hi in todo:
+                part = compute_batch(build, _slice(columns, lo, hi), lo, *task_args,
+                                     progress=bar.within())
+                _finished(study, b, lo, hi, part)
+        elif todo:
+            _on_dask(client, build, todo, task_args, study)
+    finally:
+        bar.close()
+    if store is not None:
+        return store.open()
+    import xarray as xr
+
+    return xr.concat([parts[b] for b, _, _ in batches], dim="run",
+                     combine_attrs="override").assign_attrs(_study_attrs(study))
+
+
+def _slice(columns, lo, hi):
+    return {k: v[lo:hi] for k, v in columns.items()}
+
+
+def _study_attrs(study):
+    attrs = {IDENTITY_ATTR: json.dumps(study.identity)}
+    if study.grid is not None:
+        attrs["grid_names"] = study.grid["names"]
+        attrs["grid_shape"] = study.grid["shape"]
+    return attrs
+
+
+def _finished(study, b, lo, hi, part):
+    """A batch's dataset arrived: into the store (creating it with the first), or kept."""
+    store = study.store
+    if store is None:
+        study.parts[b] = part
+    else:
+        if not store.exists:
+            full = {k: np.broadcast_to(v, (study.n,) + v.shape) for k, v in study.fixed.items()}
+            store.create(part, coordinates(study.n, study.columns, full), len(study.batches),
+                         study.batch_size, dict(part.attrs, **_study_attrs(study)))
+        store.write(b, lo, hi, part)
+    study.bar.batch_done(hi - lo, int(np.sum(part["status"].values.astype(str) != "ok")))
+
+
+def _on_dask(client, build, todo, task_args, study):
+    """Submit every batch of ``todo`` to the cluster and take each result as it finishes."""
+    from dask.distributed import Client, as_completed
+
+    own_cluster = own_client = None
+    if client is None:
+        own_cluster = local_cluster()
+        client = own_client = Client(own_cluster)
+    elif isinstance(client, str):
+        client = own_client = Client(client)
+    elif not isinstance(client, Client):
+        raise TypeError(f"Expected `client` to be None, False, a scheduler address or a "
+                        f"dask.distributed.Client, got {type(client).__name__}.")
+    token = hashlib.sha1(json.dumps(study.identity, sort_keys=True).encode()).hexdigest()[:10]
+    futures = {}
+    try:
+        for b, lo, hi in todo:
+            future = client.submit(compute_batch, build, _slice(study.columns, lo, hi), lo,
+                                   *task_args, key=f"nhphys-batch-{token}-{b}", pure=False)
+            futures[future] = (b, lo, hi)
+        for future, part in as_completed(futures, with_results=True):
+            _finished(study, *futures[future], part)
+            future.release()  # the worker may forget it: it is on disk (or kept here)
+    finally:
+        if futures:
+            client.cancel(list(futures))
+        if own_client is not None:
+            own_client.close()
+        if own_cluster is not None:
+            own_cluster.close()
+
+
+def local_cluster():
+    """A ``LocalCluster`` of this machine: one process per core, one thread each (the kernels
+    hold no GIL, but a batch is one thread's work; Dask spreads the batches). Its dashboard, on
+    a free port, needs bokeh."""
+    from dask.distributed import LocalCluster
+
+    try:
+        import bokeh  # noqa: F401
+        dashboard = ":0"
+    except ImportError:
+        dashboard = None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return LocalCluster(n_workers=cores or 1, threads_per_worker=1, processes=True,
+                        dashboard_address=dashboard)
+
+
+__all__ = ["sweep"]
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as :func:`sweep` (see ``nhphys.ensemble``)."""
+
+    def __call__(self, *args, **kwargs):
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -305,8 +305,11 @@ def plan_runs(system_or_factory, parameters, initial_conditions):
 
 
 def _scalar(value):
-    """A 0-d array as its Python number (what a factory expects for a scalar parameter)."""
-    return value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
+    """A numpy scalar (or 0-d array) as its Python number or string: what a factory expects
+    for a scalar parameter."""
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        return value.item()
+    return value
 
 
 def _name(fn):
@@ -457,7 +460,9 @@ def ensemble(system_or_factory, t_final, dt, integrator="exp", *, parameters=Non
     ValueError, TypeError
         Before any step: bad ``t_final``/``dt``/..., no runs, batch axes of different lengths,
         parameters without a factory, a factory that raised or does not take the parameters,
-        unknown or malformed initial conditions (each naming the run and its parameters).
+        unknown or malformed initial conditions (each naming the run and its parameters). A
+        state that a system refuses when its run starts (a velocity violating a constraint)
+        is named by run too, when the engine reaches it.
     KeyboardInterrupt
         Ctrl-C stops the ensemble.
 

@@ -204,8 +204,9 @@ def test_bad_sweep_arguments_are_refused():
         nhphys.sweep(Suslov([1.0, 2.0, 3.0], axis=[0, 0, 1]), GRID, T_FINAL, DT, client=False)
     with pytest.raises(TypeError, match="`client`"):
         nhphys.sweep(top, GRID, T_FINAL, DT, client=4)
-    with pytest.raises(ValueError, match=r"raised for run 0 \(i2=-1\.0, spin=0\.5\)"):
-        nhphys.sweep(top, {"i2": [-1.0], "spin": [0.5]}, T_FINAL, DT, client=False)
+    with pytest.raises(ValueError, match=r"raised for run 2 \(i2=-1\.0, spin=0\.5\)"):
+        nhphys.sweep(top, {"i2": [2.0, -1.0], "spin": [0.5, 1.0]}, T_FINAL, DT, batch_size=1,
+                     client=False)  # runs are numbered in the study, not in their batch
     points = [{"i2": 2.0, "spin": 1.0}, {"i2": 4.0, "spin": 0.5}]
     ds = nhphys.sweep(top, points, T_FINAL, DT, client=False, progress=False)
     assert ds.i2.values.tolist() == [2.0, 4.0] and "grid_shape" not in ds.attrs

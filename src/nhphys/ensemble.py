@@ -217,7 +217,7 @@ def _short(value):
     return np.array2string(arr, precision=6, separator=", ", threshold=12)
 
 
-def plan_runs(system_or_factory, parameters, initial_conditions):
+def plan_runs(system_or_factory, parameters, initial_conditions, first_run=0):
     """Check the batch axes and build each run's system and initial conditions.
 
     Parameters
@@ -228,6 +228,8 @@ def plan_runs(system_or_factory, parameters, initial_conditions):
         of the system and (some of) that run's initial conditions.
     parameters : dict of str -> array (N, ...) or None
     initial_conditions : dict of str -> array (N, ...)
+    first_run : int
+        The number of the first run in messages (a sweep's batch starts past 0).
 
     Returns
     -------
@@ -278,7 +280,7 @@ def plan_runs(system_or_factory, parameters, initial_conditions):
     if not factory:
         systems = system_or_factory
         for i in range(n):
-            _check_conditions(systems, runs[i], i, {})
+            _check_conditions(systems, runs[i], first_run + i, {})
         return n, systems, runs, parameters, initial_conditions
     systems = []
     for i in range(n):
@@ -286,21 +288,23 @@ def plan_runs(system_or_factory, parameters, initial_conditions):
         try:
             built = system_or_factory(**params)
         except Exception as exc:
-            raise ValueError(f"The factory {_name(system_or_factory)} raised for run {i} "
+            raise ValueError(f"The factory {_name(system_or_factory)} raised for run "
+                             f"{first_run + i} "
                              f"({_describe(params)}): {type(exc).__name__}: {exc}") from exc
         if isinstance(built, tuple):
             if len(built) != 2 or not isinstance(built[1], dict):
                 raise TypeError(f"Expected the factory {_name(system_or_factory)} to return a "
                                 f"system or a pair (system, dict of initial conditions), got a "
-                                f"tuple of {len(built)} for run {i}.")
+                                f"tuple of {len(built)} for run {first_run + i}.")
             built, extra = built
             twice = sorted(set(extra) & set(runs[i]))
             if twice:
-                raise ValueError(f"Run {i} ({_describe(params)}): initial conditions {twice} "
+                raise ValueError(f"Run {first_run + i} ({_describe(params)}): initial "
+                                 f"conditions {twice} "
                                  "are given both by the factory and with a batch axis.")
             runs[i].update(extra)
         systems.append(built)
-        _check_conditions(built, runs[i], i, params)
+        _check_conditions(built, runs[i], first_run + i, params)
     return n, systems, runs, parameters, initial_conditions
 
 
@@ -475,12 +479,22 @@ def ensemble(system_or_factory, t_final, dt, integrator="exp", *, parameters=Non
     >>> ds = nhphys.ensemble(make, 1.0, 0.01, parameters={"inertia": inertias},
     ...                      omega=np.tile([1.0, 0.5, 0.0], (len(inertias), 1)))
     """
+    return run_ensemble(system_or_factory, t_final, dt, integrator, parameters=parameters,
+                        save_every=save_every, backend=backend, threads=threads,
+                        progress=progress, initial_conditions=initial_conditions)
+
+
+def run_ensemble(system_or_factory, t_final, dt, integrator="exp", *, parameters=None,
+                 save_every=1, backend="auto", threads=None, progress=None,
+                 initial_conditions=None, first_run=0):
+    """:func:`ensemble`, its runs numbered from ``first_run`` (in ``run`` and in messages):
+    a batch of a sweep."""
     from nhphys import __version__
 
     args = check_run_arguments(dt, t_final, save_every, integrator, backend)
     threads = check_threads(threads)
     n, systems, runs, parameters, initial = plan_runs(system_or_factory, parameters,
-                                                      initial_conditions)
+                                                      initial_conditions or {}, first_run)
     callback, close = progress_callback(progress, n, n * args.n_steps)
     try:
         result = _engine()(systems, args.t_final, args.dt, integrator, initial_conditions=runs,
@@ -495,7 +509,7 @@ def ensemble(system_or_factory, t_final, dt, integrator="exp", *, parameters=Non
         "backend": result.backend, "system": describe_system(system_or_factory),
         "nhphys_version": __version__,
     }
-    return to_dataset(result, coordinates(n, parameters, initial), attrs)
+    return to_dataset(result, coordinates(n, parameters, initial, first_run), attrs)
 
 
 def integrator_default():

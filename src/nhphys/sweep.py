@@ -27,13 +27,15 @@ import types
 
 import numpy as np
 
-from nhphys.ensemble import (check_threads, coordinates, describe_system, ensemble,
+from nhphys.ensemble import (check_threads, coordinates, describe_system, run_ensemble,
                              _check_signature)
 from nhphys.simulate import check_run_arguments
 
 IDENTITY_ATTR = "nhphys_sweep"  # the store's attribute that says which sweep made it
 INDEX = "batch_done"  # the store's index of finished batches: (batch,), 1 when written
 MAX_DEFAULT_BATCH = 1000
+BATCH_BYTES = 256 * 2**20  # the default batch size keeps a batch's frames below this
+FRAME_BYTES = 400  # a frame of one run, about: 152 bytes for Suslov, 392 for a rolling body
 
 
 # -- the points of a study ----------------------------------------------------------------------
@@ -92,11 +94,13 @@ def study_points(parameters):
     return columns, grid
 
 
-def default_batch_size(n_runs):
-    """About 64 batches, of at most ``MAX_DEFAULT_BATCH`` runs: enough tasks to keep a cluster
-    busy and to lose little when a worker dies, few enough that scheduling and writing (some
-    30 ms a batch) cost little."""
-    return max(1, min(MAX_DEFAULT_BATCH, math.ceil(n_runs / 64)))
+def default_batch_size(n_runs, n_saved):
+    """About 64 batches, of at most ``MAX_DEFAULT_BATCH`` runs, and of at most about
+    ``BATCH_BYTES`` of frames (at ``FRAME_BYTES`` a frame: a batch is held in memory whole):
+    enough tasks to keep a cluster busy and to lose little when a worker dies, few enough
+    that scheduling and writing (some 30 ms a batch) cost little."""
+    by_memory = BATCH_BYTES // (n_saved * FRAME_BYTES)
+    return int(max(1, min(MAX_DEFAULT_BATCH, math.ceil(n_runs / 64), by_memory)))
 
 
 def _jsonable(value):
@@ -278,9 +282,9 @@ def compute_batch(build, columns, lo, t_final, dt, integrator, save_every, backe
     """
     n = len(next(iter(columns.values())))
     initial = {k: np.broadcast_to(v, (n,) + v.shape) for k, v in fixed.items()}
-    ds = ensemble(build, t_final, dt, integrator, parameters=columns, save_every=save_every,
-                  backend=backend, threads=threads, progress=progress or False, **initial)
-    return ds.assign_coords(run=np.arange(lo, lo + n, dtype=np.int64))
+    return run_ensemble(build, t_final, dt, integrator, parameters=columns,
+                        save_every=save_every, backend=backend, threads=threads,
+                        progress=progress or False, initial_conditions=initial, first_run=lo)
 
 
 # -- progress ---------------------------------------------------------------------------------
@@ -349,8 +353,9 @@ def sweep(build, parameters, t_final, dt, integrator="exp", *, out=None, batch_s
         naming the difference; a path that is not such a store is never written to. With
         ``out=None`` the results are gathered in memory.
     batch_size : int, optional
-        Runs per batch (per task). Default: the store's when continuing one, else about
-        N / 64 (at most 1000).
+        Runs per batch (per task); a batch's frames are held in memory whole. Default: the
+        store's when continuing one, else about N / 64, at most 1000 and at most about
+        256 MiB of frames (:func:`default_batch_size`).
     client : None, False, str or dask.distributed.Client
         ``None``: start a ``LocalCluster`` on this machine (processes, one per core, one thread
         each) and close it at the end. A scheduler address (``"tcp://host:8786"``) or a
@@ -414,7 +419,11 @@ def sweep(build, parameters, t_final, dt, integrator="exp", *, out=None, batch_s
     finished = store.check() if store is not None else set()
     if store is not None and store.exists:
         batch_size = store.identity["batch_size"]
-    batch_size = default_batch_size(n) if batch_size is None else int(batch_size)
+    if batch_size is None:
+        n_steps = args.n_steps
+        n_saved = 1 + n_steps // args.save_every + (1 if n_steps % args.save_every else 0)
+        batch_size = default_batch_size(n, n_saved)
+    batch_size = int(batch_size)
     identity["batch_size"] = batch_size
     if store is not None and not store.exists:
         store.identity = identity

@@ -256,3 +256,21 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_batch(backend, client, tmp
         else:
             np.testing.assert_array_equal(ds[name].values, ref[name].values, err_msg=name)
     assert list(ds.status.values) == ["ok"] * 8
+
+
+def test_one_bar_for_the_whole_study_counts_runs_done_and_failed(backend, tmp_path, capsys):
+    out = tmp_path / "study.zarr"
+
+    def stop(done, failed):
+        if done == 3:  # in the second batch: the first is written
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        nhphys.sweep(top, GRID, T_FINAL, DT, out=out, batch_size=2, client=False,
+                     backend=backend, progress=stop)
+    capsys.readouterr()
+    nhphys.sweep(top, GRID, T_FINAL, DT, out=out, client=False, backend=backend,
+                 progress=True)
+    bar = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()
+    assert "nhphys sweep" in bar[0] and " 2/6 " in bar[0]  # starts at the runs written
+    assert " 6/6 " in bar[-1] and "failed=2" in bar[-1]

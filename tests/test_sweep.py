@@ -274,3 +274,59 @@ def test_one_bar_for_the_whole_study_counts_runs_done_and_failed(backend, tmp_pa
     bar = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()
     assert "nhphys sweep" in bar[0] and " 2/6 " in bar[0]  # starts at the runs written
     assert " 6/6 " in bar[-1] and "failed=2" in bar[-1]
+
+
+DRIVER = """
+import sys, time
+import numpy as np
+import nhphys
+from nhphys.systems import Suslov
+
+
+def build(spin):
+    with open(sys.argv[2], "a") as f:
+        f.write(f"2.0 {spin!r}\\n")
+    time.sleep(0.03)  # slow enough to be killed in the middle
+    return Suslov([1.0, 2.0, 3.0], axis=[0, 0, 1]), {"omega": [spin, 0.5, 0.0]}
+
+
+if __name__ == "__main__":
+    nhphys.sweep(build, {"spin": np.linspace(0.5, 2.0, 24)}, 0.05, 0.01, out=sys.argv[1],
+                 batch_size=3, client=False, progress=False, backend=sys.argv[3])
+"""
+
+
+def test_a_killed_driver_loses_no_finished_batch_and_the_rerun_computes_the_rest(backend,
+                                                                                tmp_path):
+    import subprocess
+
+    script, out = tmp_path / "driver.py", tmp_path / "study.zarr"
+    script.write_text(DRIVER)
+    first, second = str(tmp_path / "first.txt"), str(tmp_path / "second.txt")
+    proc = subprocess.Popen([sys.executable, str(script), str(out), first, backend])
+    deadline = time.time() + 60
+    written = set()
+    try:
+        while len(written) < 2 and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+            try:
+                written = set(np.flatnonzero(zarr.open_group(out, mode="r")["batch_done"][:]))
+            except Exception:  # the store is not there yet
+                pass
+    finally:
+        proc.kill()  # SIGKILL: no cleanup of any kind
+        proc.wait()
+    written = set(np.flatnonzero(zarr.open_group(out, mode="r")["batch_done"][:]))
+    assert 2 <= len(written) < 8, "killed too late: the test proves nothing"
+    subprocess.run([sys.executable, str(script), str(out), second, backend], check=True)
+    spins = np.linspace(0.5, 2.0, 24)
+    done_before = {spins[3 * b + k] for b in written for k in range(3)}
+    again = {s for _, s in calls(second)}
+    assert not again & done_before  # nothing written is computed again
+    assert again | done_before == set(spins)
+    ds = xr.open_zarr(out, consolidated=False)
+    assert ds.batch_done.values.tolist() == [1] * 8
+    ref = nhphys.ensemble(Suslov([1.0, 2.0, 3.0], axis=[0, 0, 1]), 0.05, 0.01, backend=backend,
+                          omega=[[s, 0.5, 0.0] for s in spins])
+    for name in ("R", "omega", "energy", "steps_done"):
+        np.testing.assert_array_equal(ds[name].values, ref[name].values, err_msg=name)

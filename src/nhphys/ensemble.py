@@ -37,6 +37,7 @@ from nhphys.simulate import AUTO_PROGRESS_STEPS, check_run_arguments
 # the names of the per-run results (besides the fields); the Dataset's variables along `run`
 RESULT_NAMES = ("status", "fail_time", "message", "steps_done")
 INITIAL_PREFIX = "initial_"  # initial condition `omega` -> coordinate `initial_omega`
+RESERVED = ("run", "time") + RESULT_NAMES  # names a parameter cannot take
 
 
 # -- the batch engine ------------------------------------------------------------------------------
@@ -159,7 +160,9 @@ def _serial_batch(systems, t_final, dt, integrator="exp", *, initial_conditions,
         except (KeyboardInterrupt, MemoryError):
             raise
         except Exception as exc:
-            raise type(exc)(f"Run {i} of the batch: {exc}") if _plain(exc) else exc
+            if _plain(exc):  # the same kind of error, naming the run
+                raise type(exc)(f"Run {i} of the batch: {exc}") from exc
+            raise
         if traj is None:  # no frame could be assembled (never for the built-in runs)
             raise RuntimeError(f"Run {i} failed without frames: {message[i]}")
         if len(traj) > n_saved or not np.array_equal(traj.t, t[:len(traj)]):
@@ -257,6 +260,9 @@ def plan_runs(system_or_factory, parameters, initial_conditions, first_run=0):
     for name in parameters:
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"Expected parameter names to be identifiers, got {name!r}.")
+        if name in RESERVED or name.startswith(INITIAL_PREFIX):
+            raise ValueError(f"The parameter name {name!r} is taken by the dataset ("
+                             f"{', '.join(RESERVED)} and {INITIAL_PREFIX}...): rename it.")
     lengths = {**{f"parameter {k}": v for k, v in _leading_lengths(parameters, "parameter")
                   .items()},
                **_leading_lengths(initial_conditions, "initial condition")}

@@ -212,6 +212,9 @@ class SweepStore:
             data[name] = (var.dims, array)
         data[INDEX] = (("batch",), da.zeros(n_batches, dtype=np.int8, chunks=1))
         coords = dict(coords, time=("time", first["time"].values))
+        for name, (dims, values) in coords.items():
+            if values.dtype.kind == "U":  # Zarr's variable-length strings (v3 has no fixed-width)
+                coords[name] = (dims, values.astype(object))
         layout = xr.Dataset(data, coords=coords, attrs=attrs)
         mode = "w" if os.path.isdir(self.path) else "w-"  # "w" only over an empty folder
         if mode == "w" and os.listdir(self.path):
@@ -261,11 +264,14 @@ class SweepStore:
         import xarray as xr
 
         ds = xr.open_zarr(self.path, consolidated=False).drop_vars(INDEX)
-        for name, var in ds.data_vars.items():
-            if var.dtype.kind not in "biufc":
-                ds[name] = var.copy(data=np.array([str(x) for x in var.values.ravel()],
-                                                  dtype=str).reshape(var.shape))
-        return ds
+        strings = {}
+        for name, var in ds.variables.items():
+            if var.dtype.kind not in "biufcmM":
+                strings[name] = (var.dims, np.array([str(x) for x in var.values.ravel()],
+                                                    dtype=str).reshape(var.shape))
+        coords = {k: v for k, v in strings.items() if k in ds.coords}
+        return ds.assign({k: v for k, v in strings.items() if k not in coords}) \
+            .assign_coords(coords)
 
 
 # -- one batch: a task --------------------------------------------------------------------------

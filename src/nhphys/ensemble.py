@@ -1,6 +1,6 @@
 """``ensemble``: many independent runs in one call, returned as an :class:`xarray.Dataset`.
 
->>> import numpy as np, nhphys                                      # doctest: +SKIP
+>>> import numpy as np, nhphys
 >>> top = nhphys.systems.Suslov([1.0, 2.0, 3.0], axis=[0, 0, 1])
 >>> omega = np.column_stack([np.linspace(0.5, 1.5, 8), np.ones(8), np.zeros(8)])
 >>> ds = nhphys.ensemble(top, 1.0, 0.01, omega=omega)
@@ -480,10 +480,14 @@ def ensemble(system_or_factory, t_final, dt, integrator="exp", *, parameters=Non
     --------
     A family of Suslov tops, one inertia per run:
 
-    >>> import functools                                          # doctest: +SKIP
+    >>> import functools
+    >>> import numpy as np, nhphys
     >>> make = functools.partial(nhphys.systems.Suslov, axis=[0, 0, 1])
+    >>> inertias = [[1.0, 2.0, 3.0], [1.0, 2.5, 3.0], [1.0, 3.5, 4.0]]
     >>> ds = nhphys.ensemble(make, 1.0, 0.01, parameters={"inertia": inertias},
     ...                      omega=np.tile([1.0, 0.5, 0.0], (len(inertias), 1)))
+    >>> ds.inertia.dims, ds.omega.dims
+    (('run', 'i'), ('run', 'time', 'i'))
     """
     return run_ensemble(system_or_factory, t_final, dt, integrator, parameters=parameters,
                         save_every=save_every, backend=backend, threads=threads,

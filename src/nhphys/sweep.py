@@ -1,7 +1,8 @@
 """``sweep``: a parameter study split into batches, scheduled with Dask, streamed to Zarr.
 
->>> ds = nhphys.sweep(build, {"tilt": tilts, "spin": spins}, 10.0, 1e-3,   # doctest: +SKIP
-...                   out="reversal.zarr")
+::
+
+    ds = nhphys.sweep(build, {"tilt": tilts, "spin": spins}, 10.0, 1e-3, out="reversal.zarr")
 
 The points of the study (the outer product of 1-D grids, or an explicit list) are cut into
 batches of consecutive runs; each batch is one :func:`nhphys.ensemble` call, a task of a
@@ -27,8 +28,13 @@ import types
 
 import numpy as np
 
-from nhphys.ensemble import (check_threads, coordinates, describe_system, run_ensemble,
-                             _check_signature)
+from nhphys.ensemble import (
+    _check_signature,
+    check_threads,
+    coordinates,
+    describe_system,
+    run_ensemble,
+)
 from nhphys.simulate import check_run_arguments
 
 IDENTITY_ATTR = "nhphys_sweep"  # the store's attribute that says which sweep made it
@@ -158,7 +164,7 @@ class SweepStore:
 
         try:
             attrs = dict(zarr.open_group(path, mode="r").attrs)
-        except Exception as exc:  # zarr's errors differ between versions
+        except (OSError, ValueError, LookupError, TypeError) as exc:  # zarr's are ValueErrors
             raise ValueError(f"Cannot write the sweep to {path!r}: the folder exists and is not "
                              f"a Zarr store ({type(exc).__name__}). Nothing was changed; choose "
                              "another `out`.") from None
@@ -179,7 +185,7 @@ class SweepStore:
         self.identity = stored  # its batch size, when this sweep left it to the store
         try:
             done = np.asarray(zarr.open_group(path, mode="r")[INDEX][:])
-        except Exception:
+        except (OSError, ValueError, LookupError, TypeError):
             raise ValueError(f"The store {path!r} of this sweep has no readable index of "
                              f"finished batches ({INDEX!r}): it was stopped while it was being "
                              "created. Remove it to start again.") from None

@@ -18,13 +18,13 @@ nhphys stores is pickled: the store holds plain arrays and JSON attributes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import numbers
 import os
 import sys
 import types
+import uuid
 
 import numpy as np
 
@@ -326,6 +326,18 @@ class StudyProgress:
         if self.callback is not None:
             self.callback(done, failed)
 
+    def restart_clock(self):
+        """Count the time left from now (after a cluster has started, which takes seconds)."""
+        if self.bar is not None:
+            import time
+
+            self.bar.start_t = self.bar.last_print_t = time.time()
+
+    def note(self, text):
+        """A line above the bar (none without a bar)."""
+        if self.bar is not None:
+            self.bar.write(text, file=sys.stderr)
+
     def batch_done(self, n_runs, n_failed):
         self.done += n_runs
         self.failed += n_failed
@@ -500,19 +512,24 @@ def _on_dask(client, build, todo, task_args, study):
 
     own_cluster = own_client = None
     if client is None:
-        own_cluster = local_cluster()
+        own_cluster, dashboard = local_cluster()
         client = own_client = Client(own_cluster)
+        if dashboard:
+            study.bar.note(f"Dask dashboard: {client.dashboard_link}")
+        study.bar.restart_clock()
     elif isinstance(client, str):
         client = own_client = Client(client)
     elif not isinstance(client, Client):
         raise TypeError(f"Expected `client` to be None, False, a scheduler address or a "
                         f"dask.distributed.Client, got {type(client).__name__}.")
-    token = hashlib.sha1(json.dumps(study.identity, sort_keys=True).encode()).hexdigest()[:10]
+    # a key of this call only: a re-run on the same cluster (after Ctrl-C, say) must not meet
+    # the cancelled futures of the run before; the dashboard groups them as "nhphys-batch"
+    token = uuid.uuid4().hex[:12]
     futures = {}
     try:
         for b, lo, hi in todo:
             future = client.submit(compute_batch, build, _slice(study.columns, lo, hi), lo,
-                                   *task_args, key=f"nhphys-batch-{token}-{b}", pure=False)
+                                   *task_args, key=f"nhphys-batch-{b}-{token}", pure=False)
             futures[future] = (b, lo, hi)
         for future, part in as_completed(futures, with_results=True):
             _finished(study, *futures[future], part)
@@ -529,7 +546,14 @@ def _on_dask(client, build, todo, task_args, study):
 def local_cluster():
     """A ``LocalCluster`` of this machine: one process per core, one thread each (the kernels
     hold no GIL, but a batch is one thread's work; Dask spreads the batches). Its dashboard, on
-    a free port, needs bokeh."""
+    a free port, needs bokeh.
+
+    Returns
+    -------
+    cluster : dask.distributed.LocalCluster
+    dashboard : bool
+        Whether it serves a dashboard.
+    """
     from dask.distributed import LocalCluster
 
     try:
@@ -538,8 +562,9 @@ def local_cluster():
     except ImportError:
         dashboard = None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return LocalCluster(n_workers=cores or 1, threads_per_worker=1, processes=True,
-                        dashboard_address=dashboard)
+    cluster = LocalCluster(n_workers=cores or 1, threads_per_worker=1, processes=True,
+                           dashboard_address=dashboard)
+    return cluster, dashboard is not None
 
 
 __all__ = ["sweep"]

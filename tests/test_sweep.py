@@ -191,6 +191,21 @@ def test_a_store_of_another_sweep_or_an_unrelated_path_is_never_written(backend,
     assert list(ds.status.values) == ["ok", "ok", "far_branch"] * 2
 
 
+def middle(i2):
+    """A Suslov top of middle inertia ``i2`` (its initial conditions given to the sweep)."""
+    return Suslov([1.0, i2, 3.0], axis=[0, 0, 1])
+
+
+def test_fixed_initial_conditions_are_shared_by_every_run(backend, client):
+    ds = nhphys.sweep(middle, [{"i2": 2.0}, {"i2": 4.0}, {"i2": 5.0}], T_FINAL, DT,
+                      batch_size=2, client=client, backend=backend, progress=False,
+                      omega=[1.0, 0.5, 0.0])
+    ref = nhphys.ensemble(middle, T_FINAL, DT, parameters={"i2": [2.0, 4.0, 5.0]},
+                          backend=backend, omega=np.tile([1.0, 0.5, 0.0], (3, 1)))
+    assert_same_runs(ds, ref)
+    assert ds.initial_omega.dims == ("run", "i")
+
+
 def test_bad_sweep_arguments_are_refused():
     with pytest.raises(ValueError, match="batch_size"):
         nhphys.sweep(top, GRID, T_FINAL, DT, batch_size=0, client=False)

@@ -420,6 +420,12 @@ def sweep(build, parameters, t_final, dt, integrator="exp", *, out=None, batch_s
     if not callable(build):
         raise TypeError(f"Expected `build` to be a callable building each run's system from "
                         f"its parameters, got {type(build).__name__}.")
+    if not (client is None or client is False or isinstance(client, str)):
+        from dask.distributed import Client
+
+        if not isinstance(client, Client):
+            raise TypeError(f"Expected `client` to be None, False, a scheduler address or a "
+                            f"dask.distributed.Client, got {type(client).__name__}.")
     columns, grid = study_points(parameters)
     _check_signature(build, columns)
     fixed = {k: np.asarray(v) for k, v in fixed.items()}
@@ -519,9 +525,6 @@ def _on_dask(client, build, todo, task_args, study):
         study.bar.restart_clock()
     elif isinstance(client, str):
         client = own_client = Client(client)
-    elif not isinstance(client, Client):
-        raise TypeError(f"Expected `client` to be None, False, a scheduler address or a "
-                        f"dask.distributed.Client, got {type(client).__name__}.")
     # a key of this call only: a re-run on the same cluster (after Ctrl-C, say) must not meet
     # the cancelled futures of the run before; the dashboard groups them as "nhphys-batch"
     token = uuid.uuid4().hex[:12]

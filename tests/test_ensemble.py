@@ -159,6 +159,15 @@ def test_bad_input_is_refused_before_any_step():
         nhphys.ensemble(TOP, 0.1, -0.01, omega=OMEGA)
 
 
+def test_an_ensemble_too_large_for_memory_is_refused(backend, monkeypatch):
+    # 3 runs of 11 frames of 18 numbers (R, omega, momentum, energy, work, residual)
+    monkeypatch.setenv("NHPHYS_MAX_RUN_BYTES", str(3 * 11 * 18 * 8 - 1))
+    with pytest.raises(ValueError, match=r"3 runs of 11 frames of 144 bytes.*nhphys.sweep"):
+        nhphys.ensemble(TOP, 0.1, 0.01, backend=backend, omega=OMEGA)
+    monkeypatch.setenv("NHPHYS_MAX_RUN_BYTES", str(3 * 11 * 18 * 8))
+    assert nhphys.ensemble(TOP, 0.1, 0.01, backend=backend, omega=OMEGA).sizes["run"] == 3
+
+
 def test_import_nhphys_imports_no_xarray_nor_dask_and_both_spellings_run():
     code = (
         "import sys, numpy as np, nhphys\n"

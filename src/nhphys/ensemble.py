@@ -167,6 +167,8 @@ def _serial_batch(systems, t_final, dt, integrator="exp", *, initial_conditions,
             raise RuntimeError(f"Run {i} failed without frames: {message[i]}")
         if len(traj) > n_saved or not np.array_equal(traj.t, t[:len(traj)]):
             raise RuntimeError(f"Run {i}'s times do not follow the saved steps.")
+        if not fields:
+            check_ensemble_memory(traj, n, n_saved)
         for name in traj.fields:
             if name == "t":
                 continue
@@ -181,6 +183,30 @@ def _serial_batch(systems, t_final, dt, integrator="exp", *, initial_conditions,
     return BatchResult(t=t, fields=fields, status=status.astype(str),
                        fail_time=fail_time, message=message.astype(str), steps_done=steps_done,
                        backend="+".join(sorted(set(backends))) or args.backend)
+
+
+def check_ensemble_memory(traj, n_runs, n_saved, limit=None):
+    """Refuse an ensemble whose frames would take more than ``limit`` bytes in memory
+    (default :func:`nhphys.simulate.run_memory_limit`: 2 GiB, or ``$NHPHYS_MAX_RUN_BYTES``),
+    from the size of a frame of ``traj`` (one run).
+
+    Raises
+    ------
+    ValueError
+        Giving the estimate and what lowers it.
+    """
+    from nhphys.simulate import _size, run_memory_limit
+
+    limit = run_memory_limit() if limit is None else limit
+    per_frame = sum(np.asarray(traj[k][:1]).nbytes for k in traj.fields if k != "t")
+    estimate = n_runs * n_saved * per_frame
+    if estimate > limit:
+        raise ValueError(
+            f"This ensemble would keep {n_runs:,} runs of {n_saved:,} frames of {per_frame:,} "
+            f"bytes in memory, about {_size(estimate)}, more than the limit of {_size(limit)}. "
+            "Stream it to disk in batches with nhphys.sweep(..., out=...), keep fewer frames "
+            "(a larger `save_every`), or raise the limit ($NHPHYS_MAX_RUN_BYTES).")
+    return estimate
 
 
 def _plain(exc):
@@ -472,7 +498,9 @@ def ensemble(system_or_factory, t_final, dt, integrator="exp", *, parameters=Non
         parameters without a factory, a factory that raised or does not take the parameters,
         unknown or malformed initial conditions (each naming the run and its parameters). A
         state that a system refuses when its run starts (a velocity violating a constraint)
-        is named by run too, when the engine reaches it.
+        is named by run too, when the engine reaches it; so is an ensemble whose frames
+        would take more memory than ``$NHPHYS_MAX_RUN_BYTES`` (2 GiB by default), after its
+        first run (:func:`check_ensemble_memory`).
     KeyboardInterrupt
         Ctrl-C stops the ensemble.
 

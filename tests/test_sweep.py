@@ -126,7 +126,8 @@ def test_an_interrupted_sweep_recomputes_nothing_written(backend, tmp_path):
     assert built == []  # a finished store: nothing to compute
 
 
-def test_an_interrupted_sweep_on_the_cluster_recomputes_nothing_written(client, tmp_path):
+def test_an_interrupted_sweep_on_the_cluster_recomputes_nothing_written(backend, client,
+                                                                         tmp_path):
     out, log = tmp_path / "study.zarr", str(tmp_path / "calls.txt")
     build = functools.partial(logged_top, log=log)
     grid = {"i2": [2.0, 3.0, 4.0, 5.0], "spin": [0.5, 1.0]}
@@ -138,19 +139,20 @@ def test_an_interrupted_sweep_on_the_cluster_recomputes_nothing_written(client, 
 
     with pytest.raises(KeyboardInterrupt):
         nhphys.sweep(build, grid, T_FINAL, DT, out=out, batch_size=2, client=client,
-                     progress=stop)
+                     backend=backend, progress=stop)
     written = set(np.flatnonzero(zarr.open_group(out, mode="r")["batch_done"][:]))
     assert written == finished[0] and len(written) == 1
     before = calls(log)
     os.remove(log)
-    ds = nhphys.sweep(build, grid, T_FINAL, DT, out=out, client=client, progress=False)
+    ds = nhphys.sweep(build, grid, T_FINAL, DT, out=out, client=client, backend=backend,
+                      progress=False)
     points = [(a, b) for a in grid["i2"] for b in grid["spin"]]
     again = calls(log)
     (b,) = written
     assert not set(points[2 * b:2 * b + 2]) & set(again)  # the written batch: not recomputed
     assert set(again) | set(points[2 * b:2 * b + 2]) == set(points)
     assert set(points[2 * b:2 * b + 2]) <= set(before)
-    assert_same_runs(ds, reference(grid=grid))
+    assert_same_runs(ds, reference(grid=grid, backend=backend))
     assert client.status == "running"  # a given client is left open
 
 

@@ -26,8 +26,13 @@ SCENES = {  # name: (arguments that keep the run short, figures)
     "motor_hill": (["--t-final", "2"], ["climb.png", "energy.png"]),
     "euler_disk_resistance": (["--t-final", "1"], ["spiral.png", "energy.png"]),
     "turntable": (["--turns", "0.5"], ["paths.png", "accuracy.png"]),
+    # the ensemble studies (docs/ensembles.md), on tiny grids and in this process
+    "rattleback_map": (["--size", "4", "--t-final", "4", "--no-cluster"], ["reversal_map.png"]),
+    "coin_fall": (["--size", "4", "--t-final", "0.5", "--no-cluster"], ["fall_map.png"]),
+    "energy_errors": (["--runs", "10", "--t-final", "1"], ["energy_errors.png"]),
 }
-SCRIPTS_ONLY = set()  # scripts with figures only, no `scene` for the viewer
+# scripts with figures only, no `scene` for the viewer
+SCRIPTS_ONLY = {"rattleback_map", "coin_fall", "energy_errors"}
 
 
 @pytest.mark.parametrize("name", list(SCENES))

@@ -1439,3 +1439,264 @@ def solve_arctan(x0, bint damped, int max_iter):
         raise ValueError("Expected at most 1024 residual evaluations; raise the buffer.")
     points = np.array([P.points[i] for i in range(2 * P.count)]).reshape(-1, 2)
     return st, [x[0], x[1]], points
+
+
+# -- the continuous vector field (eq. 29) for an adaptive solver ---------------------------------
+#
+# RollingField: RollingBody.reference_rhs (a ground at rest, no force elements) as a callable
+# field(t, y) for scipy's ode("dop853") (nhphys.integrators.Adaptive), with its projection. The
+# specification, the equations and the projection's argument are in the twin's RollingField
+# (nhphys/twins/rolling.py). Why the numpy C API rather than memoryviews: the solver calls the
+# field once per stage, and a memoryview acquisition would cost as much as the field itself.
+
+cimport numpy as cnp
+
+cdef extern from *:
+    # numpy's headers include <complex.h>, whose macro `I` would rename the field `I` of the
+    # step's problem struct above; nothing here uses the macro
+    """
+    #ifdef I
+    #undef I
+    #endif
+    """
+
+cnp.import_array()
+
+DEF FIELD_STATE = 15  # A (9, row-major), z (2), Omega (3), W (1): RollingBody.reference_state
+DEF FIELD_POLAR_MAX_ITER = 50  # Newton iterations of the polar factor; 2-3 from near SO(3)
+DEF FIELD_POLAR_TOL = 4.440892098500626e-16  # 2 eps: the last correction at round-off ends it
+
+
+cdef inline cnp.ndarray field_state(object y, Py_ssize_t n):
+    """``y`` as a C-contiguous float64 array of length n (itself when it already is)."""
+    cdef cnp.ndarray arr
+    if (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)):
+        arr = <cnp.ndarray>y
+    else:
+        import numpy as np
+        arr = np.ascontiguousarray(y, dtype=np.float64)
+    if cnp.PyArray_NDIM(arr) != 1 or cnp.PyArray_DIM(arr, 0) != n:
+        import numpy as np
+        raise ValueError(f"Expected a state of shape ({n},), got {np.shape(y)}.")
+    return arr
+
+
+cdef inline void polar_factor(double* X) noexcept nogil:
+    # the orthogonal polar factor of the 3 x 3 X in place, by Newton's iteration
+    # X <- (X + X^-T) / 2 (the twin's); X^-T has the rows (r1 x r2, r2 x r0, r0 x r1) / det
+    cdef double C[9]
+    cdef double det, change, v
+    cdef int it, k
+    for it in range(FIELD_POLAR_MAX_ITER):
+        cross3(X + 3, X + 6, C)
+        cross3(X + 6, X, C + 3)
+        cross3(X, X + 3, C + 6)
+        det = X[0] * C[0] + X[1] * C[1] + X[2] * C[2]
+        change = 0.0
+        for k in range(9):
+            v = 0.5 * (X[k] + C[k] / det)
+            change = max(change, fabs(v - X[k]))
+            X[k] = v
+        if change <= FIELD_POLAR_TOL:
+            break
+
+
+cdef class RollingField:
+    """Eq. (29) of a body rolling on a ground at rest, ``field(t, y)``, and its projection
+    (see the twin, :class:`nhphys.twins.rolling.RollingField`)."""
+
+    cdef ConvexShape shape
+    cdef ChartSurface ground
+    cdef readonly int chart
+    cdef readonly bint support_form
+    cdef double mass, gravity
+    cdef double inertia_[9]
+    cdef double up_[3]
+    cdef public long evaluations
+    cdef public int status
+
+    def __init__(self, ConvexShape shape, ChartSurface ground, int chart, double mass, inertia,
+                 double gravity, up, bint support_form):
+        cdef int i, j
+        self.shape = shape
+        self.ground = ground
+        self.chart = chart
+        self.mass = mass
+        self.gravity = gravity
+        self.support_form = support_form
+        for i in range(3):
+            self.up_[i] = float(up[i])
+            for j in range(3):
+                self.inertia_[3 * i + j] = float(inertia[i][j])
+        self.evaluations = 0
+        self.status = OK
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def __call__(self, double t, y):
+        """``dy/dt`` (15,) at the state ``y`` (15,); ``t`` is unused (autonomous). A state where
+        the contact fails (a contact event, a singular contact) gives NaN rates and keeps the
+        first such status in ``status``."""
+        cdef cnp.ndarray arr = field_state(y, FIELD_STATE)
+        cdef cnp.npy_intp dim = FIELD_STATE
+        cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_DOUBLE, 0)
+        cdef double* o = <double*>cnp.PyArray_DATA(out)
+        cdef int st, k
+        self.evaluations += 1
+        st = self._rhs(<const double*>cnp.PyArray_DATA(arr), o)
+        if st != OK:
+            if self.status == OK:
+                self.status = st
+            for k in range(FIELD_STATE):
+                o[k] = float("nan")
+        if self.ground.raised:
+            self.ground.raise_pending()
+        return out
+
+    def project(self, y):
+        """Put the state ``y`` (15,) back on the manifold, in place (the twin's docstring)."""
+        if not (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
+                and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)
+                and cnp.PyArray_NDIM(<cnp.ndarray>y) == 1
+                and cnp.PyArray_DIM(<cnp.ndarray>y, 0) == FIELD_STATE):
+            raise ValueError("Expected a writable C-contiguous float64 state of shape (15,).")
+        polar_factor(<double*>cnp.PyArray_DATA(<cnp.ndarray>y))
+
+    cdef int _rhs(self, const double* y, double* out) noexcept:
+        cdef const double* A = y
+        cdef const double* z = y + 9
+        cdef const double* w = y + 11
+        cdef double x[3]
+        cdef double J[6]
+        cdef double H[12]
+        cdef double n[3]
+        cdef double WH[4]
+        cdef double d[3]
+        cdef double s[3]
+        cdef double Sp[9]
+        cdef double n_M[3]
+        cdef double gi[4]      # (J^T J)^-1
+        cdef double JWgi[6]    # J W g^-1 (3 x 2)
+        cdef double LH[9]      # J W g^-1 J^T: -dn = LH dx in space
+        cdef double T1[9]
+        cdef double K[9]       # A^T LH A
+        cdef double M[9]
+        cdef double An[3]
+        cdef double wn[3]
+        cdef double sd[3]
+        cdef double E[6]
+        cdef double G[4]
+        cdef double lam[4]
+        cdef double b2[2]
+        cdef double As[3]
+        cdef double Jt[2]
+        cdef double It[9]
+        cdef double Iw[3]
+        cdef double rhs[3]
+        cdef double q[3]
+        cdef double u[3]
+        cdef double gk[3]
+        cdef double det, sum_, ss
+        cdef int i, j, k, a, b, st, r
+        ground_geometry(self.ground, self.chart, z, x, J, H, n, WH)
+        if self.ground.raised:
+            return CALLBACK_RAISED
+        matTvec3(A, n, An)
+        for i in range(3):
+            d[i] = -An[i]
+        st = self.shape.support(d, s, Sp, n_M)
+        if st != OK:
+            return st
+        # g^-1 and the ground's Weingarten map on space vectors
+        det = 0.0
+        G[0] = J[0] * J[0] + J[2] * J[2] + J[4] * J[4]
+        G[1] = J[0] * J[1] + J[2] * J[3] + J[4] * J[5]
+        G[2] = G[1]
+        G[3] = J[1] * J[1] + J[3] * J[3] + J[5] * J[5]
+        det = G[0] * G[3] - G[1] * G[2]
+        gi[0] = G[3] / det
+        gi[1] = -G[1] / det
+        gi[2] = -G[2] / det
+        gi[3] = G[0] / det
+        for i in range(3):
+            for b in range(2):
+                sum_ = 0.0
+                for a in range(2):
+                    for k in range(2):
+                        sum_ += J[2 * i + a] * WH[2 * a + k] * gi[2 * k + b]
+                JWgi[2 * i + b] = sum_
+        for i in range(3):
+            for j in range(3):
+                LH[3 * i + j] = JWgi[2 * i] * J[2 * j] + JWgi[2 * i + 1] * J[2 * j + 1]
+        # K = A^T LH A
+        matmul3(LH, A, T1)
+        for i in range(3):
+            for j in range(3):
+                K[3 * i + j] = A[i] * T1[j] + A[3 + i] * T1[3 + j] + A[6 + i] * T1[6 + j]
+        cross3(w, An, wn)  # Omega x A^T n
+        if self.support_form:
+            # (I - S' K) ds/dt = S' (Omega x A^T n)
+            matmul3(Sp, K, M)
+            for i in range(9):
+                M[i] = -M[i]
+            M[0] += 1.0
+            M[4] += 1.0
+            M[8] += 1.0
+            matvec3(Sp, wn, sd)
+            if not solve_small(3, M, sd):
+                return SINGULAR_CONTACT
+        else:
+            # Lambda = (E^T S' E)^-1 - E^T K E on the tangent plane, Lambda E^T ds/dt = E^T wn
+            tangent_basis(An, E)
+            for a in range(2):
+                for b in range(2):
+                    sum_ = 0.0
+                    ss = 0.0
+                    for i in range(3):
+                        for j in range(3):
+                            sum_ += E[2 * i + a] * Sp[3 * i + j] * E[2 * j + b]
+                            ss += E[2 * i + a] * K[3 * i + j] * E[2 * j + b]
+                    G[2 * a + b] = sum_
+                    lam[2 * a + b] = ss
+            det = G[0] * G[3] - G[1] * G[2]
+            if det == 0.0:
+                return SINGULAR_CONTACT
+            lam[0] = G[3] / det - lam[0]
+            lam[1] = -G[1] / det - lam[1]
+            lam[2] = -G[2] / det - lam[2]
+            lam[3] = G[0] / det - lam[3]
+            for a in range(2):
+                b2[a] = E[a] * wn[0] + E[2 + a] * wn[1] + E[4 + a] * wn[2]
+            if not solve_small(2, lam, b2):
+                return SINGULAR_CONTACT
+            for i in range(3):
+                sd[i] = E[2 * i] * b2[0] + E[2 * i + 1] * b2[1]
+        # dz/dt = g^-1 J^T A ds/dt
+        matvec3(A, sd, As)
+        for a in range(2):
+            Jt[a] = J[a] * As[0] + J[2 + a] * As[1] + J[4 + a] * As[2]
+        out[9] = gi[0] * Jt[0] + gi[1] * Jt[1]
+        out[10] = gi[2] * Jt[0] + gi[3] * Jt[1]
+        # I~ dOmega/dt = (I~ Omega) x Omega + m s x (ds/dt x Omega + g A^T k), I~ = I - m hat(s)^2
+        ss = dot3(s, s)
+        for i in range(3):
+            for j in range(3):
+                It[3 * i + j] = self.inertia_[3 * i + j] + self.mass * (
+                    (ss if i == j else 0.0) - s[i] * s[j])
+        matvec3(It, w, Iw)
+        cross3(Iw, w, rhs)
+        cross3(sd, w, q)
+        matTvec3(A, self.up_, gk)
+        for i in range(3):
+            q[i] += self.gravity * gk[i]
+        cross3(s, q, u)
+        for i in range(3):
+            out[11 + i] = rhs[i] + self.mass * u[i]
+        if not solve_small(3, It, out + 11):
+            return SINGULAR_CONTACT
+        # dA/dt = A hat(Omega): row r of A crossed with Omega; no work without forces
+        for r in range(3):
+            cross3(A + 3 * r, w, out + 3 * r)
+        out[14] = 0.0
+        return OK

@@ -1038,3 +1038,157 @@ def solve_arctan(x0, damped, max_iter):
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is a NOT_FINITE status
         status = solve(residual, jacobian, x, (1.0, 1.0), NewtonRule(1e-13, ROUNDOFF, max_iter))
     return status, list(x), np.array(points).reshape(-1, 2)
+
+
+# -- the continuous vector field (eq. 29) for an adaptive solver ----------------------------------
+
+FIELD_STATE = 15  # A (9, row-major), z (2), Omega (3), W (1): RollingBody.reference_state
+FIELD_POLAR_MAX_ITER = 50  # Newton iterations of the polar factor; 2-3 from near SO(3)
+FIELD_POLAR_TOL = 2 * np.finfo(float).eps  # the last correction at round-off ends it
+
+
+def polar_factor(X):
+    """The orthogonal polar factor ``U`` of ``X = U P`` (3, 3): the closest rotation to a
+    matrix near SO(3) in the Frobenius norm, by Newton's iteration ``X <- (X + X^-T) / 2``
+    (Higham, Functions of Matrices, 8.3: quadratic, two or three iterations near SO(3))."""
+    X = np.array(X, dtype=float)
+    for _ in range(FIELD_POLAR_MAX_ITER):
+        X_next = 0.5 * (X + np.linalg.inv(X).T)
+        change = np.abs(X_next - X).max()
+        X = X_next
+        if change <= FIELD_POLAR_TOL:
+            break
+    return X
+
+
+class RollingField:
+    r"""Eq. (29) of a convex body rolling on a ground at rest under gravity, as a callable
+    ``field(t, y) -> dy/dt`` for an adaptive Runge-Kutta solver, with its projection
+    (:class:`nhphys.integrators.Adaptive`).
+
+    The state is that of :meth:`nhphys.systems.RollingBody.reference_state`, ``y`` (15,):
+    ``A.ravel()`` (body to space, row-major), ``z`` (2,) the contact's coordinates on the
+    ground's chart ``chart`` (kept for the whole run, as in ``Reference``), ``Omega`` (3,) the
+    body angular velocity and ``W`` the work of applied forces (none here: ``dW/dt = 0``). The
+    rates are those of :meth:`nhphys.systems.RollingBody.reference_rhs` (its specification) for
+    a ground at rest without force elements: with ``x, J, n, W_H`` the ground's point, chart
+    Jacobian (3, 2), normal and Weingarten matrix ``g^-1 II`` (2, 2) at ``z``, ``s, S', n_M``
+    the body's support point in the direction ``-A^T n``, its derivative and normal,
+    ``L_H = J W_H g^-1 J^T`` (3, 3, ``-dn = L_H dx``) and ``K = A^T L_H A``::
+
+        ds/dt:  (I - S' K) ds/dt = S' (Omega x A^T n)            (support_form: disks, ...)
+                Lambda E^T ds/dt = E^T (Omega x A^T n),
+                Lambda = (E^T S' E)^-1 - E^T K E                  (chart shapes; E (3, 2) an
+                                                                   orthonormal basis of the
+                                                                   tangent plane)
+        dz/dt = g^-1 J^T A ds/dt,      dA/dt = A hat(Omega),     dW/dt = 0,
+        I~ dOmega/dt = (I~ Omega) x Omega + m s x (ds/dt x Omega + g A^T k),
+        I~ = I - m hat(s)^2.
+
+    The two contact equations are the same where ``S'`` is invertible on the tangent plane
+    (``L_M = (E^T S' E)^-1``); the first also holds for a disk, whose ``S'`` has rank one
+    (:mod:`nhphys.systems.rolling`).
+
+    The projection (:meth:`project`). The state has one redundancy: the nine entries of ``A``
+    for a point of SO(3) (six conditions ``A^T A = I``). Everything else is a coordinate:
+    ``z`` and ``A`` fix the pose, since the contact point on the body is slaved to them,
+    ``s = S(-A^T n(z))``, and the centre of mass is ``a = x(z) - A s``, so the contact
+    conditions ``A n_M(s) = n(z)`` and ``gap = 0`` hold by construction for any rotation
+    ``A``; the no-slip condition holds by construction too, since the centre's velocity is
+    ``-A (Omega x s)`` (``Omega`` is free: 3 velocities for the 3 degrees of freedom of rolling
+    on a surface). So the projection replaces ``A`` by the closest rotation in the Frobenius
+    norm (its orthogonal polar factor, :func:`polar_factor`): the correction ``A (P^-1 - I)``
+    is along ``A`` times a symmetric matrix, the normal space of SO(3) at the rotation, i.e.
+    the orthogonal projection onto SO(3); ``z``, ``Omega`` and ``W`` are left alone. A state
+    off SO(3) by ``e`` moves by ``O(e)``, and ``e`` is of the size of the solver's global error
+    (the exact flow keeps SO(3)), so the order is kept (Hairer, Lubich & Wanner, Geometric
+    Numerical Integration, 2nd ed., IV.4). After it, the contact's residual
+    ``|A n_M - n|`` and the slip are at round-off.
+
+    Parameters
+    ----------
+    shape : ChartShape, Disk, Cylinder or Wheel
+        The body's contact shape (twin), seen from the centre of mass.
+    ground : twin surface object
+        The ground (at rest).
+    chart : int
+        The ground chart of ``z``.
+    mass : float
+    inertia : array_like, shape (3, 3)
+        About the centre of mass, body axes.
+    gravity : float
+    up : array_like, shape (3,)
+        Unit vector opposite to gravity.
+    support_form : bool
+        Solve the contact equation in the support-map form (a support-function shape: disk,
+        wheel, cylinder), else in ``Lambda``'s (a chart shape), as ``RollingBody._rates`` does.
+
+    Attributes
+    ----------
+    evaluations : int
+        Calls of the field so far.
+    status : int
+        0, or the first contact status (:mod:`nhphys.twins.newton`: a contact event, a singular
+        contact) met by a call, whose rates are then NaN.
+    """
+
+    def __init__(self, shape, ground, chart, mass, inertia, gravity, up, support_form):
+        self.shape = shape
+        self.ground = ground
+        self.chart = int(chart)
+        self.mass = float(mass)
+        self.inertia = np.array(inertia, dtype=float).reshape(3, 3)
+        self.gravity = float(gravity)
+        self.up = np.array(up, dtype=float).reshape(3)
+        self.support_form = bool(support_form)
+        self.evaluations = 0
+        self.status = OK
+
+    def __call__(self, t, y):
+        """``dy/dt`` (15,) at the state ``y`` (15,); ``t`` is unused (autonomous)."""
+        y = np.asarray(y, dtype=float)
+        if y.shape != (FIELD_STATE,):
+            raise ValueError(f"Expected a state of shape ({FIELD_STATE},), got {y.shape}.")
+        self.evaluations += 1
+        status, out = self._rates(y)
+        if status != OK:
+            self.status = self.status or status
+            return np.full(FIELD_STATE, np.nan)
+        return out
+
+    def _rates(self, y):
+        A, z, omega = y[:9].reshape(3, 3), y[9:11], y[11:14]
+        x, J, H, n, W = ground_geometry(self.ground, self.chart, z)
+        An = A.T @ n
+        status, s, Sp, n_M = self.shape.support(-An)
+        if status != OK:
+            return status, None
+        g = J.T @ J
+        K = A.T @ (J @ W @ np.linalg.solve(g, J.T)) @ A
+        wn = cross(omega, An)
+        try:
+            if self.support_form:
+                s_dot = np.linalg.solve(np.eye(3) - Sp @ K, Sp @ wn)
+            else:
+                E = tangent_basis(An)
+                lam = np.linalg.inv(E.T @ Sp @ E) - E.T @ K @ E
+                s_dot = E @ np.linalg.solve(lam, E.T @ wn)
+        except np.linalg.LinAlgError:
+            return SINGULAR_CONTACT, None
+        z_dot = np.linalg.solve(g, J.T @ (A @ s_dot))
+        m = self.mass
+        S = hat(s)
+        I_tilde = self.inertia - m * S @ S
+        rhs = cross(I_tilde @ omega, omega) + m * cross(
+            s, cross(s_dot, omega) + self.gravity * (A.T @ self.up))
+        omega_dot = np.linalg.solve(I_tilde, rhs)
+        return OK, np.concatenate([np.cross(A, omega).ravel(), z_dot, omega_dot, [0.0]])
+
+    def project(self, y):
+        """Put the state ``y`` (15,) back on the manifold, in place: ``A`` to its orthogonal
+        polar factor, the rest unchanged (class docstring). ``y`` must be a C-contiguous float64
+        array of shape (15,) (a ``ValueError`` otherwise), as for the kernel."""
+        if not (isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (15,)
+                and y.flags.c_contiguous):
+            raise ValueError("Expected a writable C-contiguous float64 state of shape (15,).")
+        y[:9] = polar_factor(y[:9].reshape(3, 3)).ravel()

@@ -58,24 +58,49 @@ METHODS = {"DOP853": "dop853", "DOPRI5": "dopri5"}  # method -> scipy.integrate.
 SOLVER_FAILED = status.CODES["NOT_CONVERGED"]  # the status a failed interval records
 
 
-def field_of(system, module):
-    """The right-hand side of ``system`` from ``module`` (``nhphys_ext.rhs`` or its twin).
+def field_of(system, backend):
+    """The right-hand side of ``system`` for ``backend``, with the backend that evaluates it.
+
+    A :class:`~nhphys.systems.Suslov` body gets the ``SuslovField`` of ``nhphys_ext.rhs`` (or
+    its twin :mod:`nhphys.twins.rhs`); a :class:`~nhphys.systems.RollingBody` the
+    ``RollingField`` of ``nhphys_ext.rolling`` (or its twin :mod:`nhphys.twins.rolling`), on
+    the ground chart of its last ``reference_state`` (call that first).
+
+    Returns
+    -------
+    field : SuslovField or RollingField
+    used : {"cython", "python"}
 
     Raises
     ------
     ValueError
-        ``system`` has no field there yet (the message names the systems that have one), or is
-        a Suslov body with force elements.
+        ``system`` has no field yet (the message names the systems that have one and says to
+        use ``Reference``), or has force elements or a moving ground.
     """
+    from nhphys.systems.rolling import RollingBody
     from nhphys.systems.suslov import Suslov
 
-    if not isinstance(system, Suslov):
-        raise ValueError(f"Adaptive integrates Suslov so far, not {type(system).__name__}; use "
-                         "Reference() for it.")
-    if system.forces:
-        raise ValueError("Adaptive integrates a Suslov body without force elements so far; use "
-                         "Reference() (or a Retraction) with forces.")
-    return module.SuslovField(system.inertia, system.axis)
+    if isinstance(system, Suslov):
+        if system.forces:
+            raise ValueError("Adaptive integrates a Suslov body without force elements so far; "
+                             "use Reference() (or a Retraction) with forces.")
+        module, used = _backend.choose("rhs", backend)
+        return module.SuslovField(system.inertia, system.axis), used
+    if isinstance(system, RollingBody):
+        if system.forces:
+            raise ValueError("Adaptive integrates a RollingBody without force elements so far; "
+                             "use Reference() (or a Retraction) with forces.")
+        if system.motion is not None:
+            raise ValueError("Adaptive integrates a RollingBody on a ground at rest so far; use "
+                             "Reference() (or a Retraction) on a moving ground.")
+        module, used = _backend.choose("rolling", backend)
+        shape = system.contact_shape(module, used)
+        ground = system.ground.with_backend(used).kernel
+        return module.RollingField(shape, ground, system._reference_chart, system.mass,
+                                   system.inertia, system.gravity, system.up,
+                                   system.support_shape), used
+    raise ValueError(f"Adaptive integrates Suslov and RollingBody so far, not "
+                     f"{type(system).__name__}; use Reference() for it.")
 
 
 class AdaptiveRun(Run):
@@ -83,13 +108,14 @@ class AdaptiveRun(Run):
 
     Attributes
     ----------
-    state : ndarray, shape (12,)
-        ``R.ravel()`` and ``Omega`` at the last output time (projected).
+    state : ndarray, shape (12,) or (15,)
+        The field's state at the last output time (projected): ``R.ravel()`` and ``Omega``
+        (Suslov), or ``A.ravel()``, ``z``, ``Omega``, ``W`` (``RollingBody.reference_state``).
     step_guess : ndarray, shape (1,)
         The first trial step of the next interval (from the last interval's accepted steps,
         :meth:`_next_guess`; 0 at the start: the solver's own estimate). Part of the state, so
         a resumed run is identical.
-    field : SuslovField
+    field : SuslovField or RollingField
         The right-hand side (compiled or twin), with ``evaluations`` counting its calls.
     """
 
@@ -131,16 +157,21 @@ class AdaptiveRun(Run):
             return 2.0 * last
         return 2.0 * before_last if count == 2 else before_last
 
-    def _unpack(self, states):
-        states = np.asarray(states).reshape(-1, 12)
+    def _unpack(self, states, times):
+        """Trajectory fields of field states (n, size) at ``times`` (n,)."""
+        states = np.asarray(states).reshape(-1, self.state.size)
+        if self.state.size == 15:  # a rolling body: the contact from Reference's unpacking
+            self.system._reference_chart = self.field.chart
+            return self.system.observables(self.system.reference_unpack(states, times))
         return self.system.observables({"R": states[:, :9].reshape(-1, 3, 3).copy(),
                                         "omega": states[:, 9:12].copy()})
 
     def _initial_frame(self):
-        return self._unpack(self.state[None])
+        return self._unpack(self.state[None], np.array([self.steps_done * self.dt]))
 
     def _allocate(self, n_saved):
-        return np.empty((n_saved, self.state.size))
+        # the saved states, and their times in the last column
+        return np.empty((n_saved, self.state.size + 1))
 
     def _loop(self, n_steps, save_every, saved, info):
         solver, field, dt, accepted = self.solver, self.field, self.dt, self._accepted
@@ -159,13 +190,17 @@ class AdaptiveRun(Run):
                 solver._integrator.first_step = float(self.step_guess[0])
                 solver.set_initial_value(self.state, t0)
                 accepted[:] = [t0, 0.0, 0.0, 0]
+                if hasattr(field, "status"):
+                    field.status = 0  # a contact status of an earlier, recovered interval
                 y = solver.integrate(t0 + dt)
                 if not solver.successful() or not np.all(np.isfinite(y)):
                     code = solver.get_return_code()
                     self.message = solver._integrator.messages.get(
                         code, f"return code {code}") if not solver.successful() \
                         else "the state is not finite"
-                    info[INFO_STATUS] = SOLVER_FAILED
+                    # a contact event or a singular contact met by the field is the reason
+                    reason = getattr(field, "status", 0)
+                    info[INFO_STATUS] = reason if reason else SOLVER_FAILED
                     return k + 1
                 y = np.array(y, dtype=float)
                 field.project(y)
@@ -174,13 +209,21 @@ class AdaptiveRun(Run):
                 self.state[:] = y
                 info[INFO_COMMITTED] = k + 1
                 if (k + 1) % save_every == 0:
-                    saved[(k + 1) // save_every - 1] = y
+                    saved[(k + 1) // save_every - 1, :-1] = y
+                    saved[(k + 1) // save_every - 1, -1] = t0 + dt
         return 0
 
     def _frames(self, saved, count):
-        return self._unpack(saved[:count])
+        return self._unpack(saved[:count, :-1], saved[:count, -1])
+
+    def _event(self, reason):
+        from nhphys.systems.rolling import event_message
+
+        return event_message(reason, self.system.body.shape)
 
     def _error(self, reason, step, partial):
+        if reason != SOLVER_FAILED:  # the field's: a contact event or a singular contact
+            return super()._error(reason, step, partial)
         return NewtonError(step, step * self.dt,
                            f"the adaptive solver failed in this interval: {self.message}",
                            partial)
@@ -244,10 +287,11 @@ class Adaptive:
         """
         from nhphys.integrators.retraction import check_initial_conditions
 
-        module, used = _backend.choose("rhs", backend)
-        field = field_of(system, module)
         check_initial_conditions(system, initial_conditions)
-        state = system.reference_state(**initial_conditions)[:12]
+        state = system.reference_state(**initial_conditions)
+        field, used = field_of(system, backend)  # after reference_state: its ground chart
+        if state.size == 13:  # Suslov: R, Omega and the work entry, which has no rate here
+            state = state[:12]
         return AdaptiveRun(system, field, state, dt, used,
                            METHODS[self.method.upper()], float(self.rtol), float(self.atol),
                            self.max_steps)

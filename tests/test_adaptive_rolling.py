@@ -1,0 +1,248 @@
+"""Adaptive DOP853 for rolling bodies: the compiled eq.-29 field (nhphys_ext.rolling.RollingField
+and its twin nhphys.twins.rolling.RollingField), and the projected run of
+nhphys.integrators.Adaptive on it.
+
+Speed is not tested here (benchmarks/bench_work_precision.py measures it)."""
+
+import importlib
+import types
+
+import numpy as np
+import pytest
+
+import nhphys
+from nhphys import _backend, conditions
+from nhphys.errors import ContactEvent
+from nhphys.integrators import Adaptive, Reference
+from nhphys.integrators.adaptive import field_of
+from nhphys.lie import so3
+from nhphys.shapes import Disk
+from nhphys.surfaces import Ellipsoid, Plane, Sphere, Torus
+from nhphys.systems import RollingBody
+
+
+def scene_setup(name):
+    """``(system, start keywords)`` of the first body of the bundled scene ``name``."""
+    entry = importlib.import_module(f"nhphys.scenes.{name}").scene.bodies[0]
+    return entry.system, conditions.start_arguments(entry.system, entry.conditions)
+
+
+def thin_disk():
+    """The wobbling thin disk of benchmarks/bench_disk.py: lean 0.3, heading rate 4, lean rate
+    0.1, spin of the steady circle (Kane's equations, nhphys.validation.kane_disk)."""
+    from nhphys.validation import kane_disk as kane
+
+    m, g, r, lean, turn = 1.0, 9.81, 0.1, 0.3, 4.0
+    system = RollingBody(nhphys.RigidBody(m, Disk.solid_inertia(m, r), Disk(r)), Plane(),
+                         gravity=g)
+    y = np.array([0.0, lean, 0.0, 0.1, kane.steady_spin(lean, turn, m, g, r),
+                  turn * np.cos(lean), 0.0, 0.0])
+    return system, kane.to_nhphys(y)
+
+
+def ellipsoid_on_torus():
+    """The ellipsoid of the ellipsoid_plane scene on top of a torus's tube (outside)."""
+    system, start = scene_setup("ellipsoid_plane")
+    torus = RollingBody(system.body, Torus(1.0, 0.4), gravity=9.81)
+    return torus, {"R0": start["R0"], "omega0": start["omega0"],
+                   "ground_point": np.array([1.0, 0.0, 0.4])}
+
+
+SETUPS = {
+    "ellipsoid on a plane": lambda: scene_setup("ellipsoid_plane"),
+    "rattleback": lambda: scene_setup("rattleback"),
+    "thin disk": thin_disk,
+    "ball in a bowl": lambda: scene_setup("ball_in_bowl"),
+    "ellipsoid on a torus": ellipsoid_on_torus,
+}
+
+
+def random_states(system, start, rng, n):
+    """(n, 15) reference states near the start: random rotations a little off the start's
+    and off SO(3) (1e-4), the contact a little moved on the chart, random angular velocities."""
+    y0 = system.reference_state(**start)
+    states = np.empty((n, 15))
+    for k in range(n):
+        R = y0[:9].reshape(3, 3) @ so3.exp(rng.normal(size=3) * 0.05)
+        states[k, :9] = (R + 1e-4 * rng.normal(size=(3, 3))).ravel()
+        states[k, 9:11] = y0[9:11] + 1e-3 * rng.normal(size=2)
+        states[k, 11:14] = rng.normal(size=3) * 3.0
+        states[k, 14] = 0.0
+    return states
+
+
+def orthogonality(R):
+    """max over frames of max |R^T R - I|: (n, 3, 3) -> float."""
+    return np.abs(np.einsum("nki,nkj->nij", R, R) - np.eye(3)).max()
+
+
+# -- the field ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(SETUPS))
+def test_field_is_the_reference_equations(backend, rng, name):
+    # RollingBody.reference_rhs (its _rates: eq. 29 written for Reference, with forces and
+    # moving grounds) is the specification; the field is written apart, on the twins' or the
+    # kernels' support maps and ground charts
+    system, start = SETUPS[name]()
+    states = random_states(system, start, rng, 40 if backend == "cython" else 15)
+    field, used = field_of(system, backend)
+    assert used == backend
+    for y in states:
+        expected = system.reference_rhs(0.0, y)
+        got = field(0.7, y)
+        assert got.shape == (15,)
+        scale = np.abs(expected).max()
+        assert np.abs(got - expected).max() <= 1e-13 * scale, name
+    assert field.evaluations == len(states)
+    assert field.status == 0
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", list(SETUPS))
+def test_kernel_field_equals_the_twin(rng, name):
+    system, start = SETUPS[name]()
+    states = random_states(system, start, rng, 30)  # reference_state: the ground chart
+    fast, _ = field_of(system, "cython")
+    slow, _ = field_of(system, "python")
+    for y in states:
+        f_fast, f_slow = fast(0.0, y), slow(0.0, y)
+        assert np.abs(f_fast - f_slow).max() <= 1e-13 * np.abs(f_slow).max()
+        p_fast, p_slow = y.copy(), y.copy()
+        fast.project(p_fast)
+        slow.project(p_slow)
+        assert np.abs(p_fast - p_slow).max() <= 1e-15 * 4
+
+
+def test_field_refuses_bad_states_and_reports_events(backend):
+    system, start = thin_disk()
+    y0 = system.reference_state(**start)
+    field, _ = field_of(system, backend)
+    np.testing.assert_array_equal(field(0.0, list(y0)), field(0.0, y0))
+    with pytest.raises(ValueError):
+        field(0.0, np.zeros(14))
+    with pytest.raises(ValueError):
+        field.project(np.zeros(14))
+    # the disk lying flat: the support map's FLAT event, NaN rates, the status kept
+    flat = y0.copy()
+    flat[:9] = np.eye(3).ravel()
+    out = field(0.0, flat)
+    assert np.all(np.isnan(out))
+    from nhphys.twins.newton import FLAT
+
+    assert field.status == FLAT
+
+
+def test_projection_gives_the_closest_rotation_and_leaves_the_rest(backend, rng):
+    system, start = scene_setup("rattleback")
+    field, _ = field_of(system, backend)
+    for y in random_states(system, start, rng, 50):
+        p = y.copy()
+        field.project(p)
+        R = p[:9].reshape(3, 3)
+        assert np.abs(R.T @ R - np.eye(3)).max() <= 4e-16 * 2
+        assert np.linalg.det(R) > 0
+        # the closest rotation (independent: the SVD's W V^T)
+        W, _, Vt = np.linalg.svd(y[:9].reshape(3, 3))
+        assert np.abs(R - W @ Vt).max() <= 1e-14
+        np.testing.assert_array_equal(p[9:], y[9:])
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+def ellipsoid_gap(system, frames):
+    """Signed distance of the ellipsoid from the plane z = 0, from its semi-axes D, orientation
+    A and centre c = a - A com: the lowest point's height is c_z - sqrt(k^T A D^2 A^T k)
+    (independent of the support maps of nhphys)."""
+    D2 = np.diag(np.asarray(system.body.shape.semi_axes, float) ** 2)
+    com = np.asarray(system.body.com, float)
+    centre = frames.position - np.einsum("nij,j->ni", frames.R, com)
+    k = np.array([0.0, 0.0, 1.0])
+    Ak = np.einsum("nij,i->nj", frames.R, k)  # A^T k
+    return centre[:, 2] - np.sqrt(np.einsum("ni,ij,nj->n", Ak, D2, Ak))
+
+
+@pytest.fixture(scope="module")
+def ellipsoid_reference():
+    system, start = scene_setup("ellipsoid_plane")
+    ref = nhphys.simulate(system, 2.0, 0.25, Reference(rtol=1e-12, atol=1e-14), **start)
+    return system, start, ref
+
+
+def test_agrees_with_the_reference_and_stays_on_the_manifold(backend, ellipsoid_reference):
+    # Reference (rtol 1e-12) integrates RollingBody.reference_rhs; the adaptive run agrees to
+    # a few rtol in orientation, centre and angular velocity at every frame, with the frames on
+    # SO(3) and the ellipsoid touching the plane (independent gap) to round-off
+    system, start, ref = ellipsoid_reference
+    rtols = (1e-6, 1e-9) if backend == "python" else (1e-6, 1e-8, 1e-10)
+    for rtol in rtols:
+        traj = nhphys.simulate(system, 2.0, 0.25, Adaptive(rtol, rtol * 1e-2), backend=backend,
+                               **start)
+        assert traj.meta["backend"] == backend
+        assert orthogonality(traj.R) <= 1e-13
+        assert traj.constraint_residual.max() <= 1e-13
+        assert np.abs(ellipsoid_gap(system, traj)).max() <= 1e-13
+        error = max(np.abs(traj.R - ref.R).max(), np.abs(traj.omega - ref.omega).max(),
+                    np.abs(traj.position - ref.position).max() / 0.1)
+        assert error <= 20 * rtol, (rtol, error)
+    # energy: the exact flow keeps it; the run's drift is of the size of the error
+    assert np.ptp(traj.energy) <= 20 * rtol * abs(traj.energy[0])
+
+
+def test_projection_does_not_spoil_the_accuracy(backend, ellipsoid_reference):
+    # the same run without the projection (same solver, same restarts): the projected run is as
+    # close to the reference, its frames are on SO(3), the others are not
+    system, start, ref = ellipsoid_reference
+    rtol = 1e-7
+    runs = {}
+    for projected in (True, False):
+        run = Adaptive(rtol, rtol * 1e-2).start(system, 0.25, backend, **start)
+        if not projected:
+            # the solver keeps calling the field it was made with; only the projection goes
+            run.field = types.SimpleNamespace(project=lambda y: None, chart=run.field.chart,
+                                              status=0)
+        runs[projected] = run.advance(8, 1)
+    errors = {key: np.abs(frames["R"] - ref.R[1:]).max() for key, frames in runs.items()}
+    assert orthogonality(runs[False]["R"]) > 1e-13  # the unprojected solution leaves SO(3)
+    assert orthogonality(runs[True]["R"]) <= 1e-13
+    assert errors[True] <= 1.5 * errors[False]
+
+
+def test_ball_in_a_bowl_oscillates_with_the_rolling_period(backend):
+    # independent fact: a homogeneous ball of radius r in a spherical bowl of radius R
+    # oscillates (small amplitude) with the period 2 pi sqrt(7 (R - r) / (5 g))
+    r, R, g = 0.1, 1.0, 9.81
+    ball = nhphys.RigidBody(1.0, [0.4 * r * r] * 3, Sphere(r))
+    system = RollingBody(ball, Sphere(R).as_ground("inside"), gravity=g)
+    theta = 0.01
+    start = {"position": [(R - r) * np.sin(theta), 0.0, -(R - r) * np.cos(theta)],
+             "omega": [0.0, 0.0, 0.0]}
+    period = 2 * np.pi * np.sqrt(7 * (R - r) / (5 * g))
+    traj = nhphys.simulate(system, 1.5 * period, period / 200, Adaptive(1e-10, 1e-12),
+                           backend=backend, save_every=1, **start)
+    x = traj.position[:, 0]
+    i = np.flatnonzero(np.sign(x[:-1]) != np.sign(x[1:]))
+    crossings = traj.t[i] - x[i] * (traj.t[i + 1] - traj.t[i]) / (x[i + 1] - x[i])
+    measured = 2.0 * (crossings[1] - crossings[0])
+    # the amplitude correction of a pendulum, theta^2 / 16 = 6e-6, bounds the difference
+    assert abs(measured / period - 1) <= 2e-5
+    assert orthogonality(traj.R) <= 1e-13
+    assert traj.constraint_residual.max() <= 1e-13
+
+
+def test_a_contact_event_ends_the_run(backend):
+    # the Euler disk scene falls flat within 0.07 s: the run stops with the event
+    system, start = scene_setup("euler_disk")
+    with pytest.raises(ContactEvent, match="fell flat") as info:
+        nhphys.simulate(system, 0.5, 0.01, Adaptive(1e-8, 1e-10), backend=backend, **start)
+    assert info.value.event == "flat"
+    assert 0.0 < info.value.time < 0.1
+
+
+def test_refuses_forces_and_moving_grounds():
+    system, start = scene_setup("ellipsoid_plane")
+    forced = RollingBody(system.body, Plane(), forces=[nhphys.forces.Torque([0.0, 0.0, 0.1])])
+    with pytest.raises(ValueError, match="force elements.*Reference"):
+        nhphys.simulate(forced, 0.1, 0.05, Adaptive(), **start)
+    moving = RollingBody(system.body, Plane().moving(rate=1.0))
+    with pytest.raises(ValueError, match="ground at rest.*Reference"):
+        nhphys.simulate(moving, 0.1, 0.05, Adaptive(), **start)

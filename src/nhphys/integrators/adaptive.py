@@ -5,24 +5,42 @@ projected back onto the constraint manifold at every output time.
 :class:`~nhphys.integrators.Reference` integrates) with Hairer and Wanner's DOP853 (order 8,
 embedded error estimators of orders 5 and 3, step-size control) as wrapped by
 ``scipy.integrate.ode("dop853")`` (scipy's compiled translation of Hairer's Fortran code;
-"DOPRI5" selects the order-5 sibling). The right-hand side is the compiled field of
-``nhphys_ext.rhs`` (the Python twin :mod:`nhphys.twins.rhs` with ``backend="python"``): the
+"DOPRI5" selects the order-5 sibling). The right-hand side is a compiled field: ``SuslovField``
+of ``nhphys_ext.rhs`` for a Suslov body, ``RollingField`` of ``nhphys_ext.rolling`` (eq. 29)
+for a rolling body (their Python twins in :mod:`nhphys.twins.rhs` and
+:mod:`nhphys.twins.rolling` with ``backend="python"``): the
 solver's loop is compiled, the field is one C call per stage, and the only Python between
 stages is the call itself: 0.2-0.4 us a call with the solver's share, against 6-8 us with
 ``scipy.integrate.solve_ivp`` on the same compiled field (its step loop is Python) and
-80-160 us for ``Suslov.reference_rhs`` (``benchmarks/bench_work_precision.py``, BENCHMARKS.md).
+80-160 us for ``Suslov.reference_rhs``; the rolling field costs 0.4-1.1 us a call from Python
+against 0.3-0.8 ms for ``RollingBody.reference_rhs`` (``benchmarks/bench_work_precision.py``,
+BENCHMARKS.md).
 
 The projection
 --------------
 Each step of the run (of length ``dt``, the output interval) integrates from the state of the
 previous output time to the next, then projects the result back onto the manifold before it is
-saved and before the next interval starts from it (:meth:`nhphys.twins.rhs.SuslovField.project`):
+saved and before the next interval starts from it.
+
+Suslov (:meth:`nhphys.twins.rhs.SuslovField.project`):
 
 * the orientation ``R`` to the closest rotation (orthogonal factor of its polar decomposition),
   so that ``|R^T R - I|`` is at round-off at every saved frame;
 * the body angular velocity ``Omega`` onto the Suslov constraint ``a . Omega = 0`` along
   ``I^-1 a`` (the orthogonal projection in the kinetic-energy metric), so that the constraint
   residual is at round-off at every saved frame.
+
+Rolling body (:meth:`nhphys.twins.rolling.RollingField.project`): the state is that of
+``RollingBody.reference_state``, ``(A, z, Omega, W)`` (15,), whose only redundancy is the nine
+entries of ``A`` for a rotation: the contact point on the body is slaved to ``A`` and the
+ground coordinates ``z`` (``s = S(-A^T n(z))``, the centre at ``a = x(z) - A s``), so the contact
+holds by construction, and the centre's velocity is ``-A (Omega x s)``, so no slip does too.
+The projection replaces ``A`` by its orthogonal polar factor (the closest rotation: the
+correction is along ``A`` times a symmetric matrix, the normal space of SO(3)) and leaves
+``z``, ``Omega`` and ``W`` alone; the frames then have ``|A^T A - I|``, ``|A n_M - n|`` and the
+slip at round-off. The ground chart of ``z`` is the one ``reference_state`` chose, kept for the
+run (as in ``Reference``). A contact event of the shape met by the field (a disk falling flat)
+ends the run with a :class:`~nhphys.errors.ContactEvent` naming the interval it happened in.
 
 The solution of the unprojected equations leaves the manifold only by the size of its global
 error (the manifold is invariant), and the projection moves the state by no more than that
@@ -34,8 +52,9 @@ with the step the solver had reached as its first trial step; short output inter
 cost extra steps (each interval ends on an output time). Choose ``dt`` no shorter than the
 frames you need.
 
-Systems: :class:`nhphys.systems.Suslov` without force elements (``Reference`` integrates the
-others). The run can be checkpointed and resumed exactly: its whole state is the projected
+Systems: :class:`nhphys.systems.Suslov` without force elements, and
+:class:`nhphys.systems.RollingBody` without force elements on a ground at rest (``Reference``
+integrates the others). The run can be checkpointed and resumed exactly: its whole state is the projected
 state of the last output time and the next first trial step. The accepted steps are watched
 (to carry the step over) only in calls of ``advance`` with more than one interval, since the
 watch costs 15-25 % of a 300-s single-interval run: runs cut into chunks differently therefore

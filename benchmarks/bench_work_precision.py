@@ -25,9 +25,10 @@ log-log along its curve) and the ratios to the compiled DOP853, and draws
 
 Rolling cases (``--case disk`` or ``--case ellipsoid``): the wobbling thin disk of
 ``benchmarks/bench_disk.py`` (10 s) and the ellipsoid of the ``ellipsoid_plane`` scene on a
-plane (10 s), with nhphys ``Retraction("exp", order=k)``, ``Adaptive`` (on the compiled
-``nhphys_ext.rolling.RollingField``), ``scipy.integrate.ode("dop853")`` on the same compiled
-field unprojected, ``solve_ivp`` DOP853 on the numpy right-hand side of ``Reference``
+plane (10 s), with nhphys ``Retraction("exp", order=k)``, ``Adaptive`` on the compiled
+``nhphys_ext.rolling.RollingField`` (its own compiled DOP853 loop, ``loop="compiled"``, and
+``scipy.integrate.ode``'s, ``loop="scipy"``), ``scipy.integrate.ode("dop853")`` and
+``solve_ivp`` DOP853 on the same compiled field unprojected, ``solve_ivp`` DOP853 on the numpy right-hand side of ``Reference``
 (``RollingBody.reference_rhs``, loose tolerances only: it costs 0.3-0.8 ms a call) and, for the
 disk, Kane's equations with PyDy's Cython right-hand side under ``ode("dop853")`` and
 ``solve_ivp``. The error at t = 10 s is, for the disk, the largest difference in lean, heading
@@ -65,6 +66,7 @@ STEPS = {  # order -> steps dt (each divides 300 s)
 TOLERANCES = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13]
 TARGETS = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10]
 BAR = "DOP853 (scipy.integrate.ode) compiled RHS"
+ADAPTIVE_COMPILED = "nhphys Adaptive, compiled loop (1 frame)"
 
 
 def body():
@@ -384,6 +386,13 @@ def rolling_contenders(case, system, start, quick):
         solver.set_initial_value(y0, 0.0)
         return final_of(solver.integrate(ROLLING_T)), field.evaluations
 
+    def compiled_ivp(rtol):
+        system.reference_state(**start)
+        field, _ = field_of(system, "cython")
+        sol = solve_ivp(field, (0.0, ROLLING_T), y0, method="DOP853", rtol=rtol,
+                        atol=rtol * 1e-2)
+        return final_of(sol.y[:, -1]), sol.nfev
+
     def numpy_ivp(rtol):
         system.reference_state(**start)
         sol = solve_ivp(system.reference_rhs, (0.0, ROLLING_T), y0, method="DOP853",
@@ -397,11 +406,18 @@ def rolling_contenders(case, system, start, quick):
             (f"dt={dt:g}", lambda dt=dt, o=order: nh(Retraction("exp", order=o), dt))
             for dt in steps]
     tols = ROLLING_TOLERANCES[::2] if quick else ROLLING_TOLERANCES
-    table["nhphys Adaptive DOP853 (1 frame)"] = [
-        (f"rtol={r:g}", lambda r=r: nh(Adaptive(r, r * 1e-2), ROLLING_T)) for r in tols]
-    table["nhphys Adaptive DOP853 (a frame every 0.1 s)"] = [
-        (f"rtol={r:g}", lambda r=r: nh(Adaptive(r, r * 1e-2), 0.1)) for r in tols]
+    table[ADAPTIVE_COMPILED] = [
+        (f"rtol={r:g}", lambda r=r: nh(Adaptive(r, r * 1e-2, loop="compiled"), ROLLING_T))
+        for r in tols]
+    table["nhphys Adaptive, compiled loop (a frame every 0.1 s)"] = [
+        (f"rtol={r:g}", lambda r=r: nh(Adaptive(r, r * 1e-2, loop="compiled"), 0.1))
+        for r in tols]
+    table["nhphys Adaptive, scipy ode loop (1 frame)"] = [
+        (f"rtol={r:g}", lambda r=r: nh(Adaptive(r, r * 1e-2, loop="scipy"), ROLLING_T))
+        for r in tols]
     table[BAR] = [(f"rtol={r:g}", lambda r=r: compiled_ode(r)) for r in tols]
+    table["solve_ivp DOP853 compiled RHS"] = [(f"rtol={r:g}", lambda r=r: compiled_ivp(r))
+                                              for r in tols]
     table["solve_ivp DOP853 numpy RHS (Reference's)"] = [
         (f"rtol={r:g}", lambda r=r: numpy_ivp(r)) for r in tols if r >= 1e-7]
     if case == "disk":
@@ -501,7 +517,7 @@ def rolling_main(args):
         return "-" if value is None else f"{value * 1e3:.2f}"
 
     print("| accuracy | best Retraction | " + " | ".join(others + [BAR])
-          + " | best Retraction / bar | Adaptive (1 frame) / bar |")
+          + " | best Retraction / bar | Adaptive compiled loop (1 frame) / bar |")
     print("|---:|---:|" + "---:|" * (len(others) + 3))
     for target in TARGETS:
         bar = time_to_reach(points[BAR], target)
@@ -509,7 +525,7 @@ def rolling_main(args):
         times = [(t, label) for t, label in times if t is not None]
         best, best_label = min(times) if times else (None, "")
         cols = [ms(time_to_reach(points[label], target)) for label in others]
-        adaptive = time_to_reach(points["nhphys Adaptive DOP853 (1 frame)"], target)
+        adaptive = time_to_reach(points[ADAPTIVE_COMPILED], target)
         order = best_label.split("order ")[-1] if best_label else "-"
         ratio = "-" if best is None or bar is None else f"{best / bar:.2f}"
         aratio = "-" if adaptive is None or bar is None else f"{adaptive / bar:.2f}"

@@ -12,7 +12,7 @@ import pytest
 
 import nhphys
 from nhphys import _backend, conditions
-from nhphys.errors import ContactEvent
+from nhphys.errors import ContactEvent, NewtonError
 from nhphys.integrators import Adaptive, Reference
 from nhphys.integrators.adaptive import field_of
 from nhphys.lie import so3
@@ -168,15 +168,16 @@ def ellipsoid_reference():
     return system, start, ref
 
 
-def test_agrees_with_the_reference_and_stays_on_the_manifold(backend, ellipsoid_reference):
+@pytest.mark.parametrize("loop", ["compiled", "scipy"])
+def test_agrees_with_the_reference_and_stays_on_the_manifold(backend, ellipsoid_reference, loop):
     # Reference (rtol 1e-12) integrates RollingBody.reference_rhs; the adaptive run agrees to
     # a few rtol in orientation, centre and angular velocity at every frame, with the frames on
     # SO(3) and the ellipsoid touching the plane (independent gap) to round-off
     system, start, ref = ellipsoid_reference
     rtols = (1e-6, 1e-9) if backend == "python" else (1e-6, 1e-8, 1e-10)
     for rtol in rtols:
-        traj = nhphys.simulate(system, 2.0, 0.25, Adaptive(rtol, rtol * 1e-2), backend=backend,
-                               **start)
+        traj = nhphys.simulate(system, 2.0, 0.25, Adaptive(rtol, rtol * 1e-2, loop=loop),
+                               backend=backend, **start)
         assert traj.meta["backend"] == backend
         assert orthogonality(traj.R) <= 1e-13
         assert traj.constraint_residual.max() <= 1e-13
@@ -188,18 +189,20 @@ def test_agrees_with_the_reference_and_stays_on_the_manifold(backend, ellipsoid_
     assert np.ptp(traj.energy) <= 20 * rtol * abs(traj.energy[0])
 
 
-def test_projection_does_not_spoil_the_accuracy(backend, ellipsoid_reference):
+@pytest.mark.parametrize("loop", ["compiled", "scipy"])
+def test_projection_does_not_spoil_the_accuracy(backend, ellipsoid_reference, loop):
     # the same run without the projection (same solver, same restarts): the projected run is as
     # close to the reference, its frames are on SO(3), the others are not
     system, start, ref = ellipsoid_reference
     rtol = 1e-7
     runs = {}
     for projected in (True, False):
-        run = Adaptive(rtol, rtol * 1e-2).start(system, 0.25, backend, **start)
+        run = Adaptive(rtol, rtol * 1e-2, loop=loop).start(system, 0.25, backend, **start)
         if not projected:
-            # the solver keeps calling the field it was made with; only the projection goes
-            run.field = types.SimpleNamespace(project=lambda y: None, chart=run.field.chart,
-                                              status=0)
+            # the same field, its projection switched off
+            field = run.field
+            run.field = types.SimpleNamespace(project=lambda y: None, chart=field.chart,
+                                              status=0, integrate=field.integrate)
         runs[projected] = run.advance(8, 1)
     errors = {key: np.abs(frames["R"] - ref.R[1:]).max() for key, frames in runs.items()}
     assert orthogonality(runs[False]["R"]) > 1e-13  # the unprojected solution leaves SO(3)
@@ -246,3 +249,68 @@ def test_refuses_forces_and_moving_grounds():
     moving = RollingBody(system.body, Plane().moving(rate=1.0))
     with pytest.raises(ValueError, match="ground at rest.*Reference"):
         nhphys.simulate(moving, 0.1, 0.05, Adaptive(), **start)
+
+
+# -- the compiled DOP853 loop (RollingField.integrate) --------------------------------------------
+
+def test_loop_is_scipys_dop853_step_by_step(backend):
+    # solve_ivp(method="DOP853") is the independent specification of the loop: the same steps
+    # (so the same number of field calls) and the same end state, to round-off
+    from scipy.integrate import solve_ivp
+
+    system, start = thin_disk()
+    y0 = system.reference_state(**start)
+    field, _ = field_of(system, backend)
+    for rtol, first in ((1e-6, 0.0), (1e-10, 0.0), (1e-8, 1e-3)):
+        y = y0.copy()
+        field.evaluations = 0
+        status, code, h_next, steps = field.integrate(y, 0.0, 0.4, rtol, rtol * 1e-2, first,
+                                                      10_000)
+        calls = field.evaluations
+        assert (status, code) == (0, 0) and h_next > 0
+        sol = solve_ivp(field, (0.0, 0.4), y0, method="DOP853", rtol=rtol, atol=rtol * 1e-2,
+                        first_step=first or None)
+        assert len(sol.t) - 1 == steps
+        assert sol.nfev == calls
+        assert np.abs(sol.y[:, -1] - y).max() <= 1e-13 * np.abs(y).max()
+
+
+def test_loop_reports_its_failures(backend):
+    system, start = thin_disk()
+    y0 = system.reference_state(**start)
+    field, _ = field_of(system, backend)
+    y = y0.copy()
+    status, code, _, steps = field.integrate(y, 0.0, 1.0, 1e-12, 1e-14, 0.0, 3)
+    assert (status, code, steps) == (0, 1, 3)  # TOO_MANY_STEPS, y at the third step
+    with pytest.raises(ValueError):
+        field.integrate(np.zeros(14), 0.0, 1.0, 1e-6, 1e-8, 0.0, 10)
+    with pytest.raises(NewtonError, match="more than max_steps"):
+        nhphys.simulate(system, 1.0, 0.5, Adaptive(1e-12, 1e-14, max_steps=3), backend=backend,
+                        **start)
+
+
+@pytest.mark.parity
+def test_kernel_loop_equals_the_twin():
+    system, start = scene_setup("rattleback")
+    y0 = system.reference_state(**start)
+    ends = []
+    for backend in ("cython", "python"):
+        field, _ = field_of(system, backend)
+        y = y0.copy()
+        out = field.integrate(y, 0.0, 0.3, 1e-9, 1e-11, 0.0, 10_000)
+        ends.append((y, out, field.evaluations))
+    (y_fast, out_fast, calls_fast), (y_slow, out_slow, calls_slow) = ends
+    assert out_fast[:2] == out_slow[:2] == (0, 0)
+    assert out_fast[3] == out_slow[3] and calls_fast == calls_slow
+    assert np.abs(y_fast - y_slow).max() <= 1e-12 * np.abs(y_slow).max()
+
+
+def test_compiled_loop_needs_a_rolling_body():
+    with pytest.raises(ValueError, match="loop"):
+        Adaptive(loop="fortran")
+    top = nhphys.systems.Suslov([1.0, 2.0, 3.0], axis=[0, 0, 1])
+    with pytest.raises(ValueError, match="loop='scipy'"):
+        nhphys.simulate(top, 1.0, 0.5, Adaptive(loop="compiled"), omega=[1.0, 0.5, 0.0])
+    system, start = scene_setup("ellipsoid_plane")
+    with pytest.raises(ValueError, match="loop='scipy'"):
+        nhphys.simulate(system, 1.0, 0.5, Adaptive(method="DOPRI5", loop="compiled"), **start)

@@ -74,6 +74,7 @@ from nhphys.twins import newton as status
 from nhphys.twins.newton import INFO_COMMITTED, INFO_STATUS
 
 METHODS = {"DOP853": "dop853", "DOPRI5": "dopri5"}  # method -> scipy.integrate.ode's name
+LOOPS = ("auto", "scipy", "compiled")  # whose step loop (Adaptive.loop)
 SOLVER_FAILED = status.CODES["NOT_CONVERGED"]  # the status a failed interval records
 
 
@@ -140,9 +141,12 @@ class AdaptiveRun(Run):
 
     state_names = ("state", "step_guess")
 
-    def __init__(self, system, field, state0, dt, backend, scipy_name, rtol, atol, max_steps):
+    def __init__(self, system, field, state0, dt, backend, scipy_name, rtol, atol, max_steps,
+                 compiled=False):
         from scipy.integrate import ode  # imported here: it costs half a second
 
+        self.compiled = compiled  # the field's own DOP853 loop (RollingField.integrate)
+        self.tolerances = (rtol, atol, max_steps)
         self.system = system
         self.field = field
         self.backend = backend
@@ -193,6 +197,8 @@ class AdaptiveRun(Run):
         return np.empty((n_saved, self.state.size + 1))
 
     def _loop(self, n_steps, save_every, saved, info):
+        if self.compiled:
+            return self._compiled_loop(n_steps, save_every, saved, info)
         solver, field, dt, accepted = self.solver, self.field, self.dt, self._accepted
         # with more than one interval, watch the accepted steps (a Python call a step, 10-20 %
         # of a step's cost here) to restart each interval with the step the solver had reached
@@ -232,6 +238,33 @@ class AdaptiveRun(Run):
                     saved[(k + 1) // save_every - 1, -1] = t0 + dt
         return 0
 
+    def _compiled_loop(self, n_steps, save_every, saved, info):
+        """The intervals on the field's own DOP853 loop (``RollingField.integrate``: scipy's
+        ``solve_ivp`` DOP853 step by step, the field called in C), each started with the step
+        the previous one ended with."""
+        from nhphys.twins.rolling import SOLVER_MESSAGES
+
+        field, dt = self.field, self.dt
+        rtol, atol, max_steps = self.tolerances
+        for k in range(n_steps):
+            t0 = (self.steps_done + k) * dt
+            field.status = 0
+            y = self.state.copy()
+            status, code, h_next, _ = field.integrate(y, t0, t0 + dt, rtol, atol,
+                                                      float(self.step_guess[0]), max_steps)
+            if status or code or not np.all(np.isfinite(y)):
+                self.message = SOLVER_MESSAGES.get(code, "the state is not finite")
+                info[INFO_STATUS] = status if status else SOLVER_FAILED
+                return k + 1
+            field.project(y)
+            self.step_guess[0] = h_next
+            self.state[:] = y
+            info[INFO_COMMITTED] = k + 1
+            if (k + 1) % save_every == 0:
+                saved[(k + 1) // save_every - 1, :-1] = y
+                saved[(k + 1) // save_every - 1, -1] = t0 + dt
+        return 0
+
     def _frames(self, saved, count):
         return self._unpack(saved[:count, :-1], saved[:count, -1])
 
@@ -263,6 +296,12 @@ class Adaptive:
     max_steps : int
         The most solver steps in one output interval (``dt``) before the run fails with a
         :class:`~nhphys.errors.NewtonError` naming the interval.
+    loop : {"auto", "scipy", "compiled"}
+        Whose step loop: ``"scipy"`` drives ``scipy.integrate.ode`` (Hairer's code, one Python
+        call of the field per stage); ``"compiled"`` the field's own DOP853 loop, where the
+        field is called in C (``RollingField.integrate``: scipy's ``solve_ivp`` DOP853
+        algorithm step by step, so a rolling body only, with ``method="DOP853"``);
+        ``"auto"`` the compiled loop where there is one.
 
     Examples
     --------
@@ -279,6 +318,7 @@ class Adaptive:
     atol: float = 1e-12
     method: str = "DOP853"
     max_steps: int = 100_000
+    loop: str = "auto"
 
     def __post_init__(self):
         for name in ("rtol", "atol"):
@@ -292,6 +332,8 @@ class Adaptive:
         steps = self.max_steps
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise ValueError(f"Expected `max_steps` to be an integer >= 1, got {steps!r}.")
+        if self.loop not in LOOPS:
+            raise ValueError(f"Expected `loop` to be one of {LOOPS}, got {self.loop!r}.")
 
     def start(self, system, dt, backend, **initial_conditions):
         """A run of ``system`` from ``initial_conditions`` (those of ``Reference``).
@@ -311,6 +353,11 @@ class Adaptive:
         field, used = field_of(system, backend)  # after reference_state: its ground chart
         if state.size == 13:  # Suslov: R, Omega and the work entry, which has no rate here
             state = state[:12]
+        has_loop = hasattr(field, "integrate") and self.method.upper() == "DOP853"
+        if self.loop == "compiled" and not has_loop:
+            raise ValueError("Adaptive(loop='compiled') is DOP853 on a RollingBody's field; "
+                             f"use loop='scipy' for {type(system).__name__} or method "
+                             f"{self.method!r}.")
         return AdaptiveRun(system, field, state, dt, used,
                            METHODS[self.method.upper()], float(self.rtol), float(self.atol),
-                           self.max_steps)
+                           self.max_steps, compiled=has_loop and self.loop != "scipy")

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import nhphys
+import nhphys.twins.rolling
 from nhphys import _backend, conditions
 from nhphys.errors import ContactEvent, NewtonError
 from nhphys.integrators import Adaptive, Reference
@@ -113,6 +114,27 @@ def test_kernel_field_equals_the_twin(rng, name):
         assert np.abs(p_fast - p_slow).max() <= 1e-15 * 4
 
 
+@pytest.mark.parametrize("name", ["rattleback", "thin disk", "ellipsoid on a torus"])
+def test_frame_is_reference_unpacks(backend, rng, name):
+    # the saved frame of a state: reference_unpack (numpy, through RollingBody._rates) is the
+    # specification, normal force included
+    from nhphys.twins.rolling import FRAME_SIZE
+
+    system, start = SETUPS[name]()
+    states = random_states(system, start, rng, 10)
+    field, _ = field_of(system, backend)
+    for k, y in enumerate(states):
+        y = y.copy()
+        field.project(y)  # reference_unpack reads A as a rotation (A^T n)
+        y[14] = 0.25 * k
+        got = field.frame(y, 1.5)
+        expected = system.reference_unpack(y[None], np.array([1.5]))
+        flat = np.concatenate([np.ravel(expected[key][0]) for key, *_ in
+                               nhphys.twins.rolling.FRAME_FIELDS])
+        assert got.shape == (FRAME_SIZE,)
+        assert np.abs(got - flat).max() <= 1e-13 * np.abs(flat).max(), name
+
+
 def test_field_refuses_bad_states_and_reports_events(backend):
     system, start = thin_disk()
     y0 = system.reference_state(**start)
@@ -127,6 +149,8 @@ def test_field_refuses_bad_states_and_reports_events(backend):
     flat[:9] = np.eye(3).ravel()
     out = field(0.0, flat)
     assert np.all(np.isnan(out))
+    with pytest.raises(ValueError, match="regular contact"):
+        field.frame(flat, 0.0)
     from nhphys.twins.newton import FLAT
 
     assert field.status == FLAT
@@ -202,7 +226,8 @@ def test_projection_does_not_spoil_the_accuracy(backend, ellipsoid_reference, lo
             # the same field, its projection switched off
             field = run.field
             run.field = types.SimpleNamespace(project=lambda y: None, chart=field.chart,
-                                              status=0, integrate=field.integrate)
+                                              status=0, integrate=field.integrate,
+                                              frame=field.frame)
         runs[projected] = run.advance(8, 1)
     errors = {key: np.abs(frames["R"] - ref.R[1:]).max() for key, frames in runs.items()}
     assert orthogonality(runs[False]["R"]) > 1e-13  # the unprojected solution leaves SO(3)

@@ -1738,7 +1738,68 @@ cdef class RollingField:
         h_io[0] = max(h_abs, h_before) if truncated else h_abs
         return OK
 
+    def frame(self, y, double t):
+        """The saved frame (34,) of the state ``y`` (15,) at time ``t``, as
+        ``RollingBody.reference_unpack`` makes it (see the twin)."""
+        cdef cnp.ndarray arr = field_state(y, FIELD_STATE)
+        cdef const double* Y = <const double*>cnp.PyArray_DATA(arr)
+        cdef double rates[FIELD_STATE]
+        cdef double ex[15]
+        cdef double ws[3]
+        cdef double wws[3]
+        cdef double wsd[3]
+        cdef double q[3]
+        cdef double Aq[3]
+        cdef double F[3]
+        cdef double v[3]
+        cdef int i, st
+        cdef cnp.npy_intp dim = 34
+        cdef cnp.ndarray out = cnp.PyArray_ZEROS(1, &dim, cnp.NPY_DOUBLE, 0)
+        cdef double* o = <double*>cnp.PyArray_DATA(out)
+        st = self._eval(Y, rates, ex)
+        if self.ground.raised:
+            self.ground.raise_pending()
+        if st != OK:
+            raise ValueError(f"Expected a state with a regular contact (status {st}).")
+        cdef const double* A = Y
+        cdef const double* w = Y + 11
+        cdef const double* s = ex
+        # a = x - A s; Pi = I Omega; p = m da/dt = -m A (Omega x s)
+        matvec3(A, s, q)
+        cross3(w, s, ws)
+        matvec3(A, ws, v)
+        for i in range(9):
+            o[i] = A[i]
+        for i in range(3):
+            o[9 + i] = ex[3 + i] - q[i]
+            o[12 + i] = (self.inertia_[3 * i] * w[0] + self.inertia_[3 * i + 1] * w[1]
+                         + self.inertia_[3 * i + 2] * w[2])
+            o[15 + i] = -self.mass * v[i]
+            o[18 + i] = ex[i]
+            o[21 + i] = ex[3 + i]
+            o[24 + i] = ex[6 + i]
+            o[27 + i] = ex[9 + i]
+        # F = m (d2a/dt2 + g k), d2a/dt2 = -A (Omega x (Omega x s) + Omega x ds/dt
+        # + dOmega/dt x s); the normal force n . F
+        cross3(w, ws, wws)
+        cross3(w, ex + 12, wsd)
+        cross3(rates + 11, s, q)
+        for i in range(3):
+            q[i] += wws[i] + wsd[i]
+        matvec3(A, q, Aq)
+        for i in range(3):
+            F[i] = self.mass * (-Aq[i] + self.gravity * self.up_[i])
+        o[30] = 0.0
+        o[31] = dot3(ex + 6, F)
+        o[32] = Y[14]
+        o[33] = t
+        return out
+
     cdef int _rhs(self, const double* y, double* out) noexcept:
+        return self._eval(y, out, NULL)
+
+    cdef int _eval(self, const double* y, double* out, double* extra) noexcept:
+        # the rates into out (15); if extra is not NULL, s, x, n, n_M and ds/dt into it (15)
         cdef const double* A = y
         cdef const double* z = y + 9
         cdef const double* w = y + 11
@@ -1874,4 +1935,11 @@ cdef class RollingField:
         for r in range(3):
             cross3(A + 3 * r, w, out + 3 * r)
         out[14] = 0.0
+        if extra != NULL:
+            for i in range(3):
+                extra[i] = s[i]
+                extra[3 + i] = x[i]
+                extra[6 + i] = n[i]
+                extra[9 + i] = n_M[i]
+                extra[12 + i] = sd[i]
         return OK

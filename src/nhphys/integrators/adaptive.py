@@ -183,9 +183,11 @@ class AdaptiveRun(Run):
     def _unpack(self, states, times):
         """Trajectory fields of field states (n, size) at ``times`` (n,)."""
         states = np.asarray(states).reshape(-1, self.state.size)
-        if self.state.size == 15:  # a rolling body: the contact from Reference's unpacking
-            self.system._reference_chart = self.field.chart
-            return self.system.observables(self.system.reference_unpack(states, times))
+        if self.state.size == 15:  # a rolling body: the field's frames (reference_unpack's)
+            from nhphys.twins.rolling import FRAME_SIZE, unpack_frames
+
+            frames = np.array([self.field.frame(y, t) for y, t in zip(states, times)])
+            return self.system.observables(unpack_frames(frames.reshape(len(states), FRAME_SIZE)))
         return self.system.observables({"R": states[:, :9].reshape(-1, 3, 3).copy(),
                                         "omega": states[:, 9:12].copy()})
 

@@ -1156,7 +1156,8 @@ class RollingField:
             return np.full(FIELD_STATE, np.nan)
         return out
 
-    def _rates(self, y):
+    def _rates(self, y, extras=False):
+        """``(status, dy/dt (15,))``, and with ``extras`` also ``(s, x, n, n_M, ds/dt)``."""
         A, z, omega = y[:9].reshape(3, 3), y[9:11], y[11:14]
         x, J, H, n, W = ground_geometry(self.ground, self.chart, z)
         An = A.T @ n
@@ -1182,7 +1183,36 @@ class RollingField:
         rhs = cross(I_tilde @ omega, omega) + m * cross(
             s, cross(s_dot, omega) + self.gravity * (A.T @ self.up))
         omega_dot = np.linalg.solve(I_tilde, rhs)
-        return OK, np.concatenate([np.cross(A, omega).ravel(), z_dot, omega_dot, [0.0]])
+        out = np.concatenate([np.cross(A, omega).ravel(), z_dot, omega_dot, [0.0]])
+        if extras:
+            return OK, out, (s, x, n, n_M, s_dot)
+        return OK, out
+
+    def frame(self, y, t):
+        """The saved frame (FRAME_SIZE,) of the state ``y`` (15,) at time ``t``: the layout of
+        :data:`FRAME_FIELDS`, as ``RollingBody.reference_unpack`` makes it (the centre
+        ``a = x - A s``, ``Pi = I Omega``, ``p = -m A (Omega x s)``, ``gap = 0``, the normal
+        force ``n . F`` with ``F = m (d2a/dt2 + g k)``,
+        ``d2a/dt2 = -A (Omega x (Omega x s) + Omega x ds/dt + dOmega/dt x s)``, the work
+        ``y[14]`` and ``t``).
+
+        Raises
+        ------
+        ValueError
+            The contact of ``y`` fails (a contact event, a singular contact).
+        """
+        y = np.asarray(y, dtype=float)
+        result = self._rates(y, extras=True)
+        if result[0] != OK:
+            raise ValueError(f"Expected a state with a regular contact (status {result[0]}).")
+        _, rates, (s, x, n, n_M, s_dot) = result
+        A, omega = y[:9].reshape(3, 3), y[11:14]
+        acc = -A @ (cross(omega, cross(omega, s)) + cross(omega, s_dot)
+                    + cross(rates[11:14], s))
+        F = self.mass * (acc + self.gravity * self.up)
+        return np.concatenate([A.ravel(), x - A @ s, self.inertia @ omega,
+                               -self.mass * (A @ cross(omega, s)), s, x, n, n_M,
+                               [0.0, n @ F, y[14], t]])
 
     def project(self, y):
         """Put the state ``y`` (15,) back on the manifold, in place: ``A`` to its orthogonal

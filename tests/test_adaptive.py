@@ -206,8 +206,10 @@ def test_names_options_and_unsupported_systems():
                 dict(max_steps=0), dict(max_steps=2.5)]:
         with pytest.raises(ValueError):
             Adaptive(**bad)
-    with pytest.raises(ValueError, match="Suslov"):
-        nhphys.simulate(nhphys.systems.KnifeEdge(1.0, 0.1, 0.0), 1.0, 0.1, Adaptive())
+    pushed = nhphys.systems.KnifeEdge(1.0, 0.1, 0.0, forces=[
+        nhphys.forces.Force(lambda t, state: [0.1, 0.0, 0.0])])
+    with pytest.raises(ValueError, match="callable"):
+        nhphys.simulate(pushed, 1.0, 0.1, Adaptive(), velocity=0.1)
     with pytest.raises(TypeError, match="omega0"):
         Adaptive().start(Suslov(NON_PRINCIPAL, [0, 0, 1]), 0.1, "auto", omega_0=[1, 0.5, 0])
     with pytest.raises(ValueError, match="constraint"):

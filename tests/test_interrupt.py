@@ -257,9 +257,9 @@ def two_tops():
 @pytest.mark.parametrize("where", ["first body", "last body"])
 def test_a_scene_keeps_the_frames_every_body_committed_before_ctrl_c(where, backend,
                                                                     monkeypatch, tmp_path):
-    """Chunks of 10 steps per body, the bodies one after the other: Ctrl-C in the last body's
-    loop keeps the frames it committed (every body has them); in the first body's, those of
-    the chunks before."""
+    """Chunks of 10 steps per body, the bodies one after the other (``threads=1``; side by side
+    is tested in test_scene_threads.py): Ctrl-C in the last body's loop keeps the frames it
+    committed (every body has them); in the first body's, those of the chunks before."""
     monkeypatch.setattr(scene_module, "CHUNK_STEPS", 20)  # 10 steps per body per chunk
     reference = two_tops().simulate(0.4, 0.01, save_every=2, backend=backend)
     body = 0 if where == "first body" else 1
@@ -272,7 +272,8 @@ def test_a_scene_keeps_the_frames_every_body_committed_before_ctrl_c(where, back
         expected = 1 + (20 if body == 1 else 10) // 2
     out = tmp_path / "tops.npz"
     with pytest.warns(RuntimeWarning, match="Interrupted at t = "):
-        traj = two_tops().simulate(0.4, 0.01, save_every=2, backend=backend, out=out)
+        traj = two_tops().simulate(0.4, 0.01, save_every=2, backend=backend, out=out,
+                                   threads=1)
     assert traj.meta["interrupted"] is True
     assert len(traj) == expected
     assert_same({k: traj[k] for k in traj.fields}, {k: reference[k] for k in reference.fields},
@@ -283,7 +284,7 @@ def test_a_scene_keeps_the_frames_every_body_committed_before_ctrl_c(where, back
 
 
 def test_a_stopped_scene_run_refuses_to_advance(backend, monkeypatch):
-    run = two_tops().start(0.01, backend=backend)
+    run = two_tops().start(0.01, backend=backend, threads=1)  # the bodies one after the other
     run.advance(4, 2)
     if backend == "python":
         interrupt_inside_step(monkeypatch, "suslov", 4 + 3)  # the second body's 4th step

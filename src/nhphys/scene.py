@@ -21,7 +21,9 @@ Nothing here imports PyVista: display meshes are NumPy arrays (``Surface.mesh_ar
 from __future__ import annotations
 
 import numbers
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -88,6 +90,28 @@ def __getattr__(name):
         )
         return cls
     raise AttributeError(f"module 'nhphys.scene' has no attribute {name!r}")
+
+
+def available_threads():
+    """The cores this process may run on (at least 1)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _as_threads(threads):
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 1:
+        raise ValueError(f"Expected `threads` to be an integer >= 1 or None, got {threads!r}.")
+    return int(threads)
+
+
+def _releases_gil(run):
+    """Whether ``run`` steps in a compiled loop that never takes the GIL (no Python ground)."""
+    if getattr(run, "backend", None) != "cython":
+        return False
+    ground = getattr(run, "ground", None)
+    return ground is None or type(ground).__name__ != "PythonChartSurface"
 
 
 def _as_name(value, name):
@@ -323,14 +347,14 @@ class Scene:
         return SceneDisplay(grounds, bodies, self.name, self.camera)
 
     # -- stepping ----------------------------------------------------------------------------
-    def start(self, dt, integrator=None, backend="auto"):
+    def start(self, dt, integrator=None, backend="auto", threads=None):
         """Validate and start every body for an open-ended run (the live viewer's): a
         :class:`SceneRun`. Arguments as for :meth:`simulate`."""
         args = check_run_arguments(dt, integrator=integrator, backend=backend)
-        return SceneRun(self, args.dt, args.integrator, args.backend)
+        return SceneRun(self, args.dt, args.integrator, args.backend, threads)
 
     def simulate(self, t_final, dt, integrator=None, backend="auto", save_every=1,
-                 progress=None, out=None, resume=False, max_run_bytes=None):
+                 progress=None, out=None, resume=False, max_run_bytes=None, threads=None):
         """Step every body from t = 0 to ``t_final``; returns one :class:`Trajectory`.
 
         Parameters
@@ -377,7 +401,7 @@ class Scene:
         writer = TrajectoryWriter(out, resume=bool(source and source.in_part)) \
             if out is not None else None  # checks `out` early
         try:
-            run = SceneRun(self, args.dt, args.integrator, args.backend)
+            run = SceneRun(self, args.dt, args.integrator, args.backend, threads)
         except BaseException:
             if writer is not None:
                 writer.discard()
@@ -477,17 +501,25 @@ class SceneRun:
     taken. ``checkpoint()`` and ``restore(checkpoint)`` save and put back every body's state
     (see :class:`nhphys.integrators.run.Run`).
 
-    The bodies take each call's steps one after the other. A failure, an exception or Ctrl-C in
-    one body stops the whole run (it refuses to advance after it, since the bodies are then at
-    different steps); Ctrl-C carries in its ``frames`` attribute the frames that every body
-    had computed (those of the saved steps the last body committed when Ctrl-C came in its
-    loop, none when it came in an earlier body's).
+    When every body steps in a compiled kernel (and no ground calls back into Python), the
+    bodies take each call's steps side by side on ``threads`` threads: the kernels' time loops
+    release the GIL, so a scene of B bodies on two cores takes about half the time. Otherwise
+    (a twin, a ``Reference`` run, a Python ground or force) they take them one after the other.
+    The results are the same either way, bit for bit: each body's run is its own.
+
+    A failure, an exception or Ctrl-C in one body stops the whole run (it refuses to advance
+    after it, since the bodies may then be at different steps). Ctrl-C carries in its
+    ``frames`` attribute the frames that every body had computed: stepping one after the
+    other, those of the saved steps the last body committed when Ctrl-C came in its loop (none
+    when it came in an earlier body's); side by side, the bodies finish the call's steps (a
+    kernel loop cannot be stopped) and Ctrl-C carries all of them.
     """
 
-    def __init__(self, scene, dt, integrator, backend):
+    def __init__(self, scene, dt, integrator, backend, threads=None):
         self.scene = scene
         self.dt = dt
         self.backend = backend
+        self.threads = available_threads() if threads is None else _as_threads(threads)
         self.runs = []
         integrators = []
         for b in scene.bodies:
@@ -527,6 +559,8 @@ class SceneRun:
                                f"({type(self.failure).__name__}); start a new one to go on.") \
                 from self.failure
         save_every = n_steps if save_every is None else save_every
+        if self.side_by_side:
+            return self._advance_side_by_side(n_steps, save_every)
         out = []
         last = len(self.runs) - 1
         for i, (b, r) in enumerate(zip(self.scene.bodies, self.runs)):
@@ -552,6 +586,48 @@ class SceneRun:
             out.append(b.contact.fields(b.body, b.system, saved))
         self.steps_done += n_steps
         return self._stack(out)
+
+    @property
+    def side_by_side(self):
+        """Whether the bodies step on threads: several bodies, several threads, and every
+        body's loop a compiled kernel that never calls Python."""
+        return (self.threads > 1 and len(self.runs) > 1
+                and all(_releases_gil(r) for r in self.runs))
+
+    def _advance_side_by_side(self, n_steps, save_every):
+        """:meth:`advance` with one thread per body (at most ``threads`` at once)."""
+        pool = ThreadPoolExecutor(max_workers=min(self.threads, len(self.runs)))
+        futures = []
+        try:
+            for r in self.runs:
+                futures.append(pool.submit(r.advance, n_steps, save_every))
+            wait(futures)
+        except KeyboardInterrupt as exc:
+            # the kernels cannot be stopped: every body started finishes the call's steps,
+            # and when all had started, their frames go with the interruption
+            self.failure = exc
+            exc.frames = None
+            wait(futures)
+            if len(futures) == len(self.runs) and all(f.exception() is None for f in futures):
+                exc.frames = self._stack([b.contact.fields(b.body, b.system, f.result())
+                                          for b, f in zip(self.scene.bodies, futures)])
+                self.steps_done += n_steps
+            raise
+        finally:
+            pool.shutdown(wait=True)
+        for b, f in zip(self.scene.bodies, futures):  # the first failing body, in body order
+            err = f.exception()
+            if err is None:
+                continue
+            self.failure = err
+            if isinstance(err, NewtonError):
+                err.args = (f"Body {b.name!r}: {err.args[0]}",)
+            if isinstance(err, KeyboardInterrupt):  # raised in a body's thread: the bodies
+                err.frames = None                   # are at different steps, keep none
+            raise err
+        self.steps_done += n_steps
+        return self._stack([b.contact.fields(b.body, b.system, f.result())
+                            for b, f in zip(self.scene.bodies, futures)])
 
     def checkpoint(self):
         """Every body's :meth:`~nhphys.integrators.run.Run.checkpoint` (names prefixed by the

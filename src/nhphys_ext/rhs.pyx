@@ -12,6 +12,9 @@ cimport cython
 cimport numpy as cnp
 from libc.math cimport fabs
 
+from nhphys_ext.dense cimport solve_small
+from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX
+
 import numpy as np
 
 cnp.import_array()
@@ -138,3 +141,142 @@ cdef class SuslovField:
         s = (self.a[0] * y[9] + self.a[1] * y[10] + self.a[2] * y[11]) / self.denom
         for k in range(3):
             y[9 + k] -= s * self.Ia[k]
+
+
+cdef class CoordinateField:
+    """The right-hand side of a compiled coordinate model and its projection (see the twin,
+    :class:`nhphys.twins.rhs.CoordinateField`): state ``(q, v, W)`` (2 n + 1,)."""
+
+    cdef readonly CoordinateModel model
+    cdef readonly BodyForces forces   # None without force elements
+    cdef readonly Py_ssize_t size
+    cdef public long evaluations
+
+    def __init__(self, CoordinateModel model, BodyForces forces=None):
+        self.model = model
+        self.forces = None if forces is None or forces.empty else forces
+        self.size = 2 * model.n + 1
+        self.evaluations = 0
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def __call__(self, double t, y):
+        """``dy/dt`` (2 n + 1,) at time ``t`` and state ``y`` (2 n + 1,)."""
+        cdef cnp.ndarray arr = _as_state(y, self.size)
+        cdef cnp.npy_intp dim = self.size
+        cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_DOUBLE, 0)
+        self.evaluations += 1
+        if not self._rhs(t, <const double*>cnp.PyArray_DATA(arr),
+                         <double*>cnp.PyArray_DATA(out)):
+            raise ValueError("The constraint matrix is singular at this state "
+                             "(mu M^-1 mu^T cannot be inverted).")
+        return out
+
+    def project(self, y):
+        """Put the velocities of ``y`` (2 n + 1,) onto the constraint space, in place."""
+        if not (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
+                and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)
+                and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>y)
+                and cnp.PyArray_NDIM(<cnp.ndarray>y) == 1
+                and cnp.PyArray_DIM(<cnp.ndarray>y, 0) == self.size):
+            raise ValueError(f"Expected a writable C-contiguous float64 state of shape "
+                             f"({self.size},).")
+        if not self._project(<double*>cnp.PyArray_DATA(<cnp.ndarray>y)):
+            raise ValueError("The constraint matrix is singular at this state "
+                             "(mu M^-1 mu^T cannot be inverted).")
+
+    cdef void _schur(self, const double* mu, double* Minv_muT, double* S) noexcept:
+        # M^-1 mu^T (n, r) and S = mu M^-1 mu^T (r, r), row-major
+        cdef int n = self.model.n, r = self.model.r, i, j, k
+        cdef double s
+        for i in range(n):
+            for j in range(r):
+                s = 0.0
+                for k in range(n):
+                    s += self.model.Minv[n * i + k] * mu[n * j + k]
+                Minv_muT[r * i + j] = s
+        for i in range(r):
+            for j in range(r):
+                s = 0.0
+                for k in range(n):
+                    s += mu[n * i + k] * Minv_muT[r * k + j]
+                S[r * i + j] = s
+
+    cdef bint _rhs(self, double t, const double* y, double* out) noexcept:
+        # the twin's: lambda = S^-1 (mu M^-1 (grad V - Q) - (Dmu[v]) v),
+        # dv/dt = M^-1 (Q - grad V + mu^T lambda), dW/dt = (Q_a - C v) . v
+        cdef int n = self.model.n, r = self.model.r, a, i, j
+        cdef const double* q = y
+        cdef const double* v = y + n
+        cdef double mu[RMAX * NMAX]
+        cdef double D[RMAX * NMAX * NMAX]
+        cdef double Minv_muT[NMAX * RMAX]
+        cdef double S[RMAX * RMAX]
+        cdef double g[NMAX]        # grad V - Q
+        cdef double Minv_g[NMAX]
+        cdef double lam[RMAX]
+        cdef double Qc[NMAX]
+        cdef double Qa[NMAX]
+        cdef double C[NMAX * NMAX]
+        cdef double Cv[NMAX]
+        cdef double s, power = 0.0
+        self.model.grad_potential(q, g)
+        self.model.constraint_matrix(q, mu)
+        self.model.constraint_matrix_derivative(q, D)
+        if self.forces is not None:
+            self.forces.terms(t, q, Qc, Qa, C if self.forces.damps else NULL)
+            for i in range(n):
+                Cv[i] = 0.0
+                if self.forces.damps:
+                    for j in range(n):
+                        Cv[i] += C[n * i + j] * v[j]
+                g[i] -= Qc[i] + Qa[i] - Cv[i]
+                power += (Qa[i] - Cv[i]) * v[i]
+        for i in range(n):
+            s = 0.0
+            for j in range(n):
+                s += self.model.Minv[n * i + j] * g[j]
+            Minv_g[i] = s
+        self._schur(mu, Minv_muT, S)
+        for a in range(r):
+            s = 0.0
+            for i in range(n):
+                s += mu[n * a + i] * Minv_g[i]
+            for i in range(n):
+                for j in range(n):
+                    s -= D[n * n * a + n * i + j] * v[i] * v[j]
+            lam[a] = s
+        if not solve_small(r, S, lam):
+            return False
+        for i in range(n):
+            out[i] = v[i]
+            s = -Minv_g[i]
+            for a in range(r):
+                s += Minv_muT[r * i + a] * lam[a]
+            out[n + i] = s
+        out[2 * n] = power
+        return True
+
+    cdef bint _project(self, double* y) noexcept:
+        # v <- v - M^-1 mu^T S^-1 mu v
+        cdef int n = self.model.n, r = self.model.r, a, i
+        cdef double mu[RMAX * NMAX]
+        cdef double Minv_muT[NMAX * RMAX]
+        cdef double S[RMAX * RMAX]
+        cdef double c[RMAX]
+        cdef double s
+        self.model.constraint_matrix(y, mu)
+        self._schur(mu, Minv_muT, S)
+        for a in range(r):
+            s = 0.0
+            for i in range(n):
+                s += mu[n * a + i] * y[n + i]
+            c[a] = s
+        if not solve_small(r, S, c):
+            return False
+        for i in range(n):
+            s = 0.0
+            for a in range(r):
+                s += Minv_muT[r * i + a] * c[a]
+            y[n + i] -= s
+        return True

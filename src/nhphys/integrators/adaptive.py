@@ -52,9 +52,15 @@ with the step the solver had reached as its first trial step; short output inter
 cost extra steps (each interval ends on an output time). Choose ``dt`` no shorter than the
 frames you need.
 
-Systems: :class:`nhphys.systems.Suslov` without force elements, and
-:class:`nhphys.systems.RollingBody` without force elements on a ground at rest (``Reference``
-integrates the others). The run can be checkpointed and resumed exactly: its whole state is the projected
+Systems: :class:`nhphys.systems.Suslov` without force elements,
+:class:`nhphys.systems.RollingBody` without force elements on a ground at rest, and the systems
+on coordinates (:class:`~nhphys.systems.KnifeEdge`, :class:`~nhphys.systems.VerticalDisk`,
+:class:`~nhphys.systems.ContactOscillator`, :class:`~nhphys.systems.RotorSleigh`, a
+:class:`~nhphys.systems.ConstrainedMechanicalSystem`) with their built-in force elements;
+``Reference`` integrates the others. For the systems on coordinates the state is ``(q, v, W)``
+and the projection moves only the velocities, onto ``mu(q) v = 0`` in the mass metric
+(:class:`nhphys.twins.rhs.CoordinateField`); a force schedule's kinks are steps of the
+solver's error control like any other. The run can be checkpointed and resumed exactly: its whole state is the projected
 state of the last output time and the next first trial step. The accepted steps are watched
 (to carry the step over) only in calls of ``advance`` with more than one interval, since the
 watch costs 15-25 % of a 300-s single-interval run: runs cut into chunks differently therefore
@@ -81,24 +87,33 @@ SOLVER_FAILED = status.CODES["NOT_CONVERGED"]  # the status a failed interval re
 def field_of(system, backend):
     """The right-hand side of ``system`` for ``backend``, with the backend that evaluates it.
 
-    A :class:`~nhphys.systems.Suslov` body gets the ``SuslovField`` of ``nhphys_ext.rhs`` (or
-    its twin :mod:`nhphys.twins.rhs`); a :class:`~nhphys.systems.RollingBody` the
-    ``RollingField`` of ``nhphys_ext.rolling`` (or its twin :mod:`nhphys.twins.rolling`), on
-    the ground chart of its last ``reference_state`` (call that first).
+    Suslov bodies without force elements get the ``SuslovField`` of ``nhphys_ext.rhs`` (or its
+    twin :mod:`nhphys.twins.rhs`); a :class:`~nhphys.systems.RollingBody` without force
+    elements on a ground at rest the ``RollingField`` of ``nhphys_ext.rolling`` (or its twin
+    :mod:`nhphys.twins.rolling`), on the ground chart of its last ``reference_state`` (call
+    that first); the systems described by a coordinate model (the knife edge, the vertical
+    disk, the contact oscillator, the rotor sleigh, a user's
+    :class:`~nhphys.systems.ConstrainedMechanicalSystem`) get ``CoordinateField`` with their
+    built-in force elements. A model or a force element that only the twins know (a user's
+    model, a Python callable) is evaluated by the twin field.
 
     Returns
     -------
-    field : SuslovField or RollingField
+    field : SuslovField, RollingField or CoordinateField
     used : {"cython", "python"}
 
     Raises
     ------
     ValueError
-        ``system`` has no field yet (the message names the systems that have one and says to
-        use ``Reference``), or has force elements or a moving ground.
+        ``system`` has no field (the message names the systems that have one and says to use
+        ``Reference``): a Suslov body with force elements, a rolling body with force elements
+        or on a moving ground, a Python callable force.
     """
+    from nhphys.forces import uses_callables
+    from nhphys.systems.constrained import CoordinateSystem
     from nhphys.systems.rolling import RollingBody
     from nhphys.systems.suslov import Suslov
+    from nhphys.twins.models import compiled_counterpart
 
     if isinstance(system, Suslov):
         if system.forces:
@@ -119,8 +134,21 @@ def field_of(system, backend):
         return module.RollingField(shape, ground, system._reference_chart, system.mass,
                                    system.inertia, system.gravity, system.up,
                                    system.support_shape), used
-    raise ValueError(f"Adaptive integrates Suslov and RollingBody so far, not "
-                     f"{type(system).__name__}; use Reference() for it.")
+    if not isinstance(system, CoordinateSystem):
+        raise ValueError(f"Adaptive integrates Suslov, RollingBody and the systems on coordinates "
+                         f"(KnifeEdge, VerticalDisk, ContactOscillator, RotorSleigh) so far, not "
+                         f"{type(system).__name__}; use Reference() for it.")
+    if uses_callables(getattr(system, "forces", None) or ()):
+        raise ValueError("Adaptive integrates built-in force elements; a Python callable "
+                         "needs Reference().")
+    module, used = _backend.choose("rhs", backend)
+    model = system.coordinates
+    if used == "cython":
+        model = compiled_counterpart(model, _backend.choose("models", "cython")[0])
+        if model is None:  # a model only the twins know: its field is the twin's
+            module, used = _backend.choose("rhs", "python")
+            model = system.coordinates
+    return module.CoordinateField(model, system.body_forces(model, used)), used
 
 
 class AdaptiveRun(Run):
@@ -128,14 +156,15 @@ class AdaptiveRun(Run):
 
     Attributes
     ----------
-    state : ndarray, shape (12,) or (15,)
+    state : ndarray, shape (12,), (15,) or (2 n + 1,)
         The field's state at the last output time (projected): ``R.ravel()`` and ``Omega``
-        (Suslov), or ``A.ravel()``, ``z``, ``Omega``, ``W`` (``RollingBody.reference_state``).
+        (Suslov), ``A.ravel()``, ``z``, ``Omega``, ``W`` (``RollingBody.reference_state``), or
+        ``q``, ``v`` and the work ``W`` (a coordinate model).
     step_guess : ndarray, shape (1,)
         The first trial step of the next interval (from the last interval's accepted steps,
         :meth:`_next_guess`; 0 at the start: the solver's own estimate). Part of the state, so
         a resumed run is identical.
-    field : SuslovField or RollingField
+    field : SuslovField, RollingField or CoordinateField
         The right-hand side (compiled or twin), with ``evaluations`` counting its calls.
     """
 
@@ -149,6 +178,10 @@ class AdaptiveRun(Run):
         self.tolerances = (rtol, atol, max_steps)
         self.system = system
         self.field = field
+        # how a state becomes a frame: the rolling field's own frames, Suslov's R and Omega, or
+        # the coordinate model's reference_unpack
+        self._kind = ("rolling" if hasattr(field, "frame") else
+                      "suslov" if type(field).__name__ == "SuslovField" else "coordinates")
         self.backend = backend
         self.dt = dt
         self.state = np.array(state0, dtype=float)
@@ -183,13 +216,15 @@ class AdaptiveRun(Run):
     def _unpack(self, states, times):
         """Trajectory fields of field states (n, size) at ``times`` (n,)."""
         states = np.asarray(states).reshape(-1, self.state.size)
-        if self.state.size == 15:  # a rolling body: the field's frames (reference_unpack's)
+        if self._kind == "rolling":  # the field's frames (reference_unpack's)
             from nhphys.twins.rolling import FRAME_SIZE, unpack_frames
 
             frames = np.array([self.field.frame(y, t) for y, t in zip(states, times)])
             return self.system.observables(unpack_frames(frames.reshape(len(states), FRAME_SIZE)))
-        return self.system.observables({"R": states[:, :9].reshape(-1, 3, 3).copy(),
-                                        "omega": states[:, 9:12].copy()})
+        if self._kind == "suslov":  # R and Omega
+            return self.system.observables({"R": states[:, :9].reshape(-1, 3, 3).copy(),
+                                            "omega": states[:, 9:12].copy()})
+        return self.system.observables(self.system.reference_unpack(states.copy()))
 
     def _initial_frame(self):
         return self._unpack(self.state[None], np.array([self.steps_done * self.dt]))
@@ -350,11 +385,17 @@ class Adaptive:
         """
         from nhphys.integrators.retraction import check_initial_conditions
 
+        from nhphys.systems.rolling import RollingBody
+
+        rolling = isinstance(system, RollingBody)
+        if not rolling:  # an unsupported system is refused before its initial conditions
+            field, used = field_of(system, backend)
         check_initial_conditions(system, initial_conditions)
-        state = system.reference_state(**initial_conditions)
-        field, used = field_of(system, backend)  # after reference_state: its ground chart
-        if state.size == 13:  # Suslov: R, Omega and the work entry, which has no rate here
-            state = state[:12]
+        state = np.asarray(system.reference_state(**initial_conditions), dtype=float)
+        if rolling:  # after reference_state: the field works on the ground chart it chose
+            field, used = field_of(system, backend)
+        if type(field).__name__ == "SuslovField":
+            state = state[:12]  # no work without force elements
         has_loop = hasattr(field, "integrate") and self.method.upper() == "DOP853"
         if self.loop == "compiled" and not has_loop:
             raise ValueError("Adaptive(loop='compiled') is DOP853 on a RollingBody's field; "

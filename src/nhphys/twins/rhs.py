@@ -100,3 +100,81 @@ class SuslovField:
         y[:9] = X.ravel()
         omega = y[9:12]
         y[9:12] = omega - (self.axis @ omega) / self.denominator * self.inertia_inv_axis
+
+
+class CoordinateField:
+    """The right-hand side of a coordinate model (the knife edge, the vertical disk, the
+    contact oscillator, the rotor sleigh) and its projection.
+
+    State ``y`` (2 n + 1,): the coordinates ``q`` (n,), the velocities ``v`` (n,) and the
+    work ``W`` of the force elements. With the model's mass matrix ``M``, constraint matrix
+    ``mu(q)`` (r, n), its derivative ``Dmu`` and potential ``V``, and the force elements'
+    generalized forces ``Q = Q_c + Q_a(t) - C(q) v`` (:class:`nhphys.twins.models.BodyForces`)::
+
+        dq/dt = v
+        M dv/dt = -grad V + Q + mu^T lambda,   mu dv/dt + (Dmu[v]) v = 0
+        dW/dt = (Q_a - C v) . v
+
+    the second line being the derivative of the constraint ``mu(q) v = 0`` along the motion,
+    which fixes ``lambda = (mu M^-1 mu^T)^-1 (mu M^-1 (grad V - Q) - (Dmu[v]) v)``. This is
+    ``reference_rhs`` of :class:`nhphys.systems.constrained.CoordinateSystem`; the gauge
+    function ``S`` of the Lagrangian is a total derivative and does not enter.
+
+    The projection (:meth:`project`, in place) moves ``v`` onto the constraint space at the
+    state's own ``q``, along ``M^-1 mu^T``::
+
+        v <- v - M^-1 mu^T (mu M^-1 mu^T)^-1 mu v
+
+    the orthogonal projection in the kinetic-energy metric ``<u, w>_M = u . M w`` (the
+    closest allowed velocity in that metric). The coordinates ``q`` are not projected: a
+    nonholonomic constraint restricts velocities only. As for Suslov, the projection moves
+    the state by its distance from the invariant manifold ``mu(q) v = 0``, which is of the
+    size of the global error, so the order is kept.
+
+    Parameters
+    ----------
+    model : nhphys.twins.models.CoordinateModel
+    forces : nhphys.twins.models.BodyForces or None
+        Built-in elements only (a Python callable element needs ``Reference``).
+
+    Attributes
+    ----------
+    evaluations : int
+        Calls of the field so far.
+    """
+
+    def __init__(self, model, forces=None):
+        if forces is not None and (forces.body.callables or forces.motors.callables):
+            raise ValueError("Expected built-in force elements: a Python callable needs "
+                             "Reference().")
+        self.model = model
+        self.forces = None if forces is None or forces.empty else forces
+        self.size = 2 * model.n + 1
+        self.evaluations = 0
+
+    def __call__(self, t, y):
+        """``dy/dt`` (2 n + 1,) at time ``t`` and state ``y`` (2 n + 1,)."""
+        y = np.asarray(y, dtype=float)
+        if y.shape != (self.size,):
+            raise ValueError(f"Expected a state of shape ({self.size},), got {y.shape}.")
+        self.evaluations += 1
+        n = self.model.n
+        q, v = y[:n], y[n:2 * n]
+        if self.forces is None:
+            return np.concatenate([v, self.model.acceleration(q, v), [0.0]])
+        Qc, Qa, C = self.forces.terms(t, q)
+        Cv = C @ v
+        return np.concatenate([v, self.model.acceleration(q, v, Qc + Qa - Cv),
+                               [(Qa - Cv) @ v]])
+
+    def project(self, y):
+        """Put the velocities of ``y`` (2 n + 1,) onto the constraint space, in place."""
+        if not (isinstance(y, np.ndarray) and y.dtype == float and y.shape == (self.size,)
+                and y.flags.c_contiguous and y.flags.writeable):
+            raise ValueError(f"Expected a writable C-contiguous float64 state of shape "
+                             f"({self.size},).")
+        n = self.model.n
+        q, v = y[:n], y[n:2 * n]
+        mu = np.asarray(self.model.constraint_matrix(q), dtype=float)
+        Minv_muT = self.model.mass_inv @ mu.T
+        v -= Minv_muT @ np.linalg.solve(mu @ Minv_muT, mu @ v)

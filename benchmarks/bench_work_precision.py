@@ -560,7 +560,7 @@ def rolling_main(args):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(8, 6))
+        fig, ax = plt.subplots(figsize=(11, 6))
         styles = {"Retraction": "o-", "Adaptive": "s-", "PyDy": "D-.", "ode": "^--",
                   "solve_ivp": "v:"}
         for label, rows in results.items():
@@ -574,7 +574,7 @@ def rolling_main(args):
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         fig.tight_layout()
         fig.savefig(args.png, dpi=110)
         print(f"\nwrote {os.path.normpath(args.png)}")

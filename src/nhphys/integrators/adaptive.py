@@ -13,8 +13,9 @@ solver's loop is compiled, the field is one C call per stage, and the only Pytho
 stages is the call itself: 0.2-0.4 us a call with the solver's share, against 6-8 us with
 ``scipy.integrate.solve_ivp`` on the same compiled field (its step loop is Python) and
 80-160 us for ``Suslov.reference_rhs``; the rolling field costs 0.4-1.1 us a call from Python
-against 0.3-0.8 ms for ``RollingBody.reference_rhs`` (``benchmarks/bench_work_precision.py``,
-BENCHMARKS.md).
+and 0.3-0.4 us inside its own compiled loop (``loop="compiled"``, the default for rolling
+bodies), against 0.2-0.8 ms for ``RollingBody.reference_rhs``
+(``benchmarks/bench_work_precision.py``, BENCHMARKS.md).
 
 The projection
 --------------

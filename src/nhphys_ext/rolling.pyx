@@ -1518,6 +1518,7 @@ cdef class RollingField:
 
     cdef ConvexShape shape
     cdef ChartSurface ground
+    cdef ForceSet forces  # None: gravity alone
     cdef readonly int chart
     cdef readonly bint support_form
     cdef double mass, gravity
@@ -1533,10 +1534,11 @@ cdef class RollingField:
     cdef double dE5[DOP_STAGES + 1]
 
     def __init__(self, ConvexShape shape, ChartSurface ground, int chart, double mass, inertia,
-                 double gravity, up, bint support_form):
+                 double gravity, up, bint support_form, ForceSet forces=None):
         cdef int i, j
         self.shape = shape
         self.ground = ground
+        self.forces = None if forces is None or forces.empty else forces
         self.chart = chart
         self.mass = mass
         self.gravity = gravity
@@ -1560,7 +1562,7 @@ cdef class RollingField:
         cdef double* o = <double*>cnp.PyArray_DATA(out)
         cdef int st, k
         self.evaluations += 1
-        st = self._rhs(<const double*>cnp.PyArray_DATA(arr), o)
+        st = self._eval(t, <const double*>cnp.PyArray_DATA(arr), o, NULL)
         if st != OK:
             if self.status == OK:
                 self.status = st
@@ -1630,7 +1632,7 @@ cdef class RollingField:
         cdef int st, i, j, stage
         cdef int n = FIELD_STATE
         self.evaluations += 1
-        st = self._rhs(y, K)
+        st = self._eval(t, y, K, NULL)
         if st != OK:
             return st
         if not h_abs > 0.0:  # the first step: select_initial_step (order 7)
@@ -1647,7 +1649,7 @@ cdef class RollingField:
             for i in range(n):
                 yt[i] = y[i] + h0 * K[i]
             self.evaluations += 1
-            st = self._rhs(yt, yn)
+            st = self._eval(t + h0, yt, yn, NULL)
             if st != OK:
                 return st
             d2 = 0.0
@@ -1689,7 +1691,7 @@ cdef class RollingField:
                             acc += K[n * j + i] * self.dA[DOP_STAGES * stage + j]
                         yt[i] = y[i] + acc * h
                     self.evaluations += 1
-                    st = self._rhs(yt, K + n * stage)
+                    st = self._eval(t + self.dC[stage] * h, yt, K + n * stage, NULL)
                     if st != OK:
                         return st
                 for i in range(n):
@@ -1698,7 +1700,7 @@ cdef class RollingField:
                         acc += K[n * j + i] * self.dB[j]
                     yn[i] = y[i] + h * acc
                 self.evaluations += 1
-                st = self._rhs(yn, K + n * DOP_STAGES)
+                st = self._eval(t + h, yn, K + n * DOP_STAGES, NULL)
                 if st != OK:
                     return st
                 n5 = 0.0
@@ -1744,19 +1746,15 @@ cdef class RollingField:
         cdef cnp.ndarray arr = field_state(y, FIELD_STATE)
         cdef const double* Y = <const double*>cnp.PyArray_DATA(arr)
         cdef double rates[FIELD_STATE]
-        cdef double ex[15]
+        cdef double ex[16]
         cdef double ws[3]
-        cdef double wws[3]
-        cdef double wsd[3]
         cdef double q[3]
-        cdef double Aq[3]
-        cdef double F[3]
         cdef double v[3]
         cdef int i, st
         cdef cnp.npy_intp dim = 34
         cdef cnp.ndarray out = cnp.PyArray_ZEROS(1, &dim, cnp.NPY_DOUBLE, 0)
         cdef double* o = <double*>cnp.PyArray_DATA(out)
-        st = self._eval(Y, rates, ex)
+        st = self._eval(t, Y, rates, ex)
         if self.ground.raised:
             self.ground.raise_pending()
         if st != OK:
@@ -1779,27 +1777,15 @@ cdef class RollingField:
             o[21 + i] = ex[3 + i]
             o[24 + i] = ex[6 + i]
             o[27 + i] = ex[9 + i]
-        # F = m (d2a/dt2 + g k), d2a/dt2 = -A (Omega x (Omega x s) + Omega x ds/dt
-        # + dOmega/dt x s); the normal force n . F
-        cross3(w, ws, wws)
-        cross3(w, ex + 12, wsd)
-        cross3(rates + 11, s, q)
-        for i in range(3):
-            q[i] += wws[i] + wsd[i]
-        matvec3(A, q, Aq)
-        for i in range(3):
-            F[i] = self.mass * (-Aq[i] + self.gravity * self.up_[i])
         o[30] = 0.0
-        o[31] = dot3(ex + 6, F)
+        o[31] = ex[15]  # the normal force
         o[32] = Y[14]
         o[33] = t
         return out
 
-    cdef int _rhs(self, const double* y, double* out) noexcept:
-        return self._eval(y, out, NULL)
-
-    cdef int _eval(self, const double* y, double* out, double* extra) noexcept:
-        # the rates into out (15); if extra is not NULL, s, x, n, n_M and ds/dt into it (15)
+    cdef int _eval(self, double t, const double* y, double* out, double* extra) noexcept:
+        # the rates into out (15) at time t; if extra is not NULL, s, x, n, n_M, ds/dt and the
+        # normal force into it (16)
         cdef const double* A = y
         cdef const double* z = y + 9
         cdef const double* w = y + 11
@@ -1833,7 +1819,9 @@ cdef class RollingField:
         cdef double q[3]
         cdef double u[3]
         cdef double gk[3]
-        cdef double det, sum_, ss
+        cdef double ws[3]
+        cdef double acc0[3]
+        cdef double det, sum_, ss, power, N = 0.0
         cdef int i, j, k, a, b, st, r
         ground_geometry(self.ground, self.chart, z, x, J, H, n, WH)
         if self.ground.raised:
@@ -1929,12 +1917,36 @@ cdef class RollingField:
         cross3(s, q, u)
         for i in range(3):
             out[11 + i] = rhs[i] + self.mass * u[i]
-        if not solve_small(3, It, out + 11):
-            return SINGULAR_CONTACT
-        # dA/dt = A hat(Omega): row r of A crossed with Omega; no work without forces
+        # the known part of the centre's acceleration, acc0 = -A (Omega x (Omega x s)
+        # + Omega x ds/dt): d2a/dt2 = acc0 - A (dOmega/dt x s)
+        cross3(w, s, ws)
+        cross3(w, ws, q)
+        cross3(w, sd, u)
+        for i in range(3):
+            q[i] += u[i]
+        matvec3(A, q, acc0)
+        for i in range(3):
+            acc0[i] = -acc0[i]
+        power = 0.0
+        if self.forces is None:
+            if not solve_small(3, It, out + 11):
+                return SINGULAR_CONTACT
+            if extra != NULL:  # N = n . m (d2a/dt2 + g k)
+                cross3(out + 11, s, q)
+                matvec3(A, q, u)
+                extra[15] = 0.0
+                for i in range(3):
+                    extra[15] += n[i] * self.mass * (acc0[i] - u[i] + self.gravity * self.up_[i])
+        else:
+            power = self._forced(t, A, x, n, An, s, w, ws, acc0, It, out + 11, &N)
+            if power != power:  # NaN: the forced system is singular
+                return SINGULAR_CONTACT
+            if extra != NULL:
+                extra[15] = N
+        # dA/dt = A hat(Omega): row r of A crossed with Omega; dW/dt the forces' power
         for r in range(3):
             cross3(A + 3 * r, w, out + 3 * r)
-        out[14] = 0.0
+        out[14] = power
         if extra != NULL:
             for i in range(3):
                 extra[i] = s[i]
@@ -1943,3 +1955,63 @@ cdef class RollingField:
                 extra[9 + i] = n_M[i]
                 extra[12 + i] = sd[i]
         return OK
+
+    cdef double _forced(self, double t, const double* A, const double* x, const double* n,
+                        const double* nb, const double* s, const double* w, const double* ws,
+                        const double* acc0, const double* It, double* b,
+                        double* N_out) noexcept:
+        # dOmega/dt into b (which holds the gravity-only right-hand side) with the force
+        # elements, as RollingBody._rates (its Notes: applied forces, rolling resistance);
+        # returns the power of the non-potential elements (NaN for a singular system)
+        cdef double a[3]
+        cdef double v[3]
+        cdef double f_pot[3]
+        cdef double tau_pot[3]
+        cdef double f_app[3]
+        cdef double tau_app[3]
+        cdef double D[9]
+        cdef double f_np[3]
+        cdef double tau_np[3]
+        cdef double f[3]
+        cdef double Atf[3]
+        cdef double sf[3]
+        cdef double wr[3]
+        cdef double snb[3]
+        cdef double lhs[9]
+        cdef double Dw[3]
+        cdef double drag, N0, N, nbw, power
+        cdef int i, j
+        matvec3(A, s, a)
+        matvec3(A, ws, v)
+        for i in range(3):
+            a[i] = x[i] - a[i]
+            v[i] = -v[i]
+        drag = self.forces.wrench(t, A, a, n, f_pot, tau_pot, f_app, tau_app, D)
+        matvec3(D, w, Dw)
+        for i in range(3):
+            f_np[i] = f_app[i] - drag * v[i]
+            tau_np[i] = tau_app[i] - Dw[i]
+            f[i] = f_pot[i] + f_np[i]
+        # rolling resistance: w_roll = mu P_t Omega, P_t = I - nb nb^T
+        nbw = dot3(nb, w)
+        for i in range(3):
+            wr[i] = self.forces.rolling * (w[i] - nb[i] * nbw)
+        N0 = 0.0
+        for i in range(3):
+            N0 += n[i] * (self.mass * acc0[i] + self.mass * self.gravity * self.up_[i] - f[i])
+        cross3(s, nb, snb)
+        for i in range(3):
+            for j in range(3):
+                lhs[3 * i + j] = It[3 * i + j] - self.mass * wr[i] * snb[j]
+        matTvec3(A, f, Atf)
+        cross3(s, Atf, sf)
+        for i in range(3):
+            b[i] += tau_pot[i] + tau_np[i] - sf[i] - N0 * wr[i]
+        if not solve_small(3, lhs, b):
+            return float("nan")
+        N = N0 - self.mass * dot3(snb, b)
+        N_out[0] = N
+        power = dot3(f_np, v)
+        for i in range(3):
+            power += (tau_np[i] - N * wr[i]) * w[i]
+        return power

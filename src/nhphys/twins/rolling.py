@@ -1083,7 +1083,9 @@ class RollingField:
                                                                    tangent plane)
         dz/dt = g^-1 J^T A ds/dt,      dA/dt = A hat(Omega),     dW/dt = 0,
         I~ dOmega/dt = (I~ Omega) x Omega + m s x (ds/dt x Omega + g A^T k),
-        I~ = I - m hat(s)^2.
+        I~ = I - m hat(s)^2,
+
+    and with force elements the terms of :meth:`_forced`.
 
     The two contact equations are the same where ``S'`` is invertible on the tangent plane
     (``L_M = (E^T S' E)^-1``); the first also holds for a disk, whose ``S'`` has rank one
@@ -1122,6 +1124,11 @@ class RollingField:
     support_form : bool
         Solve the contact equation in the support-map form (a support-function shape: disk,
         wheel, cylinder), else in ``Lambda``'s (a chart shape), as ``RollingBody._rates`` does.
+    forces : ForceSet, optional
+        Built-in force elements (:class:`nhphys.twins.forces.ForceSet`, the kernel's
+        ``nhphys_ext.forces.ForceSet``; no Python callables): their wrench joins Euler's
+        equation, rolling resistance its left side, and their power ``dW/dt`` (:meth:`_forced`).
+        The field then depends on ``t`` (scheduled forces).
 
     Attributes
     ----------
@@ -1132,9 +1139,11 @@ class RollingField:
         contact) met by a call, whose rates are then NaN.
     """
 
-    def __init__(self, shape, ground, chart, mass, inertia, gravity, up, support_form):
+    def __init__(self, shape, ground, chart, mass, inertia, gravity, up, support_form,
+                 forces=None):
         self.shape = shape
         self.ground = ground
+        self.forces = None if forces is None or forces.empty else forces
         self.chart = int(chart)
         self.mass = float(mass)
         self.inertia = np.array(inertia, dtype=float).reshape(3, 3)
@@ -1150,14 +1159,15 @@ class RollingField:
         if y.shape != (FIELD_STATE,):
             raise ValueError(f"Expected a state of shape ({FIELD_STATE},), got {y.shape}.")
         self.evaluations += 1
-        status, out = self._rates(y)
+        status, out = self._rates(t, y)
         if status != OK:
             self.status = self.status or status
             return np.full(FIELD_STATE, np.nan)
         return out
 
-    def _rates(self, y, extras=False):
-        """``(status, dy/dt (15,))``, and with ``extras`` also ``(s, x, n, n_M, ds/dt)``."""
+    def _rates(self, t, y, extras=False):
+        """``(status, dy/dt (15,))`` at time ``t``, and with ``extras`` also
+        ``(s, x, n, n_M, ds/dt, N)`` (``N`` the normal force)."""
         A, z, omega = y[:9].reshape(3, 3), y[9:11], y[11:14]
         x, J, H, n, W = ground_geometry(self.ground, self.chart, z)
         An = A.T @ n
@@ -1182,11 +1192,45 @@ class RollingField:
         I_tilde = self.inertia - m * S @ S
         rhs = cross(I_tilde @ omega, omega) + m * cross(
             s, cross(s_dot, omega) + self.gravity * (A.T @ self.up))
-        omega_dot = np.linalg.solve(I_tilde, rhs)
-        out = np.concatenate([np.cross(A, omega).ravel(), z_dot, omega_dot, [0.0]])
+        # d2a/dt2 = acc0 - A (dOmega/dt x s)
+        acc0 = -A @ (cross(omega, cross(omega, s)) + cross(omega, s_dot))
+        if self.forces is None:
+            omega_dot = np.linalg.solve(I_tilde, rhs)
+            N = n @ (m * (acc0 - A @ cross(omega_dot, s) + self.gravity * self.up))
+            power = 0.0
+        else:
+            try:
+                omega_dot, N, power = self._forced(t, A, x, n, An, s, omega, acc0, I_tilde, rhs)
+            except np.linalg.LinAlgError:
+                return SINGULAR_CONTACT, None
+        out = np.concatenate([np.cross(A, omega).ravel(), z_dot, omega_dot, [power]])
         if extras:
-            return OK, out, (s, x, n, n_M, s_dot)
+            return OK, out, (s, x, n, n_M, s_dot, N)
         return OK, out
+
+    def _forced(self, t, A, x, n, nb, s, omega, acc0, I_tilde, rhs):
+        r"""``(dOmega/dt, N, power)`` with the force elements (``RollingBody._rates``, Notes):
+        with the potential and applied wrenches ``f_pot, tau_pot, f_app, tau_app`` (force in
+        space at the centre, torque in the body), the damping ``D``, ``drag`` and the
+        non-potential part ``f_np = f_app - drag v``, ``tau_np = tau_app - D Omega``, the
+        contact force is ``A^T F = m A^T d2a/dt2 + m g A^T k - A^T f`` and Euler's equation
+        gains ``tau - s x A^T f``; rolling resistance ``-mu N P_t Omega`` with
+        ``N = N_0 - m (s x n_b) . dOmega/dt`` keeps it linear:
+        ``(I~ - mu m w (s x n_b)^T) dOmega/dt = rhs + tau - s x A^T f - N_0 w``,
+        ``w = P_t Omega``; the power is ``f_np . v + (tau_np - N w) . Omega``."""
+        m, g = self.mass, self.gravity
+        v = -A @ cross(omega, s)
+        a = x - A @ s
+        f_pot, tau_pot, f_app, tau_app, D, drag = self.forces.wrench(t, A, a, n, v, omega)
+        f_np, tau_np = f_app - drag * v, tau_app - D @ omega
+        f, tau = f_pot + f_np, tau_pot + tau_np
+        w_roll = self.forces.rolling * (omega - nb * (nb @ omega))
+        N_0 = n @ (m * acc0 + m * g * self.up - f)
+        s_nb = cross(s, nb)
+        lhs = I_tilde - m * np.outer(w_roll, s_nb)
+        omega_dot = np.linalg.solve(lhs, rhs + tau - cross(s, A.T @ f) - N_0 * w_roll)
+        N = N_0 - m * s_nb @ omega_dot
+        return omega_dot, N, f_np @ v + (tau_np - N * w_roll) @ omega
 
     def frame(self, y, t):
         """The saved frame (FRAME_SIZE,) of the state ``y`` (15,) at time ``t``: the layout of
@@ -1202,17 +1246,14 @@ class RollingField:
             The contact of ``y`` fails (a contact event, a singular contact).
         """
         y = np.asarray(y, dtype=float)
-        result = self._rates(y, extras=True)
+        result = self._rates(t, y, extras=True)
         if result[0] != OK:
             raise ValueError(f"Expected a state with a regular contact (status {result[0]}).")
-        _, rates, (s, x, n, n_M, s_dot) = result
+        _, _, (s, x, n, n_M, _, N) = result
         A, omega = y[:9].reshape(3, 3), y[11:14]
-        acc = -A @ (cross(omega, cross(omega, s)) + cross(omega, s_dot)
-                    + cross(rates[11:14], s))
-        F = self.mass * (acc + self.gravity * self.up)
         return np.concatenate([A.ravel(), x - A @ s, self.inertia @ omega,
                                -self.mass * (A @ cross(omega, s)), s, x, n, n_M,
-                               [0.0, n @ F, y[14], t]])
+                               [0.0, N, y[14], t]])
 
     def project(self, y):
         """Put the state ``y`` (15,) back on the manifold, in place: ``A`` to its orthogonal
@@ -1270,15 +1311,15 @@ class RollingField:
         K = np.empty((n_stages + 1, n))
         steps = 0
 
-        def rates(state):  # (status, rates), NaN rates for a failed contact, as __call__
+        def rates(t, state):  # (status, rates), NaN rates for a failed contact, as __call__
             self.evaluations += 1
-            status, out = self._rates(state)
+            status, out = self._rates(t, state)
             if status != OK:
                 self.status = self.status or status
                 return status, np.full(n, np.nan)
             return status, out
 
-        status, K[0] = rates(y)
+        status, K[0] = rates(t0, y)
         if status != OK:
             return status, SOLVER_OK, h_abs, steps
         t = t0
@@ -1288,7 +1329,7 @@ class RollingField:
             d1 = np.linalg.norm(K[0] / scale) / n ** 0.5
             h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
             h0 = min(h0, abs(t1 - t))
-            status, f1 = rates(y + h0 * K[0])
+            status, f1 = rates(t + h0, y + h0 * K[0])
             if status != OK:
                 return status, SOLVER_OK, h_abs, steps
             d2 = np.linalg.norm((f1 - K[0]) / scale) / n ** 0.5 / h0
@@ -1312,11 +1353,11 @@ class RollingField:
                 h = t_new - t
                 h_abs = abs(h)
                 for s in range(1, n_stages):
-                    status, K[s] = rates(y + (K[:s].T @ A[s, :s]) * h)
+                    status, K[s] = rates(t + C[s] * h, y + (K[:s].T @ A[s, :s]) * h)
                     if status != OK:
                         return status, SOLVER_OK, h_abs, steps
                 y_new = y + h * (K[:-1].T @ B)
-                status, f_new = rates(y_new)
+                status, f_new = rates(t + h, y_new)
                 if status != OK:
                     return status, SOLVER_OK, h_abs, steps
                 K[-1] = f_new

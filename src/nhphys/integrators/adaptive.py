@@ -54,8 +54,8 @@ cost extra steps (each interval ends on an output time). Choose ``dt`` no shorte
 frames you need.
 
 Systems: :class:`nhphys.systems.Suslov` without force elements,
-:class:`nhphys.systems.RollingBody` without force elements on a ground at rest, and the systems
-on coordinates (:class:`~nhphys.systems.KnifeEdge`, :class:`~nhphys.systems.VerticalDisk`,
+:class:`nhphys.systems.RollingBody` with built-in force elements on a ground at rest, and the
+systems on coordinates (:class:`~nhphys.systems.KnifeEdge`, :class:`~nhphys.systems.VerticalDisk`,
 :class:`~nhphys.systems.ContactOscillator`, :class:`~nhphys.systems.RotorSleigh`, a
 :class:`~nhphys.systems.ConstrainedMechanicalSystem`) with their built-in force elements;
 ``Reference`` integrates the others. For the systems on coordinates the state is ``(q, v, W)``
@@ -89,7 +89,7 @@ def field_of(system, backend):
     """The right-hand side of ``system`` for ``backend``, with the backend that evaluates it.
 
     Suslov bodies without force elements get the ``SuslovField`` of ``nhphys_ext.rhs`` (or its
-    twin :mod:`nhphys.twins.rhs`); a :class:`~nhphys.systems.RollingBody` without force
+    twin :mod:`nhphys.twins.rhs`); a :class:`~nhphys.systems.RollingBody` with built-in force
     elements on a ground at rest the ``RollingField`` of ``nhphys_ext.rolling`` (or its twin
     :mod:`nhphys.twins.rolling`), on the ground chart of its last ``reference_state`` (call
     that first); the systems described by a coordinate model (the knife edge, the vertical
@@ -107,8 +107,8 @@ def field_of(system, backend):
     ------
     ValueError
         ``system`` has no field (the message names the systems that have one and says to use
-        ``Reference``): a Suslov body with force elements, a rolling body with force elements
-        or on a moving ground, a Python callable force.
+        ``Reference``): a Suslov body with force elements, a rolling body on a moving ground, a
+        Python callable force.
     """
     from nhphys.forces import uses_callables
     from nhphys.systems.constrained import CoordinateSystem
@@ -123,18 +123,21 @@ def field_of(system, backend):
         module, used = _backend.choose("rhs", backend)
         return module.SuslovField(system.inertia, system.axis), used
     if isinstance(system, RollingBody):
-        if system.forces:
-            raise ValueError("Adaptive integrates a RollingBody without force elements so far; "
-                             "use Reference() (or a Retraction) with forces.")
+        if uses_callables(system.forces):
+            raise ValueError("Adaptive integrates a RollingBody with built-in force elements; "
+                             "a Python callable needs Reference().")
         if system.motion is not None:
             raise ValueError("Adaptive integrates a RollingBody on a ground at rest so far; use "
                              "Reference() (or a Retraction) on a moving ground.")
+        from nhphys.forces import build_force_set
+
         module, used = _backend.choose("rolling", backend)
         shape = system.contact_shape(module, used)
         ground = system.ground.with_backend(used).kernel
+        forces = build_force_set(system.forces, _backend.choose("forces", used)[0])
         return module.RollingField(shape, ground, system._reference_chart, system.mass,
                                    system.inertia, system.gravity, system.up,
-                                   system.support_shape), used
+                                   system.support_shape, forces), used
     if not isinstance(system, CoordinateSystem):
         raise ValueError(f"Adaptive integrates Suslov, RollingBody and the systems on coordinates "
                          f"(KnifeEdge, VerticalDisk, ContactOscillator, RotorSleigh) so far, not "

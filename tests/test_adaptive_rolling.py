@@ -379,7 +379,7 @@ def test_checkpoint_resumes_bit_for_bit(backend):
     np.testing.assert_array_equal(rest["contact_point"], frames["contact_point"][2:])
 
 
-# -- force elements ---------------------------------------------------------------------------------
+# -- force elements ------------------------------------------------------------------------------
 
 def forced_setups():
     """Rolling bodies with built-in force elements: (name, system, start)."""

@@ -1443,7 +1443,7 @@ def solve_arctan(x0, bint damped, int max_iter):
 
 # -- the continuous vector field (eq. 29) for an adaptive solver ---------------------------------
 #
-# RollingField: RollingBody.reference_rhs (a ground at rest, no force elements) as a callable
+# RollingField: RollingBody.reference_rhs (a ground at rest, built-in forces) as a callable
 # field(t, y) for scipy's ode("dop853") (nhphys.integrators.Adaptive), with its projection. The
 # specification, the equations and the projection's argument are in the twin's RollingField
 # (nhphys/twins/rolling.py). Why the numpy C API rather than memoryviews: the solver calls the

@@ -1069,10 +1069,10 @@ class RollingField:
     The state is that of :meth:`nhphys.systems.RollingBody.reference_state`, ``y`` (15,):
     ``A.ravel()`` (body to space, row-major), ``z`` (2,) the contact's coordinates on the
     ground's chart ``chart`` (kept for the whole run, as in ``Reference``), ``Omega`` (3,) the
-    body angular velocity and ``W`` the work of applied forces (none here: ``dW/dt = 0``). The
-    rates are those of :meth:`nhphys.systems.RollingBody.reference_rhs` (its specification) for
-    a ground at rest without force elements: with ``x, J, n, W_H`` the ground's point, chart
-    Jacobian (3, 2), normal and Weingarten matrix ``g^-1 II`` (2, 2) at ``z``, ``s, S', n_M``
+    body angular velocity and ``W`` the work of the non-potential force elements. The rates
+    are those of :meth:`nhphys.systems.RollingBody.reference_rhs` (its specification) for a
+    ground at rest; without force elements they are, with ``x, J, n, W_H`` the ground's point,
+    chart Jacobian (3, 2), normal and Weingarten matrix ``g^-1 II`` (2, 2) at ``z``, ``s, S', n_M``
     the body's support point in the direction ``-A^T n``, its derivative and normal,
     ``L_H = J W_H g^-1 J^T`` (3, 3, ``-dn = L_H dx``) and ``K = A^T L_H A``::
 

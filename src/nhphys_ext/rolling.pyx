@@ -17,7 +17,7 @@
 
 cimport cython
 from cpython.ref cimport PyObject
-from libc.math cimport sqrt, fabs, isfinite, atan, sin, M_PI, INFINITY, nextafter, pow
+from libc.math cimport sqrt, fabs, isfinite, atan, sin, M_PI, INFINITY
 
 from nhphys_ext.so3 cimport (
     cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3, hat3,
@@ -1450,6 +1450,7 @@ def solve_arctan(x0, bint damped, int max_iter):
 # field once per stage, and a memoryview acquisition would cost as much as the field itself.
 
 cimport numpy as cnp
+from libc.math cimport nextafter, pow
 
 cdef extern from *:
     # numpy's headers include <complex.h>, whose macro `I` would rename the field `I` of the

@@ -23,7 +23,22 @@ on each path, the time each family needs to reach the accuracies 1e-3 ... 1e-10 
 log-log along its curve) and the ratios to the compiled DOP853, and draws
 ``docs/images/work_precision_suslov.png``.
 
-Run ``python benchmarks/bench_work_precision.py [--repeats N] [--quick] [--png PATH]``.
+Rolling cases (``--case disk`` or ``--case ellipsoid``): the wobbling thin disk of
+``benchmarks/bench_disk.py`` (10 s) and the ellipsoid of the ``ellipsoid_plane`` scene on a
+plane (10 s), with nhphys ``Retraction("exp", order=k)``, ``Adaptive`` on the compiled
+``nhphys_ext.rolling.RollingField`` (its own compiled DOP853 loop, ``loop="compiled"``, and
+``scipy.integrate.ode``'s, ``loop="scipy"``), ``scipy.integrate.ode("dop853")`` and
+``solve_ivp`` DOP853 on the same compiled field unprojected, ``solve_ivp`` DOP853 on the numpy right-hand side of ``Reference``
+(``RollingBody.reference_rhs``, loose tolerances only: it costs 0.3-0.8 ms a call) and, for the
+disk, Kane's equations with PyDy's Cython right-hand side under ``ode("dop853")`` and
+``solve_ivp``. The error at t = 10 s is, for the disk, the largest difference in lean, heading
+and contact point (x, y) from Kane's equations at rtol 1e-13 (the metric of bench_disk.py, at
+the final time); for the ellipsoid, ``max(|R - R_true|_max, |a - a_true|_max / 0.1 m)`` against
+``Retraction("exp", order=8)`` at dt = 1e-3, cross-checked against the compiled DOP853 at rtol
+1e-13.
+
+Run ``python benchmarks/bench_work_precision.py [--case suslov|disk|ellipsoid] [--repeats N]
+[--quick] [--png PATH]``.
 """
 
 import argparse
@@ -51,6 +66,7 @@ STEPS = {  # order -> steps dt (each divides 300 s)
 TOLERANCES = [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13]
 TARGETS = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10]
 BAR = "DOP853 (scipy.integrate.ode) compiled RHS"
+ADAPTIVE_COMPILED = "nhphys Adaptive, compiled loop (1 frame)"
 
 
 def body():
@@ -189,11 +205,16 @@ def time_to_reach(points, target):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", choices=("suslov", "disk", "ellipsoid"), default="suslov")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="every other setting, 2 repeats")
-    parser.add_argument("--png", default=os.path.join(os.path.dirname(__file__), "..", "docs",
-                                                      "images", "work_precision_suslov.png"))
+    parser.add_argument("--png", default=None, help="default docs/images/work_precision_CASE.png")
     args = parser.parse_args(argv)
+    if args.png is None:
+        args.png = os.path.join(os.path.dirname(__file__), "..", "docs", "images",
+                                f"work_precision_{args.case}.png")
+    if args.case != "suslov":
+        return rolling_main(args)
     repeats = 2 if args.quick else args.repeats
     system = body()
     warnings.simplefilter("ignore", UserWarning)
@@ -280,6 +301,280 @@ def main(argv=None):
         ax.set_title("Suslov, non-principal inertia, 300 s")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(args.png, dpi=110)
+        print(f"\nwrote {os.path.normpath(args.png)}")
+
+
+# -- rolling bodies -------------------------------------------------------------------------------
+
+ROLLING_T = 10.0
+ROLLING_STEPS = {  # order -> steps dt (each divides 10 s)
+    2: [1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4],
+    4: [2e-2, 1e-2, 5e-3, 2e-3, 1e-3, 5e-4],
+    6: [4e-2, 2e-2, 1e-2, 5e-3, 2.5e-3, 1.25e-3],
+    8: [5e-2, 4e-2, 2.5e-2, 2e-2, 1e-2, 5e-3, 2.5e-3],
+}
+ROLLING_TOLERANCES = [1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12]
+
+
+def disk_case():
+    """The wobbling thin disk of bench_disk.py: system, start keywords, Kane state (8,)."""
+    from nhphys.shapes import Disk
+    from nhphys.surfaces import Plane
+    from nhphys.systems import RollingBody
+    from nhphys.validation import kane_disk as kane
+
+    m, g, r, lean, turn = 1.0, 9.81, 0.1, 0.3, 4.0
+    y0 = np.array([0.0, lean, 0.0, 0.1, kane.steady_spin(lean, turn, m, g, r),
+                   turn * np.cos(lean), 0.0, 0.0])
+    system = RollingBody(nhphys.RigidBody(m, Disk.solid_inertia(m, r), Disk(r)), Plane(),
+                         gravity=g)
+    return system, kane.to_nhphys(y0), y0
+
+
+def ellipsoid_case():
+    """The ellipsoid_plane scene: system and start keywords."""
+    from nhphys import conditions
+    from nhphys.scenes import ellipsoid_plane
+
+    entry = ellipsoid_plane.scene.bodies[0]
+    return entry.system, conditions.start_arguments(entry.system, entry.conditions)
+
+
+def disk_error(R, omega, x, truth):
+    """Largest of |lean - lean_true|, |heading - heading_true| (mod 2 pi) and the contact
+    point's |x - x_true|, |y - y_true| at the final time; ``truth`` the Kane state (8,)."""
+    from nhphys.validation import kane_disk as kane
+
+    q = kane.from_nhphys(R[None], omega[None], x[None])[0]
+    return kane_state_error(q, truth)
+
+
+def kane_state_error(q, truth):
+    heading = (q[0] - truth[0] + np.pi) % (2 * np.pi) - np.pi
+    return float(max(abs(q[1] - truth[1]), abs(heading), abs(q[6] - truth[6]),
+                     abs(q[7] - truth[7])))
+
+
+def rolling_contenders(case, system, start, quick):
+    """label -> list of (setting, thunk); thunk() -> (final state tuple, calls)."""
+    from scipy.integrate import ode, solve_ivp
+
+    from nhphys.integrators.adaptive import field_of
+
+    def nh(integrator, dt):
+        n = int(round(ROLLING_T / dt))
+        run = integrator.start(system, dt, "cython", **start)
+        frames = run.advance(n, n)
+        calls = getattr(getattr(run, "field", None), "evaluations", None)
+        return (frames["R"][-1], frames["omega"][-1], frames["contact_point"][-1],
+                frames["position"][-1]), calls
+
+    y0 = system.reference_state(**start)
+
+    def final_of(y):  # a field state (15,) -> (R, omega, contact point, centre)
+        frame = system.observables(system.reference_unpack(np.asarray(y)[None]))
+        return (frame["R"][-1], frame["omega"][-1], frame["contact_point"][-1],
+                frame["position"][-1])
+
+    # the other solvers start from the placed state y0 and return the final field state:
+    # neither the placement nor the conversion to frames is timed for them
+    def compiled_ode(rtol):
+        field, _ = field_of(system, "cython")
+        solver = ode(field).set_integrator("dop853", rtol=rtol, atol=rtol * 1e-2,
+                                           nsteps=10**7)
+        solver.set_initial_value(y0, 0.0)
+        return solver.integrate(ROLLING_T), field.evaluations
+
+    def compiled_ivp(rtol):
+        field, _ = field_of(system, "cython")
+        sol = solve_ivp(field, (0.0, ROLLING_T), y0, method="DOP853", rtol=rtol,
+                        atol=rtol * 1e-2)
+        return sol.y[:, -1], sol.nfev
+
+    def numpy_ivp(rtol):
+        sol = solve_ivp(system.reference_rhs, (0.0, ROLLING_T), y0, method="DOP853",
+                        rtol=rtol, atol=rtol * 1e-2)
+        return sol.y[:, -1], sol.nfev
+
+    def bare_loop(rtol):
+        field, _ = field_of(system, "cython")
+        y = y0.copy()
+        field.integrate(y, 0.0, ROLLING_T, rtol, rtol * 1e-2, 0.0, 10**7)
+        return y, field.evaluations
+
+    table = {}
+    for order, steps in ROLLING_STEPS.items():
+        steps = steps[::2] if quick else steps
+        table[f"nhphys Retraction exp order {order}"] = [
+            (f"dt={dt:g}", lambda dt=dt, o=order: nh(Retraction("exp", order=o), dt))
+            for dt in steps]
+    tols = ROLLING_TOLERANCES[::2] if quick else ROLLING_TOLERANCES
+    table[ADAPTIVE_COMPILED] = [
+        (f"rtol={r:g}", lambda r=r: nh(Adaptive(r, r * 1e-2, loop="compiled"), ROLLING_T))
+        for r in tols]
+    table["nhphys Adaptive, compiled loop (a frame every 0.1 s)"] = [
+        (f"rtol={r:g}", lambda r=r: nh(Adaptive(r, r * 1e-2, loop="compiled"), 0.1))
+        for r in tols]
+    table["nhphys Adaptive, scipy ode loop (1 frame)"] = [
+        (f"rtol={r:g}", lambda r=r: nh(Adaptive(r, r * 1e-2, loop="scipy"), ROLLING_T))
+        for r in tols]
+    table[BAR] = [(f"rtol={r:g}", lambda r=r: compiled_ode(r)) for r in tols]
+    table["RollingField.integrate alone (no start, no frames, unprojected)"] = [
+        (f"rtol={r:g}", lambda r=r: bare_loop(r)) for r in tols]
+    table["solve_ivp DOP853 compiled RHS"] = [(f"rtol={r:g}", lambda r=r: compiled_ivp(r))
+                                              for r in tols]
+    table["solve_ivp DOP853 numpy RHS (Reference's)"] = [
+        (f"rtol={r:g}", lambda r=r: numpy_ivp(r)) for r in tols if r >= 1e-7]
+    if case == "disk":
+        from bench_disk import pydy_rhs
+
+        f, _ = pydy_rhs()
+        kane0 = disk_case()[2]
+
+        def pydy(rtol, driver):
+            if driver == "ode":
+                solver = ode(f).set_integrator("dop853", rtol=rtol, atol=rtol * 1e-2,
+                                               nsteps=10**7)
+                solver.set_initial_value(kane0, 0.0)
+                return solver.integrate(ROLLING_T), None
+            sol = solve_ivp(f, (0.0, ROLLING_T), kane0, method="DOP853", rtol=rtol,
+                            atol=rtol * 1e-2)
+            return sol.y[:, -1], sol.nfev
+
+        table["PyDy Cython RHS + ode dop853"] = [
+            (f"rtol={r:g}", lambda r=r: pydy(r, "ode")) for r in tols]
+        table["PyDy Cython RHS + solve_ivp DOP853"] = [
+            (f"rtol={r:g}", lambda r=r: pydy(r, "ivp")) for r in tols if r >= 1e-10]
+    return table, final_of
+
+
+def rolling_main(args):
+    import sys
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench_disk
+    repeats = 2 if args.quick else args.repeats
+    warnings.simplefilter("ignore", UserWarning)
+    case = args.case
+    system, start = (disk_case()[:2] if case == "disk" else ellipsoid_case())
+    print(f"machine: {' '.join(platform.uname())}; cores: {os.cpu_count()}; "
+          f"Python {platform.python_version()}, numpy {np.__version__}")
+    table, final_of = rolling_contenders(case, system, start, args.quick)
+
+    def as_final(result):  # a field state (15,) -> (R, omega, contact point, centre)
+        return final_of(result) if isinstance(result, np.ndarray) and result.shape == (15,) \
+            else result
+
+    if case == "disk":
+        from nhphys.validation import kane_disk as kane
+
+        kane0 = disk_case()[2]
+        truth = kane.reference(kane0, np.array([0.0, ROLLING_T]), 1.0, 9.81, 0.1, rtol=1e-13,
+                               atol=1e-15)[-1]
+
+        def error(result):
+            if isinstance(result, np.ndarray) and result.shape == (8,):  # a Kane state (PyDy)
+                return kane_state_error(result, truth)
+            R, omega, x, _ = as_final(result)
+            return disk_error(R, omega, x, truth)
+
+        setting, thunk = table[BAR][-1]
+        print(f"truth: Kane's equations, DOP853 rtol 1e-13; the compiled eq.-29 field under "
+              f"ode dop853 at {setting} differs from it by {error(thunk()[0]):.1e}")
+        ylabel = "error at 10 s: lean, heading, contact point"
+        title = "Thin disk rolling on a plane (wobbling), 10 s"
+    else:
+        truth_run = Retraction("exp", order=8).start(system, 1e-3, "cython", **start)
+        n = int(round(ROLLING_T / 1e-3))
+        frames = truth_run.advance(n, n)
+        truth = (frames["R"][-1], frames["position"][-1])
+
+        def error(result):
+            R, _, _, a = as_final(result)
+            return float(max(np.abs(R - truth[0]).max(), np.abs(a - truth[1]).max() / 0.1))
+
+        setting, thunk = table[BAR][-1]
+        print(f"truth: Retraction exp order 8 at dt = 1e-3; the compiled DOP853 at {setting} "
+              f"differs from it by {error(thunk()[0]):.1e}")
+        ylabel = "error at 10 s: max(|R - R_true|, |a - a_true| / 0.1 m)"
+        title = "Ellipsoid (0.1, 0.08, 0.06 m) rolling on a plane, 10 s"
+
+    fixed = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        run = Adaptive(1e-6, 1e-8).start(system, ROLLING_T, "cython", **start)
+        t1 = time.perf_counter()
+        run._frames(np.concatenate([run.state, [0.0]])[None], 1)
+        fixed.append((t1 - t0, time.perf_counter() - t1))
+    print(f"fixed cost of an nhphys run (in its times below, not in the other solvers'): "
+          f"start (placing the body: numpy) {min(f[0] for f in fixed) * 1e3:.2f} ms, "
+          f"a frame {min(f[1] for f in fixed) * 1e3:.3f} ms")
+
+    results = {label: [[setting, np.inf, None, None] for setting, _ in runs]
+               for label, runs in table.items()}
+    for rep in range(repeats):  # interleaved: every setting once per round
+        for label, runs in table.items():
+            for row, (setting, thunk) in zip(results[label], runs):
+                if rep > 0 and row[1] > 3.0:  # one repeat of the settings slower than 3 s
+                    continue
+                t0 = time.perf_counter()
+                result, calls = thunk()
+                row[1] = min(row[1], time.perf_counter() - t0)
+                row[2] = error(result)
+                row[3] = calls
+
+    print(f"\n| method | setting | error at 10 s | wall ms (min of {repeats}) | RHS calls |")
+    print("|---|---|---:|---:|---:|")
+    for label, rows in results.items():
+        for setting, seconds, err, calls in rows:
+            print(f"| {label} | {setting} | {err:.2e} | {seconds * 1e3:.2f} | "
+                  f"{'' if calls is None else calls} |")
+    print()
+    points = {label: [(max(r[2], 1e-16), r[1]) for r in rows] for label, rows in results.items()}
+    retraction = [label for label in points if "Retraction" in label]
+    others = [label for label in points if "Retraction" not in label and label != BAR]
+
+    def ms(value):
+        return "-" if value is None else f"{value * 1e3:.2f}"
+
+    print("| accuracy | best Retraction | " + " | ".join(others + [BAR])
+          + " | best Retraction / bar | Adaptive compiled loop (1 frame) / bar |")
+    print("|---:|---:|" + "---:|" * (len(others) + 3))
+    for target in TARGETS:
+        bar = time_to_reach(points[BAR], target)
+        times = [(time_to_reach(points[label], target), label) for label in retraction]
+        times = [(t, label) for t, label in times if t is not None]
+        best, best_label = min(times) if times else (None, "")
+        cols = [ms(time_to_reach(points[label], target)) for label in others]
+        adaptive = time_to_reach(points[ADAPTIVE_COMPILED], target)
+        order = best_label.split("order ")[-1] if best_label else "-"
+        ratio = "-" if best is None or bar is None else f"{best / bar:.2f}"
+        aratio = "-" if adaptive is None or bar is None else f"{adaptive / bar:.2f}"
+        print(f"| {target:.0e} | {ms(best)} (order {order}) | " + " | ".join(cols)
+              + f" | {ms(bar)} | {ratio} | {aratio} |")
+
+    if args.png:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(11, 6))
+        styles = {"Retraction": "o-", "Adaptive": "s-", "PyDy": "D-.", "ode": "^--",
+                  "solve_ivp": "v:"}
+        for label, rows in results.items():
+            style = next((s for k, s in styles.items() if k in label), "x-")
+            if label == BAR:
+                style = "k^--"
+            ax.loglog([r[1] * 1e3 for r in rows], [max(r[2], 1e-16) for r in rows], style,
+                      label=label, markersize=4)
+        ax.axhspan(1e-10, 1e-3, color="0.93", zorder=0)
+        ax.set_xlabel("wall time [ms] (minimum of interleaved repeats)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         fig.tight_layout()
         fig.savefig(args.png, dpi=110)
         print(f"\nwrote {os.path.normpath(args.png)}")

@@ -1439,3 +1439,580 @@ def solve_arctan(x0, bint damped, int max_iter):
         raise ValueError("Expected at most 1024 residual evaluations; raise the buffer.")
     points = np.array([P.points[i] for i in range(2 * P.count)]).reshape(-1, 2)
     return st, [x[0], x[1]], points
+
+
+# -- the continuous vector field (eq. 29) for an adaptive solver ---------------------------------
+#
+# RollingField: RollingBody.reference_rhs (a ground at rest, built-in forces) as a callable
+# field(t, y) for scipy's ode("dop853") (nhphys.integrators.Adaptive), with its projection. The
+# specification, the equations and the projection's argument are in the twin's RollingField
+# (nhphys/twins/rolling.py). Why the numpy C API rather than memoryviews: the solver calls the
+# field once per stage, and a memoryview acquisition would cost as much as the field itself.
+
+cimport numpy as cnp
+from libc.math cimport nextafter, pow
+
+cdef extern from *:
+    # numpy's headers include <complex.h>, whose macro `I` would rename the field `I` of the
+    # step's problem struct above; nothing here uses the macro
+    """
+    #ifdef I
+    #undef I
+    #endif
+    """
+
+cnp.import_array()
+
+DEF FIELD_STATE = 15  # A (9, row-major), z (2), Omega (3), W (1): RollingBody.reference_state
+DEF FIELD_POLAR_MAX_ITER = 50  # Newton iterations of the polar factor; 2-3 from near SO(3)
+DEF FIELD_POLAR_TOL = 4.440892098500626e-16  # 2 eps: the last correction at round-off ends it
+# DOP853 (see the twin's RollingField.integrate): stages, step control of scipy's solve_ivp
+DEF DOP_STAGES = 12
+DEF DOP_SAFETY = 0.9
+DEF DOP_MIN_FACTOR = 0.2
+DEF DOP_MAX_FACTOR = 10.0
+DEF DOP_EXPONENT = -0.125  # -1 / (7 + 1): the error estimator's order is 7
+# integrate()'s solver codes (the twin's SOLVER_OK, TOO_MANY_STEPS, STEP_TOO_SMALL)
+DEF SOLVER_OK = 0
+DEF SOLVER_TOO_MANY_STEPS = 1
+DEF SOLVER_STEP_TOO_SMALL = 2
+
+
+cdef inline cnp.ndarray field_state(object y, Py_ssize_t n):
+    """``y`` as a C-contiguous float64 array of length n (itself when it already is)."""
+    cdef cnp.ndarray arr
+    if (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)):
+        arr = <cnp.ndarray>y
+    else:
+        import numpy as np
+        arr = np.ascontiguousarray(y, dtype=np.float64)
+    if cnp.PyArray_NDIM(arr) != 1 or cnp.PyArray_DIM(arr, 0) != n:
+        import numpy as np
+        raise ValueError(f"Expected a state of shape ({n},), got {np.shape(y)}.")
+    return arr
+
+
+cdef inline void polar_factor(double* X) noexcept nogil:
+    # the orthogonal polar factor of the 3 x 3 X in place, by Newton's iteration
+    # X <- (X + X^-T) / 2 (the twin's); X^-T has the rows (r1 x r2, r2 x r0, r0 x r1) / det
+    cdef double C[9]
+    cdef double det, change, v
+    cdef int it, k
+    for it in range(FIELD_POLAR_MAX_ITER):
+        cross3(X + 3, X + 6, C)
+        cross3(X + 6, X, C + 3)
+        cross3(X, X + 3, C + 6)
+        det = X[0] * C[0] + X[1] * C[1] + X[2] * C[2]
+        change = 0.0
+        for k in range(9):
+            v = 0.5 * (X[k] + C[k] / det)
+            change = max(change, fabs(v - X[k]))
+            X[k] = v
+        if change <= FIELD_POLAR_TOL:
+            break
+
+
+cdef class RollingField:
+    """Eq. (29) of a body rolling on a ground at rest, ``field(t, y)``, and its projection
+    (see the twin, :class:`nhphys.twins.rolling.RollingField`)."""
+
+    cdef ConvexShape shape
+    cdef ChartSurface ground
+    cdef ForceSet forces  # None: gravity alone
+    cdef readonly int chart
+    cdef readonly bint support_form
+    cdef double mass, gravity
+    cdef double inertia_[9]
+    cdef double up_[3]
+    cdef public long evaluations
+    cdef public int status
+    cdef bint have_table
+    cdef double dA[DOP_STAGES * DOP_STAGES]
+    cdef double dB[DOP_STAGES]
+    cdef double dC[DOP_STAGES]
+    cdef double dE3[DOP_STAGES + 1]
+    cdef double dE5[DOP_STAGES + 1]
+
+    def __init__(self, ConvexShape shape, ChartSurface ground, int chart, double mass, inertia,
+                 double gravity, up, bint support_form, ForceSet forces=None):
+        cdef int i, j
+        self.shape = shape
+        self.ground = ground
+        self.forces = None if forces is None or forces.empty else forces
+        self.chart = chart
+        self.mass = mass
+        self.gravity = gravity
+        self.support_form = support_form
+        for i in range(3):
+            self.up_[i] = float(up[i])
+            for j in range(3):
+                self.inertia_[3 * i + j] = float(inertia[i][j])
+        self.evaluations = 0
+        self.status = OK
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def __call__(self, double t, y):
+        """``dy/dt`` (15,) at the state ``y`` (15,); ``t`` is unused (autonomous). A state where
+        the contact fails (a contact event, a singular contact) gives NaN rates and keeps the
+        first such status in ``status``."""
+        cdef cnp.ndarray arr = field_state(y, FIELD_STATE)
+        cdef cnp.npy_intp dim = FIELD_STATE
+        cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_DOUBLE, 0)
+        cdef double* o = <double*>cnp.PyArray_DATA(out)
+        cdef int st, k
+        self.evaluations += 1
+        st = self._eval(t, <const double*>cnp.PyArray_DATA(arr), o, NULL)
+        if st != OK:
+            if self.status == OK:
+                self.status = st
+            for k in range(FIELD_STATE):
+                o[k] = float("nan")
+        if self.ground.raised:
+            self.ground.raise_pending()
+        return out
+
+    def project(self, y):
+        """Put the state ``y`` (15,) back on the manifold, in place (the twin's docstring)."""
+        if not (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
+                and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)
+                and cnp.PyArray_NDIM(<cnp.ndarray>y) == 1
+                and cnp.PyArray_DIM(<cnp.ndarray>y, 0) == FIELD_STATE):
+            raise ValueError("Expected a writable C-contiguous float64 state of shape (15,).")
+        polar_factor(<double*>cnp.PyArray_DATA(<cnp.ndarray>y))
+
+    def integrate(self, y, double t0, double t1, double rtol, double atol, double h_abs,
+                  long max_steps):
+        """Advance ``y`` (15,) in place from ``t0`` to ``t1`` by DOP853 with the field
+        evaluated in C (no Python call per stage); returns ``(status, solver_code, h_next,
+        steps)`` (see the twin's docstring)."""
+        cdef int st
+        cdef long steps = 0
+        cdef int code = SOLVER_OK
+        if not (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
+                and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)
+                and cnp.PyArray_NDIM(<cnp.ndarray>y) == 1
+                and cnp.PyArray_DIM(<cnp.ndarray>y, 0) == FIELD_STATE):
+            raise ValueError("Expected a writable C-contiguous float64 state of shape (15,).")
+        if not self.have_table:
+            self._load_table()
+        st = self._integrate(<double*>cnp.PyArray_DATA(<cnp.ndarray>y), t0, t1, rtol, atol,
+                             &h_abs, max_steps, &steps, &code)
+        if st != OK and self.status == OK:
+            self.status = st
+        if self.ground.raised:
+            self.ground.raise_pending()
+        return st, code, h_abs, steps
+
+    def _load_table(self):
+        cdef int i, j
+        from nhphys.twins.rolling import dop853_table
+
+        A, B, C, E3, E5 = dop853_table()
+        for i in range(DOP_STAGES):
+            self.dB[i] = B[i]
+            self.dC[i] = C[i]
+            for j in range(DOP_STAGES):
+                self.dA[DOP_STAGES * i + j] = A[i][j]
+        for i in range(DOP_STAGES + 1):
+            self.dE3[i] = E3[i]
+            self.dE5[i] = E5[i]
+        self.have_table = True
+
+    cdef int _integrate(self, double* y, double t, double t_bound, double rtol, double atol,
+                        double* h_io, long max_steps, long* steps, int* code) noexcept:
+        # scipy's solve_ivp DOP853 step loop (rk.py: RungeKutta._step_impl, rk_step,
+        # DOP853._estimate_error_norm; common.py: select_initial_step), the twin's
+        cdef double K[(DOP_STAGES + 1) * FIELD_STATE]
+        cdef double yt[FIELD_STATE]
+        cdef double yn[FIELD_STATE]
+        cdef double h_abs = h_io[0], h, t_new, min_step, sc, e5, e3, n5, n3, en, factor
+        cdef double d0, d1, d2, h0, h1, h_before = 0.0, acc
+        cdef bint rejected, truncated = False
+        cdef int st, i, j, stage
+        cdef int n = FIELD_STATE
+        self.evaluations += 1
+        st = self._eval(t, y, K, NULL)
+        if st != OK:
+            return st
+        if not h_abs > 0.0:  # the first step: select_initial_step (order 7)
+            d0 = 0.0
+            d1 = 0.0
+            for i in range(n):
+                sc = atol + fabs(y[i]) * rtol
+                d0 += (y[i] / sc) ** 2
+                d1 += (K[i] / sc) ** 2
+            d0 = sqrt(d0) / sqrt(<double>n)
+            d1 = sqrt(d1) / sqrt(<double>n)
+            h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+            h0 = min(h0, fabs(t_bound - t))
+            for i in range(n):
+                yt[i] = y[i] + h0 * K[i]
+            self.evaluations += 1
+            st = self._eval(t + h0, yt, yn, NULL)
+            if st != OK:
+                return st
+            d2 = 0.0
+            for i in range(n):
+                sc = atol + fabs(y[i]) * rtol
+                d2 += ((yn[i] - K[i]) / sc) ** 2
+            d2 = sqrt(d2) / sqrt(<double>n) / h0
+            if d1 <= 1e-15 and d2 <= 1e-15:
+                h1 = max(1e-6, h0 * 1e-3)
+            else:
+                h1 = pow(0.01 / max(d1, d2), 1.0 / 8.0)
+            h_abs = min(100 * h0, min(h1, fabs(t_bound - t)))
+        while t < t_bound:
+            if steps[0] >= max_steps:
+                code[0] = SOLVER_TOO_MANY_STEPS
+                h_io[0] = h_abs
+                return OK
+            min_step = 10 * fabs(nextafter(t, INFINITY) - t)
+            if h_abs < min_step:
+                h_abs = min_step
+            rejected = False
+            while True:
+                if h_abs < min_step:
+                    code[0] = SOLVER_STEP_TOO_SMALL
+                    h_io[0] = h_abs
+                    return OK
+                h = h_abs
+                t_new = t + h
+                truncated = t_new > t_bound
+                if truncated:
+                    h_before = h_abs
+                    t_new = t_bound
+                h = t_new - t
+                h_abs = fabs(h)
+                for stage in range(1, DOP_STAGES):
+                    for i in range(n):
+                        acc = 0.0
+                        for j in range(stage):
+                            acc += K[n * j + i] * self.dA[DOP_STAGES * stage + j]
+                        yt[i] = y[i] + acc * h
+                    self.evaluations += 1
+                    st = self._eval(t + self.dC[stage] * h, yt, K + n * stage, NULL)
+                    if st != OK:
+                        return st
+                for i in range(n):
+                    acc = 0.0
+                    for j in range(DOP_STAGES):
+                        acc += K[n * j + i] * self.dB[j]
+                    yn[i] = y[i] + h * acc
+                self.evaluations += 1
+                st = self._eval(t + h, yn, K + n * DOP_STAGES, NULL)
+                if st != OK:
+                    return st
+                n5 = 0.0
+                n3 = 0.0
+                for i in range(n):
+                    sc = atol + max(fabs(y[i]), fabs(yn[i])) * rtol
+                    e5 = 0.0
+                    e3 = 0.0
+                    for j in range(DOP_STAGES + 1):
+                        e5 += K[n * j + i] * self.dE5[j]
+                        e3 += K[n * j + i] * self.dE3[j]
+                    n5 += (e5 / sc) ** 2
+                    n3 += (e3 / sc) ** 2
+                if n5 == 0.0 and n3 == 0.0:
+                    en = 0.0
+                else:
+                    en = h_abs * n5 / sqrt((n5 + 0.01 * n3) * n)
+                if en < 1.0:
+                    if en == 0.0:
+                        factor = DOP_MAX_FACTOR
+                    else:
+                        factor = min(DOP_MAX_FACTOR, DOP_SAFETY * pow(en, DOP_EXPONENT))
+                    if rejected:
+                        factor = min(1.0, factor)
+                    h_abs *= factor
+                    break
+                h_abs *= max(DOP_MIN_FACTOR, DOP_SAFETY * pow(en, DOP_EXPONENT))
+                rejected = True
+                truncated = False  # a rejected step is retried from the smaller step
+            t = t_new
+            for i in range(n):
+                y[i] = yn[i]
+                K[i] = K[n * DOP_STAGES + i]
+            steps[0] += 1
+        # the step to start the next interval with: the last accepted one's proposal, or, if
+        # that step was cut short to end on t_bound, the step it would have taken
+        h_io[0] = max(h_abs, h_before) if truncated else h_abs
+        return OK
+
+    def frame(self, y, double t):
+        """The saved frame (34,) of the state ``y`` (15,) at time ``t``, as
+        ``RollingBody.reference_unpack`` makes it (see the twin)."""
+        cdef cnp.ndarray arr = field_state(y, FIELD_STATE)
+        cdef const double* Y = <const double*>cnp.PyArray_DATA(arr)
+        cdef double rates[FIELD_STATE]
+        cdef double ex[16]
+        cdef double ws[3]
+        cdef double q[3]
+        cdef double v[3]
+        cdef int i, st
+        cdef cnp.npy_intp dim = 34
+        cdef cnp.ndarray out = cnp.PyArray_ZEROS(1, &dim, cnp.NPY_DOUBLE, 0)
+        cdef double* o = <double*>cnp.PyArray_DATA(out)
+        st = self._eval(t, Y, rates, ex)
+        if self.ground.raised:
+            self.ground.raise_pending()
+        if st != OK:
+            raise ValueError(f"Expected a state with a regular contact (status {st}).")
+        cdef const double* A = Y
+        cdef const double* w = Y + 11
+        cdef const double* s = ex
+        # a = x - A s; Pi = I Omega; p = m da/dt = -m A (Omega x s)
+        matvec3(A, s, q)
+        cross3(w, s, ws)
+        matvec3(A, ws, v)
+        for i in range(9):
+            o[i] = A[i]
+        for i in range(3):
+            o[9 + i] = ex[3 + i] - q[i]
+            o[12 + i] = (self.inertia_[3 * i] * w[0] + self.inertia_[3 * i + 1] * w[1]
+                         + self.inertia_[3 * i + 2] * w[2])
+            o[15 + i] = -self.mass * v[i]
+            o[18 + i] = ex[i]
+            o[21 + i] = ex[3 + i]
+            o[24 + i] = ex[6 + i]
+            o[27 + i] = ex[9 + i]
+        o[30] = 0.0
+        o[31] = ex[15]  # the normal force
+        o[32] = Y[14]
+        o[33] = t
+        return out
+
+    cdef int _eval(self, double t, const double* y, double* out, double* extra) noexcept:
+        # the rates into out (15) at time t; if extra is not NULL, s, x, n, n_M, ds/dt and the
+        # normal force into it (16)
+        cdef const double* A = y
+        cdef const double* z = y + 9
+        cdef const double* w = y + 11
+        cdef double x[3]
+        cdef double J[6]
+        cdef double H[12]
+        cdef double n[3]
+        cdef double WH[4]
+        cdef double d[3]
+        cdef double s[3]
+        cdef double Sp[9]
+        cdef double n_M[3]
+        cdef double gi[4]      # (J^T J)^-1
+        cdef double JWgi[6]    # J W g^-1 (3 x 2)
+        cdef double LH[9]      # J W g^-1 J^T: -dn = LH dx in space
+        cdef double T1[9]
+        cdef double K[9]       # A^T LH A
+        cdef double M[9]
+        cdef double An[3]
+        cdef double wn[3]
+        cdef double sd[3]
+        cdef double E[6]
+        cdef double G[4]
+        cdef double lam[4]
+        cdef double b2[2]
+        cdef double As[3]
+        cdef double Jt[2]
+        cdef double It[9]
+        cdef double Iw[3]
+        cdef double rhs[3]
+        cdef double q[3]
+        cdef double u[3]
+        cdef double gk[3]
+        cdef double ws[3]
+        cdef double acc0[3]
+        cdef double det, sum_, ss, power, N = 0.0
+        cdef int i, j, k, a, b, st, r
+        ground_geometry(self.ground, self.chart, z, x, J, H, n, WH)
+        if self.ground.raised:
+            return CALLBACK_RAISED
+        matTvec3(A, n, An)
+        for i in range(3):
+            d[i] = -An[i]
+        st = self.shape.support(d, s, Sp, n_M)
+        if st != OK:
+            return st
+        # g^-1 and the ground's Weingarten map on space vectors
+        det = 0.0
+        G[0] = J[0] * J[0] + J[2] * J[2] + J[4] * J[4]
+        G[1] = J[0] * J[1] + J[2] * J[3] + J[4] * J[5]
+        G[2] = G[1]
+        G[3] = J[1] * J[1] + J[3] * J[3] + J[5] * J[5]
+        det = G[0] * G[3] - G[1] * G[2]
+        gi[0] = G[3] / det
+        gi[1] = -G[1] / det
+        gi[2] = -G[2] / det
+        gi[3] = G[0] / det
+        for i in range(3):
+            for b in range(2):
+                sum_ = 0.0
+                for a in range(2):
+                    for k in range(2):
+                        sum_ += J[2 * i + a] * WH[2 * a + k] * gi[2 * k + b]
+                JWgi[2 * i + b] = sum_
+        for i in range(3):
+            for j in range(3):
+                LH[3 * i + j] = JWgi[2 * i] * J[2 * j] + JWgi[2 * i + 1] * J[2 * j + 1]
+        # K = A^T LH A
+        matmul3(LH, A, T1)
+        for i in range(3):
+            for j in range(3):
+                K[3 * i + j] = A[i] * T1[j] + A[3 + i] * T1[3 + j] + A[6 + i] * T1[6 + j]
+        cross3(w, An, wn)  # Omega x A^T n
+        if self.support_form:
+            # (I - S' K) ds/dt = S' (Omega x A^T n)
+            matmul3(Sp, K, M)
+            for i in range(9):
+                M[i] = -M[i]
+            M[0] += 1.0
+            M[4] += 1.0
+            M[8] += 1.0
+            matvec3(Sp, wn, sd)
+            if not solve_small(3, M, sd):
+                return SINGULAR_CONTACT
+        else:
+            # Lambda = (E^T S' E)^-1 - E^T K E on the tangent plane, Lambda E^T ds/dt = E^T wn
+            tangent_basis(An, E)
+            for a in range(2):
+                for b in range(2):
+                    sum_ = 0.0
+                    ss = 0.0
+                    for i in range(3):
+                        for j in range(3):
+                            sum_ += E[2 * i + a] * Sp[3 * i + j] * E[2 * j + b]
+                            ss += E[2 * i + a] * K[3 * i + j] * E[2 * j + b]
+                    G[2 * a + b] = sum_
+                    lam[2 * a + b] = ss
+            det = G[0] * G[3] - G[1] * G[2]
+            if det == 0.0:
+                return SINGULAR_CONTACT
+            lam[0] = G[3] / det - lam[0]
+            lam[1] = -G[1] / det - lam[1]
+            lam[2] = -G[2] / det - lam[2]
+            lam[3] = G[0] / det - lam[3]
+            for a in range(2):
+                b2[a] = E[a] * wn[0] + E[2 + a] * wn[1] + E[4 + a] * wn[2]
+            if not solve_small(2, lam, b2):
+                return SINGULAR_CONTACT
+            for i in range(3):
+                sd[i] = E[2 * i] * b2[0] + E[2 * i + 1] * b2[1]
+        # dz/dt = g^-1 J^T A ds/dt
+        matvec3(A, sd, As)
+        for a in range(2):
+            Jt[a] = J[a] * As[0] + J[2 + a] * As[1] + J[4 + a] * As[2]
+        out[9] = gi[0] * Jt[0] + gi[1] * Jt[1]
+        out[10] = gi[2] * Jt[0] + gi[3] * Jt[1]
+        # I~ dOmega/dt = (I~ Omega) x Omega + m s x (ds/dt x Omega + g A^T k), I~ = I - m hat(s)^2
+        ss = dot3(s, s)
+        for i in range(3):
+            for j in range(3):
+                It[3 * i + j] = self.inertia_[3 * i + j] + self.mass * (
+                    (ss if i == j else 0.0) - s[i] * s[j])
+        matvec3(It, w, Iw)
+        cross3(Iw, w, rhs)
+        cross3(sd, w, q)
+        matTvec3(A, self.up_, gk)
+        for i in range(3):
+            q[i] += self.gravity * gk[i]
+        cross3(s, q, u)
+        for i in range(3):
+            out[11 + i] = rhs[i] + self.mass * u[i]
+        # the known part of the centre's acceleration, acc0 = -A (Omega x (Omega x s)
+        # + Omega x ds/dt): d2a/dt2 = acc0 - A (dOmega/dt x s)
+        cross3(w, s, ws)
+        cross3(w, ws, q)
+        cross3(w, sd, u)
+        for i in range(3):
+            q[i] += u[i]
+        matvec3(A, q, acc0)
+        for i in range(3):
+            acc0[i] = -acc0[i]
+        power = 0.0
+        if self.forces is None:
+            if not solve_small(3, It, out + 11):
+                return SINGULAR_CONTACT
+            if extra != NULL:  # N = n . m (d2a/dt2 + g k)
+                cross3(out + 11, s, q)
+                matvec3(A, q, u)
+                extra[15] = 0.0
+                for i in range(3):
+                    extra[15] += n[i] * self.mass * (acc0[i] - u[i] + self.gravity * self.up_[i])
+        else:
+            power = self._forced(t, A, x, n, An, s, w, ws, acc0, It, out + 11, &N)
+            if power != power:  # NaN: the forced system is singular
+                return SINGULAR_CONTACT
+            if extra != NULL:
+                extra[15] = N
+        # dA/dt = A hat(Omega): row r of A crossed with Omega; dW/dt the forces' power
+        for r in range(3):
+            cross3(A + 3 * r, w, out + 3 * r)
+        out[14] = power
+        if extra != NULL:
+            for i in range(3):
+                extra[i] = s[i]
+                extra[3 + i] = x[i]
+                extra[6 + i] = n[i]
+                extra[9 + i] = n_M[i]
+                extra[12 + i] = sd[i]
+        return OK
+
+    cdef double _forced(self, double t, const double* A, const double* x, const double* n,
+                        const double* nb, const double* s, const double* w, const double* ws,
+                        const double* acc0, const double* It, double* b,
+                        double* N_out) noexcept:
+        # dOmega/dt into b (which holds the gravity-only right-hand side) with the force
+        # elements, as RollingBody._rates (its Notes: applied forces, rolling resistance);
+        # returns the power of the non-potential elements (NaN for a singular system)
+        cdef double a[3]
+        cdef double v[3]
+        cdef double f_pot[3]
+        cdef double tau_pot[3]
+        cdef double f_app[3]
+        cdef double tau_app[3]
+        cdef double D[9]
+        cdef double f_np[3]
+        cdef double tau_np[3]
+        cdef double f[3]
+        cdef double Atf[3]
+        cdef double sf[3]
+        cdef double wr[3]
+        cdef double snb[3]
+        cdef double lhs[9]
+        cdef double Dw[3]
+        cdef double drag, N0, N, nbw, power
+        cdef int i, j
+        matvec3(A, s, a)
+        matvec3(A, ws, v)
+        for i in range(3):
+            a[i] = x[i] - a[i]
+            v[i] = -v[i]
+        drag = self.forces.wrench(t, A, a, n, f_pot, tau_pot, f_app, tau_app, D)
+        matvec3(D, w, Dw)
+        for i in range(3):
+            f_np[i] = f_app[i] - drag * v[i]
+            tau_np[i] = tau_app[i] - Dw[i]
+            f[i] = f_pot[i] + f_np[i]
+        # rolling resistance: w_roll = mu P_t Omega, P_t = I - nb nb^T
+        nbw = dot3(nb, w)
+        for i in range(3):
+            wr[i] = self.forces.rolling * (w[i] - nb[i] * nbw)
+        N0 = 0.0
+        for i in range(3):
+            N0 += n[i] * (self.mass * acc0[i] + self.mass * self.gravity * self.up_[i] - f[i])
+        cross3(s, nb, snb)
+        for i in range(3):
+            for j in range(3):
+                lhs[3 * i + j] = It[3 * i + j] - self.mass * wr[i] * snb[j]
+        matTvec3(A, f, Atf)
+        cross3(s, Atf, sf)
+        for i in range(3):
+            b[i] += tau_pot[i] + tau_np[i] - sf[i] - N0 * wr[i]
+        if not solve_small(3, lhs, b):
+            return float("nan")
+        N = N0 - self.mass * dot3(snb, b)
+        N_out[0] = N
+        power = dot3(f_np, v)
+        for i in range(3):
+            power += (tau_np[i] - N * wr[i]) * w[i]
+        return power

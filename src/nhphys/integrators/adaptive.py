@@ -5,24 +5,43 @@ projected back onto the constraint manifold at every output time.
 :class:`~nhphys.integrators.Reference` integrates) with Hairer and Wanner's DOP853 (order 8,
 embedded error estimators of orders 5 and 3, step-size control) as wrapped by
 ``scipy.integrate.ode("dop853")`` (scipy's compiled translation of Hairer's Fortran code;
-"DOPRI5" selects the order-5 sibling). The right-hand side is the compiled field of
-``nhphys_ext.rhs`` (the Python twin :mod:`nhphys.twins.rhs` with ``backend="python"``): the
+"DOPRI5" selects the order-5 sibling). The right-hand side is a compiled field: ``SuslovField``
+of ``nhphys_ext.rhs`` for a Suslov body, ``RollingField`` of ``nhphys_ext.rolling`` (eq. 29)
+for a rolling body (their Python twins in :mod:`nhphys.twins.rhs` and
+:mod:`nhphys.twins.rolling` with ``backend="python"``): the
 solver's loop is compiled, the field is one C call per stage, and the only Python between
 stages is the call itself: 0.2-0.4 us a call with the solver's share, against 6-8 us with
 ``scipy.integrate.solve_ivp`` on the same compiled field (its step loop is Python) and
-80-160 us for ``Suslov.reference_rhs`` (``benchmarks/bench_work_precision.py``, BENCHMARKS.md).
+80-160 us for ``Suslov.reference_rhs``; the rolling field costs 0.4-1.1 us a call from Python
+and 0.3-0.4 us inside its own compiled loop (``loop="compiled"``, the default for rolling
+bodies), against 0.2-0.8 ms for ``RollingBody.reference_rhs``
+(``benchmarks/bench_work_precision.py``, BENCHMARKS.md).
 
 The projection
 --------------
 Each step of the run (of length ``dt``, the output interval) integrates from the state of the
 previous output time to the next, then projects the result back onto the manifold before it is
-saved and before the next interval starts from it (:meth:`nhphys.twins.rhs.SuslovField.project`):
+saved and before the next interval starts from it.
+
+Suslov (:meth:`nhphys.twins.rhs.SuslovField.project`):
 
 * the orientation ``R`` to the closest rotation (orthogonal factor of its polar decomposition),
   so that ``|R^T R - I|`` is at round-off at every saved frame;
 * the body angular velocity ``Omega`` onto the Suslov constraint ``a . Omega = 0`` along
   ``I^-1 a`` (the orthogonal projection in the kinetic-energy metric), so that the constraint
   residual is at round-off at every saved frame.
+
+Rolling body (:meth:`nhphys.twins.rolling.RollingField.project`): the state is that of
+``RollingBody.reference_state``, ``(A, z, Omega, W)`` (15,), whose only redundancy is the nine
+entries of ``A`` for a rotation: the contact point on the body is slaved to ``A`` and the
+ground coordinates ``z`` (``s = S(-A^T n(z))``, the centre at ``a = x(z) - A s``), so the contact
+holds by construction, and the centre's velocity is ``-A (Omega x s)``, so no slip does too.
+The projection replaces ``A`` by its orthogonal polar factor (the closest rotation: the
+correction is along ``A`` times a symmetric matrix, the normal space of SO(3)) and leaves
+``z``, ``Omega`` and ``W`` alone; the frames then have ``|A^T A - I|``, ``|A n_M - n|`` and the
+slip at round-off. The ground chart of ``z`` is the one ``reference_state`` chose, kept for the
+run (as in ``Reference``). A contact event of the shape met by the field (a disk falling flat)
+ends the run with a :class:`~nhphys.errors.ContactEvent` naming the interval it happened in.
 
 The solution of the unprojected equations leaves the manifold only by the size of its global
 error (the manifold is invariant), and the projection moves the state by no more than that
@@ -34,8 +53,9 @@ with the step the solver had reached as its first trial step; short output inter
 cost extra steps (each interval ends on an output time). Choose ``dt`` no shorter than the
 frames you need.
 
-Systems: :class:`nhphys.systems.Suslov` without force elements, and the systems on coordinates
-(:class:`~nhphys.systems.KnifeEdge`, :class:`~nhphys.systems.VerticalDisk`,
+Systems: :class:`nhphys.systems.Suslov` without force elements,
+:class:`nhphys.systems.RollingBody` with built-in force elements on a ground at rest, and the
+systems on coordinates (:class:`~nhphys.systems.KnifeEdge`, :class:`~nhphys.systems.VerticalDisk`,
 :class:`~nhphys.systems.ContactOscillator`, :class:`~nhphys.systems.RotorSleigh`, a
 :class:`~nhphys.systems.ConstrainedMechanicalSystem`) with their built-in force elements;
 ``Reference`` integrates the others. For the systems on coordinates the state is ``(q, v, W)``
@@ -61,32 +81,38 @@ from nhphys.twins import newton as status
 from nhphys.twins.newton import INFO_COMMITTED, INFO_STATUS
 
 METHODS = {"DOP853": "dop853", "DOPRI5": "dopri5"}  # method -> scipy.integrate.ode's name
+LOOPS = ("auto", "scipy", "compiled")  # whose step loop (Adaptive.loop)
 SOLVER_FAILED = status.CODES["NOT_CONVERGED"]  # the status a failed interval records
 
 
 def field_of(system, backend):
-    """The right-hand side of ``system`` on ``backend``, and the backend that evaluates it.
+    """The right-hand side of ``system`` for ``backend``, with the backend that evaluates it.
 
-    Suslov bodies without force elements get ``SuslovField``; the systems described by a
-    coordinate model (the knife edge, the vertical disk, the contact oscillator, the rotor
-    sleigh, a user's :class:`~nhphys.systems.ConstrainedMechanicalSystem`) get
-    ``CoordinateField`` with their built-in force elements. A model or a force element that
-    only the twins know (a user's model, a Python callable) is evaluated by the twin field.
+    Suslov bodies without force elements get the ``SuslovField`` of ``nhphys_ext.rhs`` (or its
+    twin :mod:`nhphys.twins.rhs`); a :class:`~nhphys.systems.RollingBody` with built-in force
+    elements on a ground at rest the ``RollingField`` of ``nhphys_ext.rolling`` (or its twin
+    :mod:`nhphys.twins.rolling`), on the ground chart of its last ``reference_state`` (call
+    that first); the systems described by a coordinate model (the knife edge, the vertical
+    disk, the contact oscillator, the rotor sleigh, a user's
+    :class:`~nhphys.systems.ConstrainedMechanicalSystem`) get ``CoordinateField`` with their
+    built-in force elements. A model or a force element that only the twins know (a user's
+    model, a Python callable) is evaluated by the twin field.
 
     Returns
     -------
-    field : SuslovField or CoordinateField
-        From ``nhphys_ext.rhs`` or its twin :mod:`nhphys.twins.rhs`.
+    field : SuslovField, RollingField or CoordinateField
     used : {"cython", "python"}
 
     Raises
     ------
     ValueError
-        ``system`` has no field (the message names the systems that have one), or is a Suslov
-        body with force elements.
+        ``system`` has no field (the message names the systems that have one and says to use
+        ``Reference``): a Suslov body with force elements, a rolling body on a moving ground, a
+        Python callable force.
     """
     from nhphys.forces import uses_callables
     from nhphys.systems.constrained import CoordinateSystem
+    from nhphys.systems.rolling import RollingBody
     from nhphys.systems.suslov import Suslov
     from nhphys.twins.models import compiled_counterpart
 
@@ -96,9 +122,25 @@ def field_of(system, backend):
                              "use Reference() (or a Retraction) with forces.")
         module, used = _backend.choose("rhs", backend)
         return module.SuslovField(system.inertia, system.axis), used
+    if isinstance(system, RollingBody):
+        if uses_callables(system.forces):
+            raise ValueError("Adaptive integrates a RollingBody with built-in force elements; "
+                             "a Python callable needs Reference().")
+        if system.motion is not None:
+            raise ValueError("Adaptive integrates a RollingBody on a ground at rest so far; use "
+                             "Reference() (or a Retraction) on a moving ground.")
+        from nhphys.forces import build_force_set
+
+        module, used = _backend.choose("rolling", backend)
+        shape = system.contact_shape(module, used)
+        ground = system.ground.with_backend(used).kernel
+        forces = build_force_set(system.forces, _backend.choose("forces", used)[0])
+        return module.RollingField(shape, ground, system._reference_chart, system.mass,
+                                   system.inertia, system.gravity, system.up,
+                                   system.support_shape, forces), used
     if not isinstance(system, CoordinateSystem):
-        raise ValueError(f"Adaptive integrates Suslov and the systems on coordinates (KnifeEdge, "
-                         f"VerticalDisk, ContactOscillator, RotorSleigh) so far, not "
+        raise ValueError(f"Adaptive integrates Suslov, RollingBody and the systems on coordinates "
+                         f"(KnifeEdge, VerticalDisk, ContactOscillator, RotorSleigh) so far, not "
                          f"{type(system).__name__}; use Reference() for it.")
     if uses_callables(getattr(system, "forces", None) or ()):
         raise ValueError("Adaptive integrates built-in force elements; a Python callable "
@@ -118,24 +160,32 @@ class AdaptiveRun(Run):
 
     Attributes
     ----------
-    state : ndarray, shape (12,) or (2 n + 1,)
-        At the last output time (projected): ``R.ravel()`` and ``Omega`` (Suslov), or ``q``,
-        ``v`` and the work ``W`` (a coordinate model).
+    state : ndarray, shape (12,), (15,) or (2 n + 1,)
+        The field's state at the last output time (projected): ``R.ravel()`` and ``Omega``
+        (Suslov), ``A.ravel()``, ``z``, ``Omega``, ``W`` (``RollingBody.reference_state``), or
+        ``q``, ``v`` and the work ``W`` (a coordinate model).
     step_guess : ndarray, shape (1,)
         The first trial step of the next interval (from the last interval's accepted steps,
         :meth:`_next_guess`; 0 at the start: the solver's own estimate). Part of the state, so
         a resumed run is identical.
-    field : SuslovField or CoordinateField
+    field : SuslovField, RollingField or CoordinateField
         The right-hand side (compiled or twin), with ``evaluations`` counting its calls.
     """
 
     state_names = ("state", "step_guess")
 
-    def __init__(self, system, field, state0, dt, backend, scipy_name, rtol, atol, max_steps):
+    def __init__(self, system, field, state0, dt, backend, scipy_name, rtol, atol, max_steps,
+                 compiled=False):
         from scipy.integrate import ode  # imported here: it costs half a second
 
+        self.compiled = compiled  # the field's own DOP853 loop (RollingField.integrate)
+        self.tolerances = (rtol, atol, max_steps)
         self.system = system
         self.field = field
+        # how a state becomes a frame: the rolling field's own frames, Suslov's R and Omega, or
+        # the coordinate model's reference_unpack
+        self._kind = ("rolling" if hasattr(field, "frame") else
+                      "suslov" if type(field).__name__ == "SuslovField" else "coordinates")
         self.backend = backend
         self.dt = dt
         self.state = np.array(state0, dtype=float)
@@ -167,20 +217,29 @@ class AdaptiveRun(Run):
             return 2.0 * last
         return 2.0 * before_last if count == 2 else before_last
 
-    def _unpack(self, states):
+    def _unpack(self, states, times):
+        """Trajectory fields of field states (n, size) at ``times`` (n,)."""
         states = np.asarray(states).reshape(-1, self.state.size)
-        if self.state.size == 12:  # Suslov: R and Omega
+        if self._kind == "rolling":  # the field's frames (reference_unpack's)
+            from nhphys.twins.rolling import FRAME_SIZE, unpack_frames
+
+            frames = np.array([self.field.frame(y, t) for y, t in zip(states, times)])
+            return self.system.observables(unpack_frames(frames.reshape(len(states), FRAME_SIZE)))
+        if self._kind == "suslov":  # R and Omega
             return self.system.observables({"R": states[:, :9].reshape(-1, 3, 3).copy(),
                                             "omega": states[:, 9:12].copy()})
         return self.system.observables(self.system.reference_unpack(states.copy()))
 
     def _initial_frame(self):
-        return self._unpack(self.state[None])
+        return self._unpack(self.state[None], np.array([self.steps_done * self.dt]))
 
     def _allocate(self, n_saved):
-        return np.empty((n_saved, self.state.size))
+        # the saved states, and their times in the last column
+        return np.empty((n_saved, self.state.size + 1))
 
     def _loop(self, n_steps, save_every, saved, info):
+        if self.compiled:
+            return self._compiled_loop(n_steps, save_every, saved, info)
         solver, field, dt, accepted = self.solver, self.field, self.dt, self._accepted
         # with more than one interval, watch the accepted steps (a Python call a step, 10-20 %
         # of a step's cost here) to restart each interval with the step the solver had reached
@@ -197,13 +256,17 @@ class AdaptiveRun(Run):
                 solver._integrator.first_step = float(self.step_guess[0])
                 solver.set_initial_value(self.state, t0)
                 accepted[:] = [t0, 0.0, 0.0, 0]
+                if hasattr(field, "status"):
+                    field.status = 0  # a contact status of an earlier, recovered interval
                 y = solver.integrate(t0 + dt)
                 if not solver.successful() or not np.all(np.isfinite(y)):
                     code = solver.get_return_code()
                     self.message = solver._integrator.messages.get(
                         code, f"return code {code}") if not solver.successful() \
                         else "the state is not finite"
-                    info[INFO_STATUS] = SOLVER_FAILED
+                    # a contact event or a singular contact met by the field is the reason
+                    reason = getattr(field, "status", 0)
+                    info[INFO_STATUS] = reason if reason else SOLVER_FAILED
                     return k + 1
                 y = np.array(y, dtype=float)
                 field.project(y)
@@ -212,13 +275,48 @@ class AdaptiveRun(Run):
                 self.state[:] = y
                 info[INFO_COMMITTED] = k + 1
                 if (k + 1) % save_every == 0:
-                    saved[(k + 1) // save_every - 1] = y
+                    saved[(k + 1) // save_every - 1, :-1] = y
+                    saved[(k + 1) // save_every - 1, -1] = t0 + dt
+        return 0
+
+    def _compiled_loop(self, n_steps, save_every, saved, info):
+        """The intervals on the field's own DOP853 loop (``RollingField.integrate``: scipy's
+        ``solve_ivp`` DOP853 step by step, the field called in C), each started with the step
+        the previous one ended with."""
+        from nhphys.twins.rolling import SOLVER_MESSAGES
+
+        field, dt = self.field, self.dt
+        rtol, atol, max_steps = self.tolerances
+        for k in range(n_steps):
+            t0 = (self.steps_done + k) * dt
+            field.status = 0
+            y = self.state.copy()
+            status, code, h_next, _ = field.integrate(y, t0, t0 + dt, rtol, atol,
+                                                      float(self.step_guess[0]), max_steps)
+            if status or code or not np.all(np.isfinite(y)):
+                self.message = SOLVER_MESSAGES.get(code, "the state is not finite")
+                info[INFO_STATUS] = status if status else SOLVER_FAILED
+                return k + 1
+            field.project(y)
+            self.step_guess[0] = h_next
+            self.state[:] = y
+            info[INFO_COMMITTED] = k + 1
+            if (k + 1) % save_every == 0:
+                saved[(k + 1) // save_every - 1, :-1] = y
+                saved[(k + 1) // save_every - 1, -1] = t0 + dt
         return 0
 
     def _frames(self, saved, count):
-        return self._unpack(saved[:count])
+        return self._unpack(saved[:count, :-1], saved[:count, -1])
+
+    def _event(self, reason):
+        from nhphys.systems.rolling import event_message
+
+        return event_message(reason, self.system.body.shape)
 
     def _error(self, reason, step, partial):
+        if reason != SOLVER_FAILED:  # the field's: a contact event or a singular contact
+            return super()._error(reason, step, partial)
         return NewtonError(step, step * self.dt,
                            f"the adaptive solver failed in this interval: {self.message}",
                            partial)
@@ -239,6 +337,12 @@ class Adaptive:
     max_steps : int
         The most solver steps in one output interval (``dt``) before the run fails with a
         :class:`~nhphys.errors.NewtonError` naming the interval.
+    loop : {"auto", "scipy", "compiled"}
+        Whose step loop: ``"scipy"`` drives ``scipy.integrate.ode`` (Hairer's code, one Python
+        call of the field per stage); ``"compiled"`` the field's own DOP853 loop, where the
+        field is called in C (``RollingField.integrate``: scipy's ``solve_ivp`` DOP853
+        algorithm step by step, so a rolling body only, with ``method="DOP853"``);
+        ``"auto"`` the compiled loop where there is one.
 
     Examples
     --------
@@ -255,6 +359,7 @@ class Adaptive:
     atol: float = 1e-12
     method: str = "DOP853"
     max_steps: int = 100_000
+    loop: str = "auto"
 
     def __post_init__(self):
         for name in ("rtol", "atol"):
@@ -268,6 +373,8 @@ class Adaptive:
         steps = self.max_steps
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise ValueError(f"Expected `max_steps` to be an integer >= 1, got {steps!r}.")
+        if self.loop not in LOOPS:
+            raise ValueError(f"Expected `loop` to be one of {LOOPS}, got {self.loop!r}.")
 
     def start(self, system, dt, backend, **initial_conditions):
         """A run of ``system`` from ``initial_conditions`` (those of ``Reference``).
@@ -282,11 +389,22 @@ class Adaptive:
         """
         from nhphys.integrators.retraction import check_initial_conditions
 
-        field, used = field_of(system, backend)
+        from nhphys.systems.rolling import RollingBody
+
+        rolling = isinstance(system, RollingBody)
+        if not rolling:  # an unsupported system is refused before its initial conditions
+            field, used = field_of(system, backend)
         check_initial_conditions(system, initial_conditions)
         state = np.asarray(system.reference_state(**initial_conditions), dtype=float)
-        if field.__class__.__name__ == "SuslovField":
+        if rolling:  # after reference_state: the field works on the ground chart it chose
+            field, used = field_of(system, backend)
+        if type(field).__name__ == "SuslovField":
             state = state[:12]  # no work without force elements
+        has_loop = hasattr(field, "integrate") and self.method.upper() == "DOP853"
+        if self.loop == "compiled" and not has_loop:
+            raise ValueError("Adaptive(loop='compiled') is DOP853 on a RollingBody's field; "
+                             f"use loop='scipy' for {type(system).__name__} or method "
+                             f"{self.method!r}.")
         return AdaptiveRun(system, field, state, dt, used,
                            METHODS[self.method.upper()], float(self.rtol), float(self.atol),
-                           self.max_steps)
+                           self.max_steps, compiled=has_loop and self.loop != "scipy")

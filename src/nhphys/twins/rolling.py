@@ -1038,3 +1038,368 @@ def solve_arctan(x0, damped, max_iter):
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is a NOT_FINITE status
         status = solve(residual, jacobian, x, (1.0, 1.0), NewtonRule(1e-13, ROUNDOFF, max_iter))
     return status, list(x), np.array(points).reshape(-1, 2)
+
+
+# -- the continuous vector field (eq. 29) for an adaptive solver ----------------------------------
+
+FIELD_STATE = 15  # A (9, row-major), z (2), Omega (3), W (1): RollingBody.reference_state
+FIELD_POLAR_MAX_ITER = 50  # Newton iterations of the polar factor; 2-3 from near SO(3)
+FIELD_POLAR_TOL = 2 * np.finfo(float).eps  # the last correction at round-off ends it
+
+
+def polar_factor(X):
+    """The orthogonal polar factor ``U`` of ``X = U P`` (3, 3): the closest rotation to a
+    matrix near SO(3) in the Frobenius norm, by Newton's iteration ``X <- (X + X^-T) / 2``
+    (Higham, Functions of Matrices, 8.3: quadratic, two or three iterations near SO(3))."""
+    X = np.array(X, dtype=float)
+    for _ in range(FIELD_POLAR_MAX_ITER):
+        X_next = 0.5 * (X + np.linalg.inv(X).T)
+        change = np.abs(X_next - X).max()
+        X = X_next
+        if change <= FIELD_POLAR_TOL:
+            break
+    return X
+
+
+class RollingField:
+    r"""Eq. (29) of a convex body rolling on a ground at rest under gravity, as a callable
+    ``field(t, y) -> dy/dt`` for an adaptive Runge-Kutta solver, with its projection
+    (:class:`nhphys.integrators.Adaptive`).
+
+    The state is that of :meth:`nhphys.systems.RollingBody.reference_state`, ``y`` (15,):
+    ``A.ravel()`` (body to space, row-major), ``z`` (2,) the contact's coordinates on the
+    ground's chart ``chart`` (kept for the whole run, as in ``Reference``), ``Omega`` (3,) the
+    body angular velocity and ``W`` the work of the non-potential force elements. The rates
+    are those of :meth:`nhphys.systems.RollingBody.reference_rhs` (its specification) for a
+    ground at rest; without force elements they are, with ``x, J, n, W_H`` the ground's point,
+    chart Jacobian (3, 2), normal and Weingarten matrix ``g^-1 II`` (2, 2) at ``z``, ``s, S', n_M``
+    the body's support point in the direction ``-A^T n``, its derivative and normal,
+    ``L_H = J W_H g^-1 J^T`` (3, 3, ``-dn = L_H dx``) and ``K = A^T L_H A``::
+
+        ds/dt:  (I - S' K) ds/dt = S' (Omega x A^T n)            (support_form: disks, ...)
+                Lambda E^T ds/dt = E^T (Omega x A^T n),
+                Lambda = (E^T S' E)^-1 - E^T K E                  (chart shapes; E (3, 2) an
+                                                                   orthonormal basis of the
+                                                                   tangent plane)
+        dz/dt = g^-1 J^T A ds/dt,      dA/dt = A hat(Omega),     dW/dt = 0,
+        I~ dOmega/dt = (I~ Omega) x Omega + m s x (ds/dt x Omega + g A^T k),
+        I~ = I - m hat(s)^2,
+
+    and with force elements the terms of :meth:`_forced`.
+
+    The two contact equations are the same where ``S'`` is invertible on the tangent plane
+    (``L_M = (E^T S' E)^-1``); the first also holds for a disk, whose ``S'`` has rank one
+    (:mod:`nhphys.systems.rolling`).
+
+    The projection (:meth:`project`). The state has one redundancy: the nine entries of ``A``
+    for a point of SO(3) (six conditions ``A^T A = I``). Everything else is a coordinate:
+    ``z`` and ``A`` fix the pose, since the contact point on the body is slaved to them,
+    ``s = S(-A^T n(z))``, and the centre of mass is ``a = x(z) - A s``, so the contact
+    conditions ``A n_M(s) = n(z)`` and ``gap = 0`` hold by construction for any rotation
+    ``A``; the no-slip condition holds by construction too, since the centre's velocity is
+    ``-A (Omega x s)`` (``Omega`` is free: 3 velocities for the 3 degrees of freedom of rolling
+    on a surface). So the projection replaces ``A`` by the closest rotation in the Frobenius
+    norm (its orthogonal polar factor, :func:`polar_factor`): the correction ``A (P^-1 - I)``
+    is along ``A`` times a symmetric matrix, the normal space of SO(3) at the rotation, i.e.
+    the orthogonal projection onto SO(3); ``z``, ``Omega`` and ``W`` are left alone. A state
+    off SO(3) by ``e`` moves by ``O(e)``, and ``e`` is of the size of the solver's global error
+    (the exact flow keeps SO(3)), so the order is kept (Hairer, Lubich & Wanner, Geometric
+    Numerical Integration, 2nd ed., IV.4). After it, the contact's residual
+    ``|A n_M - n|`` and the slip are at round-off.
+
+    Parameters
+    ----------
+    shape : ChartShape, Disk, Cylinder or Wheel
+        The body's contact shape (twin), seen from the centre of mass.
+    ground : twin surface object
+        The ground (at rest).
+    chart : int
+        The ground chart of ``z``.
+    mass : float
+    inertia : array_like, shape (3, 3)
+        About the centre of mass, body axes.
+    gravity : float
+    up : array_like, shape (3,)
+        Unit vector opposite to gravity.
+    support_form : bool
+        Solve the contact equation in the support-map form (a support-function shape: disk,
+        wheel, cylinder), else in ``Lambda``'s (a chart shape), as ``RollingBody._rates`` does.
+    forces : ForceSet, optional
+        Built-in force elements (:class:`nhphys.twins.forces.ForceSet`, the kernel's
+        ``nhphys_ext.forces.ForceSet``; no Python callables): their wrench joins Euler's
+        equation, rolling resistance its left side, and their power ``dW/dt`` (:meth:`_forced`).
+        The field then depends on ``t`` (scheduled forces).
+
+    Attributes
+    ----------
+    evaluations : int
+        Calls of the field so far.
+    status : int
+        0, or the first contact status (:mod:`nhphys.twins.newton`: a contact event, a singular
+        contact) met by a call, whose rates are then NaN.
+    """
+
+    def __init__(self, shape, ground, chart, mass, inertia, gravity, up, support_form,
+                 forces=None):
+        self.shape = shape
+        self.ground = ground
+        self.forces = None if forces is None or forces.empty else forces
+        self.chart = int(chart)
+        self.mass = float(mass)
+        self.inertia = np.array(inertia, dtype=float).reshape(3, 3)
+        self.gravity = float(gravity)
+        self.up = np.array(up, dtype=float).reshape(3)
+        self.support_form = bool(support_form)
+        self.evaluations = 0
+        self.status = OK
+
+    def __call__(self, t, y):
+        """``dy/dt`` (15,) at the state ``y`` (15,); ``t`` is unused (autonomous)."""
+        y = np.asarray(y, dtype=float)
+        if y.shape != (FIELD_STATE,):
+            raise ValueError(f"Expected a state of shape ({FIELD_STATE},), got {y.shape}.")
+        self.evaluations += 1
+        status, out = self._rates(t, y)
+        if status != OK:
+            self.status = self.status or status
+            return np.full(FIELD_STATE, np.nan)
+        return out
+
+    def _rates(self, t, y, extras=False):
+        """``(status, dy/dt (15,))`` at time ``t``, and with ``extras`` also
+        ``(s, x, n, n_M, ds/dt, N)`` (``N`` the normal force)."""
+        A, z, omega = y[:9].reshape(3, 3), y[9:11], y[11:14]
+        x, J, H, n, W = ground_geometry(self.ground, self.chart, z)
+        An = A.T @ n
+        status, s, Sp, n_M = self.shape.support(-An)
+        if status != OK:
+            return status, None
+        g = J.T @ J
+        K = A.T @ (J @ W @ np.linalg.solve(g, J.T)) @ A
+        wn = cross(omega, An)
+        try:
+            if self.support_form:
+                s_dot = np.linalg.solve(np.eye(3) - Sp @ K, Sp @ wn)
+            else:
+                E = tangent_basis(An)
+                lam = np.linalg.inv(E.T @ Sp @ E) - E.T @ K @ E
+                s_dot = E @ np.linalg.solve(lam, E.T @ wn)
+        except np.linalg.LinAlgError:
+            return SINGULAR_CONTACT, None
+        z_dot = np.linalg.solve(g, J.T @ (A @ s_dot))
+        m = self.mass
+        S = hat(s)
+        I_tilde = self.inertia - m * S @ S
+        rhs = cross(I_tilde @ omega, omega) + m * cross(
+            s, cross(s_dot, omega) + self.gravity * (A.T @ self.up))
+        # d2a/dt2 = acc0 - A (dOmega/dt x s)
+        acc0 = -A @ (cross(omega, cross(omega, s)) + cross(omega, s_dot))
+        if self.forces is None:
+            omega_dot = np.linalg.solve(I_tilde, rhs)
+            N = n @ (m * (acc0 - A @ cross(omega_dot, s) + self.gravity * self.up))
+            power = 0.0
+        else:
+            try:
+                omega_dot, N, power = self._forced(t, A, x, n, An, s, omega, acc0, I_tilde, rhs)
+            except np.linalg.LinAlgError:
+                return SINGULAR_CONTACT, None
+        out = np.concatenate([np.cross(A, omega).ravel(), z_dot, omega_dot, [power]])
+        if extras:
+            return OK, out, (s, x, n, n_M, s_dot, N)
+        return OK, out
+
+    def _forced(self, t, A, x, n, nb, s, omega, acc0, I_tilde, rhs):
+        r"""``(dOmega/dt, N, power)`` with the force elements (``RollingBody._rates``, Notes):
+        with the potential and applied wrenches ``f_pot, tau_pot, f_app, tau_app`` (force in
+        space at the centre, torque in the body), the damping ``D``, ``drag`` and the
+        non-potential part ``f_np = f_app - drag v``, ``tau_np = tau_app - D Omega``, the
+        contact force is ``A^T F = m A^T d2a/dt2 + m g A^T k - A^T f`` and Euler's equation
+        gains ``tau - s x A^T f``; rolling resistance ``-mu N P_t Omega`` with
+        ``N = N_0 - m (s x n_b) . dOmega/dt`` keeps it linear:
+        ``(I~ - mu m w (s x n_b)^T) dOmega/dt = rhs + tau - s x A^T f - N_0 w``,
+        ``w = P_t Omega``; the power is ``f_np . v + (tau_np - N w) . Omega``."""
+        m, g = self.mass, self.gravity
+        v = -A @ cross(omega, s)
+        a = x - A @ s
+        f_pot, tau_pot, f_app, tau_app, D, drag = self.forces.wrench(t, A, a, n, v, omega)
+        f_np, tau_np = f_app - drag * v, tau_app - D @ omega
+        f, tau = f_pot + f_np, tau_pot + tau_np
+        w_roll = self.forces.rolling * (omega - nb * (nb @ omega))
+        N_0 = n @ (m * acc0 + m * g * self.up - f)
+        s_nb = cross(s, nb)
+        lhs = I_tilde - m * np.outer(w_roll, s_nb)
+        omega_dot = np.linalg.solve(lhs, rhs + tau - cross(s, A.T @ f) - N_0 * w_roll)
+        N = N_0 - m * s_nb @ omega_dot
+        return omega_dot, N, f_np @ v + (tau_np - N * w_roll) @ omega
+
+    def frame(self, y, t):
+        """The saved frame (FRAME_SIZE,) of the state ``y`` (15,) at time ``t``: the layout of
+        :data:`FRAME_FIELDS`, as ``RollingBody.reference_unpack`` makes it (the centre
+        ``a = x - A s``, ``Pi = I Omega``, ``p = -m A (Omega x s)``, ``gap = 0``, the normal
+        force ``n . F`` with ``F = m (d2a/dt2 + g k)``,
+        ``d2a/dt2 = -A (Omega x (Omega x s) + Omega x ds/dt + dOmega/dt x s)``, the work
+        ``y[14]`` and ``t``).
+
+        Raises
+        ------
+        ValueError
+            The contact of ``y`` fails (a contact event, a singular contact).
+        """
+        y = np.asarray(y, dtype=float)
+        result = self._rates(t, y, extras=True)
+        if result[0] != OK:
+            raise ValueError(f"Expected a state with a regular contact (status {result[0]}).")
+        _, _, (s, x, n, n_M, _, N) = result
+        A, omega = y[:9].reshape(3, 3), y[11:14]
+        return np.concatenate([A.ravel(), x - A @ s, self.inertia @ omega,
+                               -self.mass * (A @ cross(omega, s)), s, x, n, n_M,
+                               [0.0, N, y[14], t]])
+
+    def project(self, y):
+        """Put the state ``y`` (15,) back on the manifold, in place: ``A`` to its orthogonal
+        polar factor, the rest unchanged (class docstring). ``y`` must be a C-contiguous float64
+        array of shape (15,) (a ``ValueError`` otherwise), as for the kernel."""
+        if not (isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (15,)
+                and y.flags.c_contiguous):
+            raise ValueError("Expected a writable C-contiguous float64 state of shape (15,).")
+        y[:9] = polar_factor(y[:9].reshape(3, 3)).ravel()
+
+    def integrate(self, y, t0, t1, rtol, atol, h_abs, max_steps):
+        r"""Advance ``y`` (15,) in place from ``t0`` to ``t1`` by DOP853, the field evaluated in
+        place (no Python call per stage in the kernel).
+
+        The algorithm is scipy's ``solve_ivp(method="DOP853")`` step by step (so that it can be
+        checked against it): stages ``K_s = f(y + h sum_j A_sj K_j)``, ``y_new = y + h sum_j B_j
+        K_j``, ``K_12 = f(y_new)`` (reused as the next step's first stage); the error norm of
+        Hairer's DOP853, ``|h| e5^2 / sqrt((e5^2 + 0.01 e3^2) n)`` with ``e5, e3`` the RMS-free
+        Euclidean norms of ``sum_j E5_j K_j / sc`` and ``sum_j E3_j K_j / sc``,
+        ``sc = atol + max(|y|, |y_new|) rtol``; a step is accepted when the norm is below 1, and
+        the next step is ``h min(10, 0.9 norm^(-1/8))`` (not above ``h`` right after a rejection;
+        a rejected step is retried with ``h max(0.2, 0.9 norm^(-1/8))``). The last step is cut to
+        end on ``t1``. ``h_abs = 0`` asks for scipy's ``select_initial_step`` (one more call).
+
+        Parameters
+        ----------
+        y : ndarray, shape (15,)
+            C-contiguous float64 state, advanced in place (left at the last accepted step on a
+            failure).
+        t0, t1 : float
+            ``t1 > t0``.
+        rtol, atol : float
+        h_abs : float
+            The first trial step, or 0.
+        max_steps : int
+            Accepted steps allowed in the interval.
+
+        Returns
+        -------
+        status : int
+            0, or the contact status of a field call that failed (a contact event).
+        solver_code : int
+            ``SOLVER_OK``, ``TOO_MANY_STEPS`` or ``STEP_TOO_SMALL``.
+        h_next : float
+            The step to start the next interval with: the last accepted step's proposal, or, when
+            that step was cut to end on ``t1``, the larger of it and the step it would have taken.
+        steps : int
+            Accepted steps.
+        """
+        if not (isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (15,)
+                and y.flags.c_contiguous):
+            raise ValueError("Expected a writable C-contiguous float64 state of shape (15,).")
+        A, B, C, E3, E5 = dop853_table()
+        n_stages, n = len(B), len(y)
+        K = np.empty((n_stages + 1, n))
+        steps = 0
+
+        def rates(t, state):  # (status, rates), NaN rates for a failed contact, as __call__
+            self.evaluations += 1
+            status, out = self._rates(t, state)
+            if status != OK:
+                self.status = self.status or status
+                return status, np.full(n, np.nan)
+            return status, out
+
+        status, K[0] = rates(t0, y)
+        if status != OK:
+            return status, SOLVER_OK, h_abs, steps
+        t = t0
+        if not h_abs > 0:  # scipy.integrate._ivp.common.select_initial_step, order 7
+            scale = atol + np.abs(y) * rtol
+            d0 = np.linalg.norm(y / scale) / n ** 0.5
+            d1 = np.linalg.norm(K[0] / scale) / n ** 0.5
+            h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+            h0 = min(h0, abs(t1 - t))
+            status, f1 = rates(t + h0, y + h0 * K[0])
+            if status != OK:
+                return status, SOLVER_OK, h_abs, steps
+            d2 = np.linalg.norm((f1 - K[0]) / scale) / n ** 0.5 / h0
+            h1 = max(1e-6, h0 * 1e-3) if d1 <= 1e-15 and d2 <= 1e-15 else \
+                (0.01 / max(d1, d2)) ** (1 / 8)
+            h_abs = min(100 * h0, h1, abs(t1 - t))
+        truncated, h_before = False, 0.0
+        while t < t1:
+            if steps >= max_steps:
+                return OK, TOO_MANY_STEPS, h_abs, steps
+            min_step = 10 * abs(np.nextafter(t, np.inf) - t)
+            h_abs = max(h_abs, min_step)
+            rejected = False
+            while True:
+                if h_abs < min_step:
+                    return OK, STEP_TOO_SMALL, h_abs, steps
+                t_new = t + h_abs
+                truncated = t_new > t1
+                if truncated:
+                    h_before, t_new = h_abs, t1
+                h = t_new - t
+                h_abs = abs(h)
+                for s in range(1, n_stages):
+                    status, K[s] = rates(t + C[s] * h, y + (K[:s].T @ A[s, :s]) * h)
+                    if status != OK:
+                        return status, SOLVER_OK, h_abs, steps
+                y_new = y + h * (K[:-1].T @ B)
+                status, f_new = rates(t + h, y_new)
+                if status != OK:
+                    return status, SOLVER_OK, h_abs, steps
+                K[-1] = f_new
+                scale = atol + np.maximum(np.abs(y), np.abs(y_new)) * rtol
+                n5 = np.sum((K.T @ E5 / scale) ** 2)
+                n3 = np.sum((K.T @ E3 / scale) ** 2)
+                norm = 0.0 if n5 == 0 and n3 == 0 else h_abs * n5 / np.sqrt((n5 + 0.01 * n3) * n)
+                if norm < 1:
+                    factor = DOP_MAX_FACTOR if norm == 0 else min(
+                        DOP_MAX_FACTOR, DOP_SAFETY * norm ** DOP_EXPONENT)
+                    if rejected:
+                        factor = min(1.0, factor)
+                    h_abs *= factor
+                    break
+                h_abs *= max(DOP_MIN_FACTOR, DOP_SAFETY * norm ** DOP_EXPONENT)
+                rejected = True
+            t = t_new
+            y[:] = y_new
+            K[0] = f_new
+            steps += 1
+        return OK, SOLVER_OK, (max(h_abs, h_before) if truncated else h_abs), steps
+
+
+# -- DOP853 with the field (RollingField.integrate) ------------------------------------------------
+
+SOLVER_OK, TOO_MANY_STEPS, STEP_TOO_SMALL = 0, 1, 2  # RollingField.integrate's solver codes
+SOLVER_MESSAGES = {TOO_MANY_STEPS: "more than max_steps steps in the interval",
+                   STEP_TOO_SMALL: "the step size became too small"}
+DOP_SAFETY, DOP_MIN_FACTOR, DOP_MAX_FACTOR = 0.9, 0.2, 10.0  # scipy's RungeKutta step control
+DOP_EXPONENT = -1.0 / 8.0  # -1 / (order of the error estimator + 1), the estimator's order 7
+
+
+def dop853_table():
+    """Dormand and Prince's order-8 pair as in Hairer's DOP853 (Hairer, Norsett & Wanner,
+    Solving Ordinary Differential Equations I, 2nd ed., II.10; the coefficients of dop853.f),
+    taken from scipy's copy (``scipy.integrate._ivp.dop853_coefficients``): ``A`` (12, 12),
+    ``B`` (12,), ``C`` (12,), and the error weights ``E3``, ``E5`` (13,) of the order-3 and
+    order-5 embedded estimates (the 13th stage is the derivative at the new point)."""
+    from scipy.integrate._ivp import dop853_coefficients as c
+
+    n = c.N_STAGES
+    return (np.array(c.A[:n, :n]), np.array(c.B), np.array(c.C[:n]), np.array(c.E3),
+            np.array(c.E5))
+
+

@@ -37,7 +37,7 @@ def starts(n):
     rng = np.random.default_rng(14)
     tilts = np.deg2rad(rng.uniform(0.2, 1.0, n))
     spins = rng.uniform(-5.0, 5.0, n)
-    return [dict(orientation=so3.exp([t, t, 0.0]), omega=[0.0, 0.0, w])
+    return [{"orientation": so3.exp([t, t, 0.0]), "omega": [0.0, 0.0, w]}
             for t, w in zip(tilts, spins)]
 
 
@@ -85,9 +85,9 @@ def main(argv=None):
         for n in sizes:
             ics = starts(n)
             for threads in (1, 2):
-                seconds, result = wall(lambda: run_batch(system, ics, args.t_final, DT,
-                                                         save_every=SAVE_EVERY,
-                                                         backend="cython", threads=threads))
+                seconds, result = wall(lambda ics=ics, threads=threads: run_batch(
+                    system, ics, args.t_final, DT, save_every=SAVE_EVERY, backend="cython",
+                    threads=threads))
                 assert result.ok.all(), result.status
                 times.setdefault((n, threads), []).append(seconds)
             if n == sizes[0]:

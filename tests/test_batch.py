@@ -17,7 +17,7 @@ from nhphys.batch import run_batch
 from nhphys.lie import so3
 from nhphys.scenes.rattleback import INERTIA, MASS, ground, rattleback
 from nhphys.shapes import Disk
-from nhphys.surfaces import Ellipsoid, Plane
+from nhphys.surfaces import Ellipsoid, ParametricSurface, Plane, Sphere
 from nhphys.systems import KnifeEdge, RollingBody, Suslov
 from nhphys.twins.rolling import FRAME_SIZE
 
@@ -30,7 +30,7 @@ def starts(n):
     """n rattleback starts of varied tilt and spin."""
     tilts = np.linspace(0.004, 0.02, n)
     spins = np.linspace(-5.0, 5.0, n)
-    return [dict(orientation=so3.exp([t, 0.7 * t, 0.0]), omega=[0.0, 0.0, w])
+    return [{"orientation": so3.exp([t, 0.7 * t, 0.0]), "omega": [0.0, 0.0, w]}
             for t, w in zip(tilts, spins)]
 
 
@@ -106,18 +106,18 @@ def test_moving_ground(backend):
     body = nhphys.RigidBody(1.0, 0.2 * np.array([b * b + c * c, a * a + c * c, a * a + b * b]),
                             Ellipsoid([a, b, c]))
     system = RollingBody(body, Plane().moving(rate=1.5))
-    ics = [dict(orientation=so3.exp([0.2 * k, -0.1, 0.3 * k]), omega=[0.5, -0.3 * k, 1.0],
-                position=[0.05 * k, 0.0, 0.0]) for k in range(3)]
+    ics = [{"orientation": so3.exp([0.2 * k, -0.1, 0.3 * k]), "omega": [0.5, -0.3 * k, 1.0],
+                "position": [0.05 * k, 0.0, 0.0]} for k in range(3)]
     check_against_simulate(system, ics, {"python": 10, "cython": 300}[backend] * DT, backend)
 
 
 def test_suslov_and_knife_edge_through_threads(backend):
     top = Suslov(inertia=[1.0, 10.0, 100.0], axis=[0, 0, 1])
-    check_against_simulate(top, [dict(omega=[1.0, 0.1 * k, 0.0]) for k in range(4)],
+    check_against_simulate(top, [{"omega": [1.0, 0.1 * k, 0.0]} for k in range(4)],
                            {"python": 0.05, "cython": 2.0}[backend], backend,
                            integrator="cayley", threads=2, save_every=4)
     sleigh = KnifeEdge(mass=1.0, inertia=0.5, offset=0.5)
-    ics = [dict(position=[0.2, -0.1], heading=0.3 * k, velocity=0.1, turning_rate=1.0 - 0.2 * k)
+    ics = [{"position": [0.2, -0.1], "heading": 0.3 * k, "velocity": 0.1, "turning_rate": 1.0 - 0.2 * k}
            for k in range(4)]
     check_against_simulate(sleigh, ics, {"python": 0.05, "cython": 2.0}[backend], backend,
                            threads=2)
@@ -146,9 +146,9 @@ def test_short_kernel_calls_and_chunks_change_nothing(backend, monkeypatch):
 def disk_starts():
     """Two upright rolling disks, and one leaning 60 degrees from vertical that falls flat."""
     upright = so3.exp([np.pi / 2, 0.0, 0.0])  # the disk's axis (body z) horizontal
-    return [dict(orientation=upright, omega=[0.0, 0.0, 20.0]),
-            dict(orientation=so3.exp([np.radians(30), 0.0, 0.0])),
-            dict(orientation=upright, omega=[0.0, 0.0, -15.0])]
+    return [{"orientation": upright, "omega": [0.0, 0.0, 20.0]},
+            {"orientation": so3.exp([np.radians(30), 0.0, 0.0])},
+            {"orientation": upright, "omega": [0.0, 0.0, -15.0]}]
 
 
 def test_a_failing_run_is_reported_and_the_others_complete(backend):
@@ -189,6 +189,80 @@ def test_serial_fallback_warns_once(backend, monkeypatch):
     assert len(said) == (1 if backend == "cython" else 0)
 
 
+def bowl(trap=None):
+    """The paraboloid bowl ``z = (x^2 + y^2) / 2`` from Python callables; ``point`` raises
+    beyond ``x = trap["x"]`` once ``trap["armed"]`` is set."""
+    def point(u, v):
+        if trap is not None and trap["armed"] and u > trap["x"]:
+            raise ValueError(f"boom at u = {u:.4f}")
+        return [u, v, 0.5 * (u * u + v * v)]
+
+    def jacobian(u, v):
+        return [[1.0, 0.0], [0.0, 1.0], [u, v]]
+
+    def hessian(u, v):
+        return [[[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]]
+
+    return ParametricSurface(point, jacobian, hessian, (-1.0, 1.0), (-1.0, 1.0))
+
+
+BALL = nhphys.RigidBody(1.0, [0.004] * 3, Sphere(0.1))
+BOWL_STARTS = [{"omega": [0.0, -2.0, 0.0], "position": [-0.02, 0.0, 0.0002]},
+               {"omega": [0.0, 2.0, 0.0], "position": [0.048, 0.0, 0.001152]},
+               {"omega": [0.0, -2.0, 0.0], "position": [0.0, 0.01, 0.00005]}]
+
+
+def test_a_python_ground_steps_run_by_run(backend):
+    """A ground of Python callables cannot be shared by threads in the kernel: its runs take
+    the thread path, one Run each, and still equal simulate's."""
+    check_against_simulate(RollingBody(BALL, bowl()), BOWL_STARTS,
+                           {"python": 20, "cython": 200}[backend] * DT, backend, threads=2)
+
+
+def test_a_raising_callback_stops_its_run_only(backend):
+    trap = {"armed": False, "x": 0.05}
+    system = RollingBody(BALL, bowl(trap))
+    place, placed = system.place, []
+
+    def place_then_arm(*args, **kwargs):  # placing projects points all over the chart
+        state = place(*args, **kwargs)
+        placed.append(1)
+        trap["armed"] = len(placed) == len(BOWL_STARTS)
+        return state
+
+    system.place = place_then_arm
+    result = run_batch(system, BOWL_STARTS, 0.03, DT, backend=backend, threads=2)
+    assert list(result.status) == ["ok", "error", "ok"]
+    assert result.message[1].startswith("ValueError: boom at u = 0.05")
+    assert 0 < result.steps_done[1] < 30 and result.fail_time[1] > 0
+    assert np.isnan(result.fields["energy"][1, -1])
+    assert np.isfinite(result.fields["energy"][[0, 2]]).all()
+
+
+def test_ctrl_c_keeps_what_was_computed(backend, monkeypatch):
+    """Ctrl-C (here raised by the progress callback after the second kernel call) is re-raised
+    with the frames computed so far, each equal to simulate's."""
+    monkeypatch.setattr(batch, "BODY_STEPS_PER_CALL", 4)  # two runs: two steps a call
+    calls = []
+
+    def progress(done, failed):
+        calls.append(done)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        run_batch(RATTLEBACK, starts(2), 10 * DT, DT, backend=backend, progress=progress)
+    result = info.value.result
+    assert list(result.status) == ["interrupted"] * 2
+    assert list(result.steps_done) == [4, 4]
+    assert result.message[0] == "interrupted by KeyboardInterrupt"
+    for i, ic in enumerate(starts(2)):
+        traj = nhphys.simulate(RATTLEBACK, 4 * DT, DT, backend=backend, **ic)
+        for key, value in result.fields.items():
+            assert np.array_equal(value[i, :5], traj[key]), key
+            assert np.isnan(value[i, 5:]).all()
+
+
 # -- bad input -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("systems, ics, error, match", [
@@ -205,20 +279,19 @@ def test_bad_input_is_refused(systems, ics, error, match):
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(threads=0), "threads"), (dict(dt=-1.0), "dt"), (dict(save_every=0), "save_every"),
-    (dict(t_final=0.0105), "whole number"), (dict(backend="fortran"), "backend"),
-    (dict(progress=3), "progress"),
+    ({"threads": 0}, "threads"), ({"dt": -1.0}, "dt"), ({"save_every": 0}, "save_every"),
+    ({"t_final": 0.0105}, "whole number"), ({"backend": "fortran"}, "backend"),
+    ({"progress": 3}, "progress"),
 ])
 def test_bad_arguments_are_refused(kw, match):
-    args = dict(t_final=0.01, dt=DT) | kw
+    args = {"t_final": 0.01, "dt": DT} | kw
     with pytest.raises((ValueError, TypeError), match=match):
         run_batch(RATTLEBACK, starts(2), **args)
 
 
 def test_ensemble_kernel_checks_its_arrays(backend):
     kernel = _backend.implementation("rolling", backend)
-    run = nhphys.integrators.Retraction().start(RATTLEBACK, DT, backend, **{
-        "R0": np.eye(3)})
+    run = nhphys.integrators.Retraction().start(RATTLEBACK, DT, backend, R0=np.eye(3))
     n = 2
     state = {name: np.ascontiguousarray(np.stack([getattr(run, name)] * n))
              for name in ("A", "a", "Pi", "p", "s", "n", "F", "xi", "z", "clock", "history")}

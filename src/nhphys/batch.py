@@ -191,6 +191,7 @@ class _Record:
         self.frames = [{"t": np.zeros(1), **run.initial()}]
         self.status, self.time, self.message = "ok", np.nan, ""
         self.finished = False
+        self.steps = None  # steps committed, when not the run's steps_done
 
     def keep(self, saved, t):
         if saved and len(next(iter(saved.values()))):
@@ -202,6 +203,10 @@ class _Record:
             self.frames.append(partial)
         self.status = kind or _kind(error)
         self.time = float(getattr(error, "time", np.nan))
+        if kind == "error":  # a user's exception: where the run recorded that it stopped
+            stopped = self.run.failure
+            self.steps = stopped.step if stopped is not None else self.run.steps_done
+            self.time = self.steps * self.run.dt
         self.message = str(error) if kind != "error" else f"{type(error).__name__}: {error}"
         self.finished = True
 
@@ -313,7 +318,7 @@ def _run_alone(record, segments, dt, stop):
     except NewtonError as error:
         record.fail(error)
         return
-    except Exception as error:  # a user's callback raised: this run stops, the others go on
+    except Exception as error:  # noqa: BLE001 -- a user's callback raised: only this run stops
         record.fail(error, "error")
         return
     record.finished = True
@@ -462,6 +467,7 @@ def _assemble(records, args):
         status=np.array([r.status for r in records], dtype=object).astype(str),
         fail_time=np.array([r.time if r.status != "ok" else np.nan for r in records]),
         message=np.array([r.message for r in records], dtype=object).astype(str),
-        steps_done=np.array([r.run.steps_done for r in records], dtype=np.int64),
+        steps_done=np.array([r.run.steps_done if r.steps is None else r.steps
+                             for r in records], dtype=np.int64),
         backend=_backend.described([r.run for r in records]),
     )

@@ -307,3 +307,27 @@ def test_ensemble_kernel_checks_its_arrays(backend):
             9.81, run.up, DT, run.substeps, 1, 1, 0, 1e-12, 30, state["A"], state["a"],
             state["Pi"], state["p"], state["s"], state["n"], state["F"], state["xi"], chart,
             state["z"], state["clock"], out, info, run.options, state["history"], filled, 1)
+
+
+def test_ensemble_of_a_python_ground(backend):
+    """The kernel refuses a ground of Python callables (its error flag would be shared by the
+    threads); the twin, a plain loop, steps it like its rolling_run."""
+    kernel = _backend.implementation("rolling", backend)
+    run = nhphys.integrators.Retraction().start(RollingBody(BALL, bowl()), DT, backend,
+                                                omega0=[0.0, 1.0, 0.0])
+    n = 2
+    state = {name: np.ascontiguousarray(np.stack([getattr(run, name)] * n))
+             for name in ("A", "a", "Pi", "p", "s", "n", "F", "xi", "z", "clock", "history")}
+    arrays = (np.ones(n), np.stack([run.inertia] * n), np.stack([run.inertia_inv] * n),
+              9.81, run.up, DT, run.substeps, 2, 1, 0, 1e-12, 30, state["A"], state["a"],
+              state["Pi"], state["p"], state["s"], state["n"], state["F"], state["xi"],
+              np.zeros(n, dtype=np.intp), state["z"], state["clock"],
+              np.empty((n, 2, FRAME_SIZE)), np.zeros((n, 3), dtype=np.intp), run.options,
+              state["history"], np.zeros(n, dtype=np.intp), 2)
+    if backend == "cython":
+        with pytest.raises(ValueError, match="calls back into Python"):
+            kernel.rolling_ensemble(run.shape, run.ground, run.motion, run.forces, *arrays)
+    else:
+        assert kernel.rolling_ensemble(run.shape, run.ground, run.motion, run.forces,
+                                       *arrays) == 0
+        assert np.array_equal(state["clock"][:, 0], [2 * DT, 2 * DT])

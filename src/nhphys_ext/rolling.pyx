@@ -1304,8 +1304,16 @@ cdef int rolling_loop(ConvexShape shape, ChartSurface ground, GroundMotion motio
     cdef double h_last = h * substeps[n_sub - 1], hj
     cdef bint extrapolate = (options & EXTRAPOLATE) != 0
     cdef double solved[6 * MAX_SUBSTEPS]
+    # the history on the stack, written back at the end: a run of rolling_ensemble writes no
+    # memory it shares a cache line with another run's in its steps
+    cdef double hist[6 * HISTORY * MAX_SUBSTEPS]
+    cdef Py_ssize_t fill = 0
     cdef double* past
     info[0] = OK
+    if extrapolate:
+        fill = filled[0]
+        for i in range(6 * HISTORY * n_sub):
+            hist[i] = history[i]
     for i in range(9):
         committed.A[i] = A[i]
     for i in range(3):
@@ -1330,11 +1338,11 @@ cdef int rolling_loop(ConvexShape shape, ChartSurface ground, GroundMotion motio
             for i in range(3):
                 work.xi[i] *= hj / h_last  # the warm start belongs to the last sub-step
             h_last = hj
-            work.has_guess = extrapolate and filled[0] >= 2
+            work.has_guess = extrapolate and fill >= 2
             if work.has_guess:
-                past = &history[6 * HISTORY * j]
+                past = &hist[6 * HISTORY * j]
                 for i in range(6):
-                    if filled[0] >= 3:
+                    if fill >= 3:
                         work.guess[i] = 3.0 * past[i] - 3.0 * past[6 + i] + past[12 + i]
                     else:
                         work.guess[i] = 2.0 * past[i] - past[6 + i]
@@ -1355,15 +1363,19 @@ cdef int rolling_loop(ConvexShape shape, ChartSurface ground, GroundMotion motio
         committed = work
         if extrapolate:  # the step's solutions join the history, the oldest leave it
             for j in range(n_sub):
-                past = &history[6 * HISTORY * j]
+                past = &hist[6 * HISTORY * j]
                 for i in range(6 * HISTORY - 1, 5, -1):
                     past[i] = past[i - 6]
                 for i in range(6):
                     past[i] = solved[6 * j + i]
-            if filled[0] < HISTORY:
-                filled[0] += 1
+            if fill < HISTORY:
+                fill += 1
         if (k + 1) % save_every == 0:
             write_frame(&out[((k + 1) // save_every - 1) * FRAME_SIZE], &committed, &c)
+    if extrapolate:
+        filled[0] = fill
+        for i in range(6 * HISTORY * n_sub):
+            history[i] = hist[i]
     for i in range(9):
         A[i] = committed.A[i]
     for i in range(3):

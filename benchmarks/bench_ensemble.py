@@ -9,7 +9,11 @@ loop's throughput does not depend on how many runs it makes: each is a separate 
 twin backend over 2 runs of ``--twin-steps`` steps (the twin costs about 5 ms per step). Each
 figure is the median of ``--repeats`` interleaved repeats (1 thread, 2 threads, the loop, in
 turn), measured side by side in one run; the machine's load (``os.getloadavg``) is printed
-before and after, since the two cores are shared.
+before and after, since the two cores are shared. Two more columns tell the stepping apart from
+the rest: the speed-up of the kernel calls alone (the time inside ``rolling_ensemble``, without
+the runs' starts, which place each body in Python as ``simulate`` does, and their fields), and
+the cores the 2-thread runs really got (process CPU time over wall time: below 2 when other
+processes hold a core).
 
 Run ``python benchmarks/bench_ensemble.py [--repeats 3] [--sizes 1 10 100 1000] [--big]``.
 """
@@ -23,6 +27,7 @@ import time
 import numpy as np
 
 import nhphys
+from nhphys import batch
 from nhphys.batch import available_threads, run_batch
 from nhphys.lie import so3
 from nhphys.scenes.rattleback import ground, rattleback
@@ -41,10 +46,30 @@ def starts(n):
             for t, w in zip(tilts, spins)]
 
 
+KERNEL_SECONDS = [0.0]  # wall time inside the groups' rolling_ensemble calls
+
+
+def count_kernel_time():
+    """Time every kernel call of run_batch (the stepping alone: no starts, no fields)."""
+    step = batch._Group.step
+
+    def timed_step(self, *args, **kw):
+        start = time.perf_counter()
+        try:
+            return step(self, *args, **kw)
+        finally:
+            KERNEL_SECONDS[0] += time.perf_counter() - start
+
+    batch._Group.step = timed_step
+
+
 def wall(fn):
-    start = time.perf_counter()
+    """``(wall seconds, process CPU seconds, kernel-call seconds, result)`` of ``fn()``."""
+    KERNEL_SECONDS[0] = 0.0
+    start, cpu = time.perf_counter(), time.process_time()
     result = fn()
-    return time.perf_counter() - start, result
+    return (time.perf_counter() - start, time.process_time() - cpu, KERNEL_SECONDS[0],
+            result)
 
 
 def loop(system, ics, t_final, backend):
@@ -77,19 +102,20 @@ def main(argv=None):
     print(f"rattlebacks, {args.t_final:g} s at dt = {DT:g} ({steps:,} steps a run), save every "
           f"{SAVE_EVERY}; medians of {args.repeats} interleaved repeats\n")
 
+    count_kernel_time()
     loop_ics = starts(args.loop_runs)
     twin_ics = starts(2)
     times = {}
     loop_times, twin_times = [], []
-    for repeat in range(args.repeats):
+    for _ in range(args.repeats):
         for n in sizes:
             ics = starts(n)
             for threads in (1, 2):
-                seconds, result = wall(lambda ics=ics, threads=threads: run_batch(
+                *measured, result = wall(lambda ics=ics, threads=threads: run_batch(
                     system, ics, args.t_final, DT, save_every=SAVE_EVERY, backend="cython",
                     threads=threads))
                 assert result.ok.all(), result.status
-                times.setdefault((n, threads), []).append(seconds)
+                times.setdefault((n, threads), []).append(measured)
             if n == sizes[0]:
                 loop_times.append(wall(lambda: loop(system, loop_ics, args.t_final,
                                                     "cython"))[0])
@@ -98,14 +124,20 @@ def main(argv=None):
     loop_rate = args.loop_runs * steps / statistics.median(loop_times)
     twin_rate = 2 * args.twin_steps / statistics.median(twin_times)
 
+    def median(n, threads, what):
+        return statistics.median(m[what] for m in times[(n, threads)])
+
     print("| runs N | 1 thread [body-steps/s] | 2 threads [body-steps/s] | 2 threads / 1 |"
+          " kernel calls alone, 2 threads / 1 | cores the 2 threads got (CPU / wall) |"
           " 2 threads / loop over simulate (kernel) | 2 threads / loop over simulate (twin) |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in sizes:
-        one = n * steps / statistics.median(times[(n, 1)])
-        two = n * steps / statistics.median(times[(n, 2)])
-        print(f"| {n:,} | {one:,.0f} | {two:,.0f} | {two / one:.2f}x | {two / loop_rate:.2f}x |"
-              f" {two / twin_rate:,.0f}x |")
+        one = n * steps / median(n, 1, 0)
+        two = n * steps / median(n, 2, 0)
+        kernel = median(n, 1, 2) / median(n, 2, 2)
+        cores = median(n, 2, 1) / median(n, 2, 0)
+        print(f"| {n:,} | {one:,.0f} | {two:,.0f} | {two / one:.2f}x | {kernel:.2f}x |"
+              f" {cores:.2f} | {two / loop_rate:.2f}x | {two / twin_rate:,.0f}x |")
     print(f"\nPython loop over nhphys.simulate, one call per run (its throughput per run does "
           f"not depend on N):\n\n| loop | runs timed | steps a run | body-steps/s |\n"
           f"|---|---:|---:|---:|\n"

@@ -10,11 +10,25 @@ package still installs and ``nhphys`` runs on its pure-Python twins, with one wa
 import glob
 import os
 import sys
+import tempfile
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 STRICT = os.environ.get("NHPHYS_STRICT_BUILD", "") == "1"
+# the modules compiled with OpenMP (their prange loops spread over threads) where the compiler
+# takes -fopenmp; NHPHYS_NO_OPENMP=1 builds them without it (their loops then run serially)
+OPENMP_MODULES = ("nhphys_ext.rolling",)
+OPENMP_FLAG = "-fopenmp"
+NO_OPENMP = os.environ.get("NHPHYS_NO_OPENMP", "") == "1"
+OPENMP_PROBE = """#include <omp.h>
+int main(void) {
+    int n = 0;
+    #pragma omp parallel reduction(+:n)
+    n += 1;
+    return omp_get_max_threads() > 0 && n > 0 ? 0 : 1;
+}
+"""
 
 
 def build_jobs():
@@ -41,10 +55,35 @@ class OptionalBuildExt(build_ext):
             self._give_up(exc)
 
     def build_extension(self, ext):
+        if ext.name in OPENMP_MODULES and self._openmp():
+            ext.extra_compile_args = [*ext.extra_compile_args, OPENMP_FLAG]
+            ext.extra_link_args = [*ext.extra_link_args, OPENMP_FLAG]
         try:
             super().build_extension(ext)
         except Exception as exc:
             self._give_up(exc)
+
+    def _openmp(self):
+        """True when this compiler compiles and links a tiny OpenMP program with -fopenmp
+        (probed once; never with NHPHYS_NO_OPENMP=1)."""
+        if NO_OPENMP:
+            return False
+        if getattr(self, "_has_openmp", None) is None:
+            self._has_openmp = False
+            with tempfile.TemporaryDirectory() as tmp:
+                source = os.path.join(tmp, "probe.c")
+                with open(source, "w") as f:
+                    f.write(OPENMP_PROBE)
+                try:
+                    objects = self.compiler.compile([source], output_dir=tmp,
+                                                    extra_postargs=[OPENMP_FLAG])
+                    self.compiler.link_executable(objects, "probe", output_dir=tmp,
+                                                  extra_postargs=[OPENMP_FLAG])
+                    self._has_openmp = True
+                except Exception:  # CompileError, LinkError: no OpenMP here
+                    sys.stderr.write("NOTE: the compiler does not take -fopenmp; "
+                                     "nhphys_ext.rolling steps ensembles on one thread.\n")
+        return self._has_openmp
 
     def _give_up(self, exc):
         if STRICT:

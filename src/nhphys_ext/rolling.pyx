@@ -6,9 +6,10 @@
 # compiled chart surface of nhphys_ext.surfaces. The two Newton problems (the contact pair of a
 # pose, and the step's (xi, F)) are residual and Jacobian callbacks over problem structs
 # (ContactProblem, StepProblem) solved by the shared newton_solve of nhphys_ext/newton.pxd, each
-# under its own NewtonRule; rolling_step() is one step and rolling_run() the loop, which works on
-# a local copy of the state and commits a step only when all its sub-steps succeeded. Statuses
-# are those of newton.pxd. The derivation, the Newton rules and floors, and the specification
+# under its own NewtonRule; rolling_step() is one step and rolling_loop() the loop of one run,
+# which works on a local copy of the state and commits a step only when all its sub-steps
+# succeeded; rolling_run() calls it once, rolling_ensemble() once per run of a batch, the runs
+# spread over OpenMP threads (prange). Statuses are those of newton.pxd. The derivation, the Newton rules and floors, and the specification
 # are in nhphys/twins/rolling.py (same names, same arguments, same results).
 #
 # The problem structs hold the shape and the ground as borrowed PyObject pointers: the objects
@@ -16,6 +17,7 @@
 # (no GIL needed).
 
 cimport cython
+from cython.parallel cimport prange
 from cpython.ref cimport PyObject
 from libc.math cimport sqrt, fabs, isfinite, atan, sin, M_PI, INFINITY
 
@@ -26,7 +28,9 @@ from nhphys_ext.dense cimport matmul3, max_abs, solve_small
 from nhphys_ext.rigid cimport (
     momentum_minus, momentum_minus_jacobian, momentum_plus, reorthonormalize,
 )
-from nhphys_ext.surfaces cimport ChartSurface, normal_of, forms_of, weingarten_of
+from nhphys_ext.surfaces cimport (
+    ChartSurface, PythonChartSurface, normal_of, forms_of, weingarten_of,
+)
 from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.newton cimport (
     newton_solve, newton_solve_damped, NewtonRule, OK, NOT_CONVERGED, SINGULAR_JACOBIAN,
@@ -44,6 +48,22 @@ DEF EXTRAPOLATE = 1
 DEF GLOBALIZE = 2
 DEF HISTORY = 3
 DEF MAX_SUBSTEPS = 32  # sub-steps whose solutions EXTRAPOLATE keeps (order 8: 17)
+DEF FRAME_SIZE = 34  # numbers of one saved frame (the twin's FRAME_SIZE; write_frame)
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #define NHPHYS_OPENMP 1
+    #else
+    #define NHPHYS_OPENMP 0
+    #endif
+    """
+    const int NHPHYS_OPENMP
+
+# True when this module was compiled with OpenMP: rolling_ensemble then spreads its runs over
+# threads; without it the prange is a plain serial loop (setup.py builds without -fopenmp
+# where the compiler does not take it)
+OPENMP = bool(NHPHYS_OPENMP)
 
 
 cdef struct Contact:
@@ -1080,6 +1100,12 @@ cdef int rolling_step(ConvexShape shape, ChartSurface ground, GroundMotion motio
     cdef double x_warm[6]
     cdef int i, j, st, attempt, status = OK
     cdef bint reuse
+    # set only when the ground moves, or when there are forces, and read only then; zeroed so
+    # that the compiler, inlining this step into rolling_loop, sees them initialised
+    for i in range(3):
+        V1[i] = 0.0
+    power_start[0] = 0.0
+    power_start[1] = 0.0
     P.shape = <PyObject*>shape
     P.ground = <PyObject*>ground
     P.I = I
@@ -1256,6 +1282,119 @@ cdef inline void write_frame(double* out, const State* S, Contact* c) noexcept n
     out[33] = S.t
 
 
+cdef int rolling_loop(ConvexShape shape, ChartSurface ground, GroundMotion motion,
+                      ForceSet forces, double mass, const double* inertia,
+                      const double* inertia_inv, double gravity, const double* up, double h,
+                      const double* substeps, Py_ssize_t n_sub, Py_ssize_t n_steps,
+                      Py_ssize_t save_every, int map_code, double newton_tol, int max_newton,
+                      int options, double* A, double* a, double* Pi, double* p, double* s,
+                      double* n, double* F, double* xi, Py_ssize_t* chart, double* z,
+                      double* clock, double* out, Py_ssize_t* info, double* history,
+                      Py_ssize_t* filled) noexcept nogil:
+    # The time loop of one run (see rolling_run): the state arrays as pointers (A (3, 3), out
+    # (n_steps // save_every, FRAME_SIZE) and history (n_sub, 6 HISTORY) row-major; history and
+    # filled may be NULL without EXTRAPOLATE). Every buffer it writes besides these is its own
+    # (on its stack), so concurrent calls on different runs share nothing mutable: the shape,
+    # ground, motion and forces are only read (a Python ground's `raised` flag aside, which is
+    # why rolling_ensemble refuses such grounds).
+    cdef Contact c
+    cdef State committed, work
+    cdef Py_ssize_t k, j
+    cdef int status = 0, st = OK, i
+    cdef double h_last = h * substeps[n_sub - 1], hj
+    cdef bint extrapolate = (options & EXTRAPOLATE) != 0
+    cdef double solved[6 * MAX_SUBSTEPS]
+    # the history on the stack, written back at the end: a run of rolling_ensemble writes no
+    # memory it shares a cache line with another run's in its steps
+    cdef double hist[6 * HISTORY * MAX_SUBSTEPS]
+    cdef Py_ssize_t fill = 0
+    cdef double* past
+    info[0] = OK
+    if extrapolate:
+        fill = filled[0]
+        for i in range(6 * HISTORY * n_sub):
+            hist[i] = history[i]
+    for i in range(9):
+        committed.A[i] = A[i]
+    for i in range(3):
+        committed.a[i] = a[i]
+        committed.Pi[i] = Pi[i]
+        committed.p[i] = p[i]
+        committed.s[i] = s[i]
+        committed.n[i] = n[i]
+        committed.F[i] = F[i]
+        committed.xi[i] = xi[i]
+    committed.t = clock[0]
+    committed.work = clock[1]
+    committed.chart = <int>chart[0]
+    committed.z[0] = z[0]
+    committed.z[1] = z[1]
+    committed.normal_force = 0.0
+    committed.has_guess = False
+    for k in range(n_steps):
+        work = committed
+        for j in range(n_sub):
+            hj = h * substeps[j]
+            for i in range(3):
+                work.xi[i] *= hj / h_last  # the warm start belongs to the last sub-step
+            h_last = hj
+            work.has_guess = extrapolate and fill >= 2
+            if work.has_guess:
+                past = &hist[6 * HISTORY * j]
+                for i in range(6):
+                    if fill >= 3:
+                        work.guess[i] = 3.0 * past[i] - 3.0 * past[6 + i] + past[12 + i]
+                    else:
+                        work.guess[i] = 2.0 * past[i] - past[6 + i]
+            st = rolling_step(shape, ground, motion, forces, mass, inertia, inertia_inv,
+                              gravity, up, hj, map_code, newton_tol, max_newton,
+                              &work, &c, options)
+            if st:
+                break
+            for i in range(3):
+                solved[6 * j + i] = work.xi[i]
+                solved[6 * j + 3 + i] = work.F[i]
+        if st == OK and ground.raised:
+            st = CALLBACK_RAISED  # a Python ground raised (in a re-charting, say)
+        if st:
+            info[0] = st
+            status = <int>(k + 1)
+            break
+        committed = work
+        if extrapolate:  # the step's solutions join the history, the oldest leave it
+            for j in range(n_sub):
+                past = &hist[6 * HISTORY * j]
+                for i in range(6 * HISTORY - 1, 5, -1):
+                    past[i] = past[i - 6]
+                for i in range(6):
+                    past[i] = solved[6 * j + i]
+            if fill < HISTORY:
+                fill += 1
+        if (k + 1) % save_every == 0:
+            write_frame(&out[((k + 1) // save_every - 1) * FRAME_SIZE], &committed, &c)
+    if extrapolate:
+        filled[0] = fill
+        for i in range(6 * HISTORY * n_sub):
+            history[i] = hist[i]
+    for i in range(9):
+        A[i] = committed.A[i]
+    for i in range(3):
+        a[i] = committed.a[i]
+        Pi[i] = committed.Pi[i]
+        p[i] = committed.p[i]
+        s[i] = committed.s[i]
+        n[i] = committed.n[i]
+        F[i] = committed.F[i]
+        xi[i] = committed.xi[i]
+    clock[0] = committed.t
+    clock[1] = committed.work
+    chart[0] = committed.chart
+    z[0] = committed.z[0]
+    z[1] = committed.z[1]
+    info[INFO_COMMITTED] = status - 1 if status else n_steps
+    return status
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def rolling_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, ForceSet forces,
@@ -1274,14 +1413,12 @@ def rolling_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, For
     state holds the state at the start of that step: a step is committed only when all its
     sub-steps succeeded). ``info`` (3,) OUT: [the status, -, steps committed].
     """
-    cdef Contact c
-    cdef State committed, work
-    cdef Py_ssize_t k, j, n_sub = substeps.shape[0]
-    cdef int status = 0, st = OK, i
-    cdef double h_last = h * substeps[n_sub - 1], hj
+    cdef Py_ssize_t n_sub = substeps.shape[0]
+    cdef int status
     cdef bint extrapolate = (options & EXTRAPOLATE) != 0
-    cdef double solved[6 * MAX_SUBSTEPS]
-    cdef double* past
+    cdef double* past = NULL
+    cdef Py_ssize_t* count = NULL
+    cdef double* frames = NULL
     if info.shape[0] < INFO_SIZE:
         raise ValueError(f"Expected `info` of shape ({INFO_SIZE},), got ({info.shape[0]},).")
     if extrapolate and (history is None or filled is None or n_sub > MAX_SUBSTEPS
@@ -1289,83 +1426,121 @@ def rolling_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, For
                         or filled.shape[0] < 1):
         raise ValueError(f"Expected `history` of shape ({n_sub}, {6 * HISTORY}) and `filled` "
                          "of shape (1,) with EXTRAPOLATE (at most 32 sub-steps).")
-    info[0] = OK
-    for i in range(9):
-        committed.A[i] = A[i // 3, i % 3]
-    for i in range(3):
-        committed.a[i] = a[i]
-        committed.Pi[i] = Pi[i]
-        committed.p[i] = p[i]
-        committed.s[i] = s[i]
-        committed.n[i] = n[i]
-        committed.F[i] = F[i]
-        committed.xi[i] = xi[i]
-    committed.t = clock[0]
-    committed.work = clock[1]
-    committed.chart = <int>chart[0]
-    committed.z[0] = z[0]
-    committed.z[1] = z[1]
-    committed.normal_force = 0.0
-    committed.has_guess = False
+    if extrapolate:
+        past = &history[0, 0]
+        count = &filled[0]
+    if out.shape[0] > 0:
+        frames = &out[0, 0]
     with nogil:
-        for k in range(n_steps):
-            work = committed
-            for j in range(n_sub):
-                hj = h * substeps[j]
-                for i in range(3):
-                    work.xi[i] *= hj / h_last  # the warm start belongs to the last sub-step
-                h_last = hj
-                work.has_guess = extrapolate and filled[0] >= 2
-                if work.has_guess:
-                    past = &history[j, 0]
-                    for i in range(6):
-                        if filled[0] >= 3:
-                            work.guess[i] = 3.0 * past[i] - 3.0 * past[6 + i] + past[12 + i]
-                        else:
-                            work.guess[i] = 2.0 * past[i] - past[6 + i]
-                st = rolling_step(shape, ground, motion, forces, mass, &inertia[0, 0],
-                                  &inertia_inv[0, 0],
-                                  gravity, &up[0], hj, map_code, newton_tol, max_newton,
-                                  &work, &c, options)
-                if st:
-                    break
-                for i in range(3):
-                    solved[6 * j + i] = work.xi[i]
-                    solved[6 * j + 3 + i] = work.F[i]
-            if st == OK and ground.raised:
-                st = CALLBACK_RAISED  # a Python ground raised (in a re-charting, say)
-            if st:
-                info[0] = st
-                status = <int>(k + 1)
-                break
-            committed = work
-            if extrapolate:  # the step's solutions join the history, the oldest leave it
-                for j in range(n_sub):
-                    for i in range(6 * HISTORY - 1, 5, -1):
-                        history[j, i] = history[j, i - 6]
-                    for i in range(6):
-                        history[j, i] = solved[6 * j + i]
-                if filled[0] < HISTORY:
-                    filled[0] += 1
-            if (k + 1) % save_every == 0:
-                write_frame(&out[(k + 1) // save_every - 1, 0], &committed, &c)
-    for i in range(9):
-        A[i // 3, i % 3] = committed.A[i]
-    for i in range(3):
-        a[i] = committed.a[i]
-        Pi[i] = committed.Pi[i]
-        p[i] = committed.p[i]
-        s[i] = committed.s[i]
-        n[i] = committed.n[i]
-        F[i] = committed.F[i]
-        xi[i] = committed.xi[i]
-    clock[0] = committed.t
-    clock[1] = committed.work
-    chart[0] = committed.chart
-    z[0] = committed.z[0]
-    z[1] = committed.z[1]
-    info[INFO_COMMITTED] = status - 1 if status else n_steps
+        status = rolling_loop(shape, ground, motion, forces, mass, &inertia[0, 0],
+                              &inertia_inv[0, 0], gravity, &up[0], h, &substeps[0], n_sub,
+                              n_steps, save_every, map_code, newton_tol, max_newton, options,
+                              &A[0, 0], &a[0], &Pi[0], &p[0], &s[0], &n[0], &F[0], &xi[0],
+                              &chart[0], &z[0], &clock[0], frames, &info[0], past, count)
     return status
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def rolling_ensemble(ConvexShape shape, ChartSurface ground, GroundMotion motion,
+                     ForceSet forces, const double[::1] mass, const double[:, :, ::1] inertia,
+                     const double[:, :, ::1] inertia_inv, double gravity, const double[::1] up,
+                     double h, const double[::1] substeps, Py_ssize_t n_steps,
+                     Py_ssize_t save_every, int map_code, double newton_tol, int max_newton,
+                     double[:, :, ::1] A, double[:, ::1] a, double[:, ::1] Pi, double[:, ::1] p,
+                     double[:, ::1] s, double[:, ::1] n, double[:, ::1] F, double[:, ::1] xi,
+                     Py_ssize_t[::1] chart, double[:, ::1] z, double[:, ::1] clock,
+                     double[:, :, ::1] out, Py_ssize_t[:, ::1] info, int options=0,
+                     double[:, :, ::1] history=None, Py_ssize_t[::1] filled=None,
+                     int threads=1, const unsigned char[::1] active=None):
+    """Advance N independent runs ``n_steps`` steps each, spread over ``threads`` threads.
+
+    The arguments are those of :func:`rolling_run` with a leading run axis on the state and
+    on ``mass`` (N,), ``inertia`` and ``inertia_inv`` (N, 3, 3), ``chart`` and ``filled``
+    (N,), ``out`` (N, n_steps // save_every, FRAME_SIZE), ``info`` (N, INFO_SIZE) and
+    ``history`` (N, n_sub, 6 HISTORY); the shape, ground, motion and forces are shared. Run
+    ``i`` is exactly ``rolling_run`` on its rows (the same function steps it), so its results
+    are those of the run made alone, bit for bit, whatever the number of threads.
+
+    ``active`` (N,) uint8, optional: only runs with a nonzero entry are stepped (the others are
+    left as they are, with ``info`` rows of zeros). Each run's failure is its own:
+    ``info[i, 0]`` its status (0 when it took all its steps) and ``info[i, 2]`` the steps it
+    committed; the state of a failed run is that at the start of its failing step, and the other
+    runs go on.
+
+    Returns
+    -------
+    int
+        The number of runs that failed in this call.
+
+    Raises
+    ------
+    ValueError
+        A leading length differs from ``len(mass)``, a shape is wrong, or the ground (or the
+        body's chart surface) calls back into Python (``PythonChartSurface``): such a surface
+        keeps one error flag for every caller, so its runs step one at a time through
+        :func:`rolling_run`.
+    """
+    cdef Py_ssize_t N = mass.shape[0], n_sub = substeps.shape[0], n_saved, i
+    cdef bint extrapolate = (options & EXTRAPOLATE) != 0
+    cdef Py_ssize_t hist_size = 6 * HISTORY * n_sub
+    cdef int failed = 0, code
+    cdef double* past
+    cdef Py_ssize_t* count
+    cdef double* frames
+    cdef const unsigned char* on = NULL
+    if isinstance(ground, PythonChartSurface) or (
+            isinstance(shape, ChartShape)
+            and isinstance((<ChartShape>shape).surface, PythonChartSurface)):
+        raise ValueError("rolling_ensemble cannot step a surface that calls back into Python "
+                         "(PythonChartSurface) on several threads; step its runs one at a time "
+                         "with rolling_run.")
+    if threads < 1:
+        raise ValueError(f"Expected `threads` >= 1, got {threads}.")
+    if save_every < 1 or n_steps < 0:
+        raise ValueError(f"Expected `n_steps` >= 0 and `save_every` >= 1, got {n_steps} and "
+                         f"{save_every}.")
+    n_saved = n_steps // save_every
+    for name, view, shape_tail in (
+            ("inertia", inertia, (3, 3)), ("inertia_inv", inertia_inv, (3, 3)),
+            ("A", A, (3, 3)), ("a", a, (3,)), ("Pi", Pi, (3,)), ("p", p, (3,)), ("s", s, (3,)),
+            ("n", n, (3,)), ("F", F, (3,)), ("xi", xi, (3,)), ("chart", chart, ()),
+            ("z", z, (2,)), ("clock", clock, (2,)), ("out", out, (n_saved, FRAME_SIZE)),
+            ("info", info, (INFO_SIZE,))):
+        got = tuple(view.shape[:view.ndim])
+        if got != (N,) + shape_tail:
+            raise ValueError(f"Expected `{name}` of shape {(N,) + shape_tail} (N = len(mass) "
+                             f"runs), got {got}.")
+    if extrapolate:
+        if history is None or filled is None or n_sub > MAX_SUBSTEPS:
+            raise ValueError(f"Expected `history` and `filled` with EXTRAPOLATE (at most "
+                             f"{MAX_SUBSTEPS} sub-steps).")
+        if (history.shape[0] != N or history.shape[1] != n_sub
+                or history.shape[2] != 6 * HISTORY or filled.shape[0] != N):
+            raise ValueError(f"Expected `history` of shape ({N}, {n_sub}, {6 * HISTORY}) and "
+                             f"`filled` of shape ({N},).")
+    if active is not None:
+        if active.shape[0] != N:
+            raise ValueError(f"Expected `active` of shape ({N},), got ({active.shape[0]},).")
+        on = &active[0] if N > 0 else NULL
+    if N == 0:
+        return 0
+    info[:, :] = 0
+    for i in prange(N, nogil=True, schedule="dynamic", num_threads=threads):
+        if on != NULL and on[i] == 0:
+            continue
+        past = &history[i, 0, 0] if extrapolate else NULL
+        count = &filled[i] if extrapolate else NULL
+        frames = &out[i, 0, 0] if n_saved > 0 else NULL
+        code = rolling_loop(shape, ground, motion, forces, mass[i], &inertia[i, 0, 0],
+                            &inertia_inv[i, 0, 0], gravity, &up[0], h, &substeps[0], n_sub,
+                            n_steps, save_every, map_code, newton_tol, max_newton, options,
+                            &A[i, 0, 0], &a[i, 0], &Pi[i, 0], &p[i, 0], &s[i, 0], &n[i, 0],
+                            &F[i, 0], &xi[i, 0], &chart[i], &z[i, 0], &clock[i, 0], frames,
+                            &info[i, 0], past, count)
+        if code != 0:
+            failed += 1
+    return failed
 
 
 def support_map(ConvexShape shape, d):

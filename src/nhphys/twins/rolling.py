@@ -235,6 +235,7 @@ from nhphys.twins.newton import (  # the shared status table (statuses of shapes
     FAR_BRANCH,
     FLAT,
     INFO_COMMITTED,
+    INFO_SIZE,
     INNER_CONTACT,
     NOT_CONVERGED,
     NOT_FINITE,
@@ -265,6 +266,7 @@ ROUNDOFF = 8 * np.finfo(float).eps  # residuals this small (relative) are conver
 EXTRAPOLATE = 1  # start each step's Newton solve from the extrapolated past solutions
 GLOBALIZE = 2  # if the plain solves fail, solve again with step halving
 HISTORY = 3  # past solutions kept per sub-step for the extrapolation
+OPENMP = False  # the twin steps the runs of rolling_ensemble one after another
 
 
 def unpack_frames(frames):
@@ -1003,6 +1005,77 @@ def rolling_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravi
             out[(k + 1) // save_every - 1] = frame(state, c)
         info[INFO_COMMITTED] = k + 1  # last: the step and its frame are complete
     return 0
+
+
+def rolling_ensemble(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up, h,
+                     substeps, n_steps, save_every, map_code, newton_tol, max_newton, A, a, Pi, p,
+                     s, n, F, xi, chart, z, clock, out, info, options=0, history=None,
+                     filled=None, threads=1, active=None):
+    """Advance N independent runs ``n_steps`` steps each: :func:`rolling_run` on each run's rows.
+
+    Parameters
+    ----------
+    shape, ground, motion, forces, gravity, up, h, substeps, n_steps, save_every, map_code,
+    newton_tol, max_newton, options
+        As :func:`rolling_run`, shared by every run.
+    mass : ndarray (N,)
+    inertia, inertia_inv : ndarray (N, 3, 3)
+    A (N, 3, 3), a, Pi, p, s, n, F, xi (N, 3), chart (N,) intp, z (N, 2), clock (N, 2)
+        IN/OUT, each run's state (its rows).
+    out : ndarray (N, n_steps // save_every, FRAME_SIZE)      # OUT
+    info : ndarray (N, INFO_SIZE) intp                         # OUT, each run's info
+    history : ndarray (N, k, 6 HISTORY), filled : ndarray (N,) intp   # IN/OUT (EXTRAPOLATE)
+    threads : int
+        Accepted and ignored (the kernel spreads the runs over this many threads, and for that
+        refuses a ground or body surface that calls back into Python; this loop takes any).
+    active : ndarray (N,) uint8, optional
+        Only the runs with a nonzero entry are stepped (the others keep their state, and their
+        ``info`` row is zero).
+
+    Returns
+    -------
+    int
+        The number of runs that failed in this call (a run's failure is its own: ``info[i, 0]``
+        its status, ``info[i, INFO_COMMITTED]`` the steps it committed, its state that at the
+        start of the failing step; the other runs go on).
+    """
+    N = len(mass)
+    if threads < 1:
+        raise ValueError(f"Expected `threads` >= 1, got {threads}.")
+    if save_every < 1 or n_steps < 0:
+        raise ValueError(f"Expected `n_steps` >= 0 and `save_every` >= 1, got {n_steps} and "
+                         f"{save_every}.")
+    n_saved = n_steps // save_every
+    for name, array, tail in (
+            ("inertia", inertia, (3, 3)), ("inertia_inv", inertia_inv, (3, 3)),
+            ("A", A, (3, 3)), ("a", a, (3,)), ("Pi", Pi, (3,)), ("p", p, (3,)), ("s", s, (3,)),
+            ("n", n, (3,)), ("F", F, (3,)), ("xi", xi, (3,)), ("chart", chart, ()),
+            ("z", z, (2,)), ("clock", clock, (2,)), ("out", out, (n_saved, FRAME_SIZE)),
+            ("info", info, (INFO_SIZE,))):
+        if np.shape(array) != (N,) + tail:
+            raise ValueError(f"Expected `{name}` of shape {(N,) + tail} (N = len(mass) runs), "
+                             f"got {np.shape(array)}.")
+    extrapolate = bool(options & EXTRAPOLATE)
+    if extrapolate and (history is None or filled is None
+                        or np.shape(history) != (N, len(substeps), 6 * HISTORY)
+                        or np.shape(filled) != (N,)):
+        raise ValueError(f"Expected `history` of shape ({N}, {len(substeps)}, {6 * HISTORY}) "
+                         f"and `filled` of shape ({N},) with EXTRAPOLATE.")
+    if active is not None and np.shape(active) != (N,):
+        raise ValueError(f"Expected `active` of shape ({N},), got {np.shape(active)}.")
+    info[...] = 0
+    failed = 0
+    for i in range(N):
+        if active is not None and not active[i]:
+            continue
+        code = rolling_run(
+            shape, ground, motion, forces, float(mass[i]), inertia[i], inertia_inv[i], gravity,
+            up, h, substeps, n_steps, save_every, map_code, newton_tol, max_newton, A[i], a[i],
+            Pi[i], p[i], s[i], n[i], F[i], xi[i], chart[i:i + 1], z[i], clock[i], out[i],
+            info[i], options, history[i] if extrapolate else None,
+            filled[i:i + 1] if extrapolate else None)
+        failed += code != 0
+    return failed
 
 
 def support_map(shape, d):

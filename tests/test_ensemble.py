@@ -105,7 +105,9 @@ def test_a_failing_run_is_reported_while_the_others_complete(backend):
     ds = nhphys.ensemble(system, 0.12, 1e-3, backend=backend,
                          orientation=[upright(a) for a in lean], omega=np.zeros((3, 3)),
                          progress=lambda *counts: done.append(counts))
-    assert done == [(1, 0), (2, 1), (3, 1)]
+    # the engine reports as runs finish (all three stepped together here): counts only grow
+    assert done[-1] == (3, 1)
+    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(done, done[1:]))
     assert list(ds.status.values) == ["ok", "flat", "ok"]
     assert list(ds.steps_done.values) == [120, 98, 120]
     assert ds.fail_time.values[1] == pytest.approx(0.098) and np.isnan(ds.fail_time.values[[0, 2]]).all()

@@ -216,9 +216,46 @@ def _plain(exc):
                          ArithmeticError, ZeroDivisionError, OverflowError, AssertionError)
 
 
+def _batched(systems, t_final, dt, integrator="exp", *, initial_conditions, save_every=1,
+             backend="auto", threads=None, progress=None):
+    """:func:`nhphys.batch.run_batch` (rolling bodies in one batched kernel call, the other
+    runs on threads) with :func:`_serial_batch`'s interface and status names: a failed step's
+    status is the lower-case name of its Newton status, a contact event's its name with
+    underscores."""
+    from nhphys.batch import run_batch
+    from nhphys.twins.newton import STATUS
+
+    n_runs = len(initial_conditions)
+    first = systems[0] if isinstance(systems, (list, tuple)) else systems
+    if n_runs:  # the same memory guard as the serial engine, before any step
+        import nhphys
+
+        try:
+            probe = nhphys.simulate(first, dt, dt, integrator, backend=backend,
+                                    **initial_conditions[0])
+        except Exception:  # noqa: BLE001 - that run's failure is reported by run_batch
+            probe = None
+        if probe is not None:
+            n_saved = len(saved_times(round(t_final / dt), dt, save_every))
+            check_ensemble_memory(probe, n_runs, n_saved)
+    result = run_batch(systems, initial_conditions, t_final, dt, integrator,
+                       save_every=save_every, backend=backend, threads=threads,
+                       progress=progress)
+    status = np.array(result.status, dtype=object)
+    for k, (kind, message) in enumerate(zip(result.status, result.message)):
+        if kind == "newton":
+            status[k] = next((name.lower() for name, (code, _, text) in STATUS.items()
+                              if code and text and text in message), "newton")
+        else:
+            status[k] = kind.replace("-", "_").replace(" ", "_")
+    result.status = status.astype(str)
+    return result
+
+
 def _engine():
-    """The batch engine :func:`ensemble` uses (``nhphys.batch.run_batch`` once it exists)."""
-    return _serial_batch
+    """The batch engine :func:`ensemble` uses: :func:`_batched` (``nhphys.batch.run_batch``);
+    :func:`_serial_batch`, a loop over :func:`nhphys.simulate`, is the reference it equals."""
+    return _batched
 
 
 # -- the plan of an ensemble: N, each run's system and initial conditions ----------------------

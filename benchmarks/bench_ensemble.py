@@ -28,7 +28,8 @@ import numpy as np
 
 import nhphys
 from nhphys import batch
-from nhphys.batch import available_threads, run_batch
+from nhphys._threads import available_threads
+from nhphys.batch import run_batch
 from nhphys.lie import so3
 from nhphys.scenes.rattleback import ground, rattleback
 from nhphys.systems import RollingBody

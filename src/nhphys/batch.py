@@ -35,7 +35,6 @@ unfinished runs with status ``"interrupted"``).
 """
 
 import concurrent.futures
-import os
 import threading
 import warnings
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nhphys import _backend, conditions
+from nhphys._threads import check_threads
 from nhphys.errors import ContactEvent, NewtonError, RoundingError
 from nhphys.simulate import CHUNK_STEPS, check_run_arguments
 from nhphys.twins import rolling as spec
@@ -96,22 +96,6 @@ class BatchResult:
     def ok(self):
         """(N,) bool: the runs that reached ``t_final``."""
         return self.status == "ok"
-
-
-def available_threads():
-    """The cores this process may run on (at least 1)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def _check_threads(threads):
-    if threads is None:
-        return available_threads()
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"Expected `threads` to be an integer >= 1 or None, got {threads!r}.")
-    return int(threads)
 
 
 def _as_runs(systems, initial_conditions):
@@ -367,7 +351,7 @@ def run_batch(systems, initial_conditions, t_final, dt, integrator=None, save_ev
     from nhphys.integrators.rolling import RollingRun
 
     systems, given = _as_runs(systems, initial_conditions)
-    threads = _check_threads(threads)
+    threads = check_threads(threads)
     if progress is not None and not callable(progress):
         raise TypeError(f"Expected `progress` to be callable or None, got {progress!r}.")
     args = check_run_arguments(dt, t_final, save_every, integrator, backend)

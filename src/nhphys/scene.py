@@ -21,13 +21,13 @@ Nothing here imports PyVista: display meshes are NumPy arrays (``Surface.mesh_ar
 from __future__ import annotations
 
 import numbers
-import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
 from nhphys import _backend, conditions
+from nhphys._threads import check_threads
 from nhphys._validation import as_positive_scalar, as_vector3
 from nhphys.contacts import (
     BODY_FIELDS,
@@ -90,20 +90,6 @@ def __getattr__(name):
         )
         return cls
     raise AttributeError(f"module 'nhphys.scene' has no attribute {name!r}")
-
-
-def available_threads():
-    """The cores this process may run on (at least 1)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def _as_threads(threads):
-    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 1:
-        raise ValueError(f"Expected `threads` to be an integer >= 1 or None, got {threads!r}.")
-    return int(threads)
 
 
 def _releases_gil(run):
@@ -519,7 +505,7 @@ class SceneRun:
         self.scene = scene
         self.dt = dt
         self.backend = backend
-        self.threads = available_threads() if threads is None else _as_threads(threads)
+        self.threads = check_threads(threads)
         self.runs = []
         integrators = []
         for b in scene.bodies:

@@ -28,6 +28,7 @@ import uuid
 
 import numpy as np
 
+from nhphys._threads import available_threads
 from nhphys.ensemble import (
     _check_signature,
     check_threads,
@@ -564,8 +565,7 @@ def local_cluster():
         dashboard = ":0"
     except ImportError:
         dashboard = None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    cluster = LocalCluster(n_workers=cores or 1, threads_per_worker=1, processes=True,
+    cluster = LocalCluster(n_workers=available_threads(), threads_per_worker=1, processes=True,
                            dashboard_address=dashboard)
     return cluster, dashboard is not None
 

@@ -225,9 +225,9 @@ def test_projection_does_not_spoil_the_accuracy(backend, ellipsoid_reference, lo
         if not projected:
             # the same field, its projection switched off
             field = run.field
-            run.field = types.SimpleNamespace(project=lambda y: None, chart=field.chart,
-                                              status=0, integrate=field.integrate,
-                                              frame=field.frame)
+            run.field = types.SimpleNamespace(
+                project=lambda y: None, chart=field.chart, status=0, frame=field.frame,
+                integrate=lambda *args: field.integrate(*args, project=False))
         runs[projected] = run.advance(8, 1)
     errors = {key: np.abs(frames["R"] - ref.R[1:]).max() for key, frames in runs.items()}
     assert orthogonality(runs[False]["R"]) > 1e-13  # the unprojected solution leaves SO(3)
@@ -277,29 +277,7 @@ def test_refuses_callables_and_moving_grounds():
         nhphys.simulate(moving, 0.1, 0.05, Adaptive(), **start)
 
 
-# -- the compiled DOP853 loop (RollingField.integrate) --------------------------------------------
-
-def test_loop_is_scipys_dop853_step_by_step(backend):
-    # solve_ivp(method="DOP853") is the independent specification of the loop: the same steps
-    # (so the same number of field calls) and the same end state, to round-off
-    from scipy.integrate import solve_ivp
-
-    system, start = thin_disk()
-    y0 = system.reference_state(**start)
-    field, _ = field_of(system, backend)
-    for rtol, first in ((1e-6, 0.0), (1e-10, 0.0), (1e-8, 1e-3)):
-        y = y0.copy()
-        field.evaluations = 0
-        status, code, h_next, steps = field.integrate(y, 0.0, 0.4, rtol, rtol * 1e-2, first,
-                                                      10_000)
-        calls = field.evaluations
-        assert (status, code) == (0, 0) and h_next > 0
-        sol = solve_ivp(field, (0.0, 0.4), y0, method="DOP853", rtol=rtol, atol=rtol * 1e-2,
-                        first_step=first or None)
-        assert len(sol.t) - 1 == steps
-        assert sol.nfev == calls
-        assert np.abs(sol.y[:, -1] - y).max() <= 1e-13 * np.abs(y).max()
-
+# -- the compiled DOP853 loop (RollingField.integrate; also tests/test_dop853_loop.py) -------------
 
 def test_loop_reports_its_failures(backend):
     system, start = thin_disk()
@@ -315,28 +293,13 @@ def test_loop_reports_its_failures(backend):
                         **start)
 
 
-@pytest.mark.parity
-def test_kernel_loop_equals_the_twin():
-    system, start = scene_setup("rattleback")
-    y0 = system.reference_state(**start)
-    ends = []
-    for backend in ("cython", "python"):
-        field, _ = field_of(system, backend)
-        y = y0.copy()
-        out = field.integrate(y, 0.0, 0.3, 1e-9, 1e-11, 0.0, 10_000)
-        ends.append((y, out, field.evaluations))
-    (y_fast, out_fast, calls_fast), (y_slow, out_slow, calls_slow) = ends
-    assert out_fast[:2] == out_slow[:2] == (0, 0)
-    assert out_fast[3] == out_slow[3] and calls_fast == calls_slow
-    assert np.abs(y_fast - y_slow).max() <= 1e-12 * np.abs(y_slow).max()
-
-
-def test_compiled_loop_needs_a_rolling_body():
+def test_compiled_loop_is_dop853():
     with pytest.raises(ValueError, match="loop"):
         Adaptive(loop="fortran")
     top = nhphys.systems.Suslov([1.0, 2.0, 3.0], axis=[0, 0, 1])
     with pytest.raises(ValueError, match="loop='scipy'"):
-        nhphys.simulate(top, 1.0, 0.5, Adaptive(loop="compiled"), omega=[1.0, 0.5, 0.0])
+        nhphys.simulate(top, 1.0, 0.5, Adaptive(method="DOPRI5", loop="compiled"),
+                        omega=[1.0, 0.5, 0.0])
     system, start = scene_setup("ellipsoid_plane")
     with pytest.raises(ValueError, match="loop='scipy'"):
         nhphys.simulate(system, 1.0, 0.5, Adaptive(method="DOPRI5", loop="compiled"), **start)

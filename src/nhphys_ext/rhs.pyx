@@ -13,15 +13,18 @@ cimport numpy as cnp
 from libc.math cimport fabs
 
 from nhphys_ext.dense cimport solve_small
+from nhphys_ext.so3 cimport cross3, polar_factor
 from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX
+from nhphys_ext.dop853 cimport (
+    DOP_NMAX, Dop853Table, SOLVER_OK, dop853_integrate, dop853_load, project_fn,
+)
 
 import numpy as np
 
 cnp.import_array()
 
 DEF SUSLOV_STATE = 12
-DEF POLAR_MAX_ITER = 50  # Newton iterations of the polar factor; 2-3 from near SO(3)
-DEF POLAR_TOL = 4.440892098500626e-16  # 2 eps: the last correction at round-off ends it
+DEF SINGULAR = 1  # the coordinate field's status for a singular mu M^-1 mu^T (a ValueError)
 
 
 cdef inline cnp.ndarray _as_state(object y, Py_ssize_t n):
@@ -37,10 +40,33 @@ cdef inline cnp.ndarray _as_state(object y, Py_ssize_t n):
     return arr
 
 
-cdef inline void _cross(const double* u, const double* v, double* w) noexcept nogil:
-    w[0] = u[1] * v[2] - u[2] * v[1]
-    w[1] = u[2] * v[0] - u[0] * v[2]
-    w[2] = u[0] * v[1] - u[1] * v[0]
+cdef inline double* _writable_state(object y, Py_ssize_t n) except NULL:
+    """The data of ``y``, a writable C-contiguous float64 array of length n (else ValueError)."""
+    if not (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)
+            and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>y)
+            and cnp.PyArray_NDIM(<cnp.ndarray>y) == 1
+            and cnp.PyArray_DIM(<cnp.ndarray>y, 0) == n):
+        raise ValueError(f"Expected a writable C-contiguous float64 state of shape ({n},).")
+    return <double*>cnp.PyArray_DATA(<cnp.ndarray>y)
+
+
+cdef int _suslov_rates(object field, double t, const double* y, double* out) noexcept:
+    (<SuslovField>field)._rhs(y, out)
+    return 0
+
+
+cdef int _suslov_project(object field, double* y) noexcept:
+    (<SuslovField>field)._project(y)
+    return 0
+
+
+cdef int _coordinate_rates(object field, double t, const double* y, double* out) noexcept:
+    return 0 if (<CoordinateField>field)._rhs(t, y, out) else SINGULAR
+
+
+cdef int _coordinate_project(object field, double* y) noexcept:
+    return 0 if (<CoordinateField>field)._project(y) else SINGULAR
 
 
 cdef class SuslovField:
@@ -53,6 +79,8 @@ cdef class SuslovField:
     cdef double Ia[3]      # I^-1 a
     cdef double denom      # a . I^-1 a
     cdef public long evaluations
+    cdef bint have_table
+    cdef Dop853Table table
 
     def __init__(self, inertia, axis):
         I = np.array(inertia, dtype=float).reshape(3, 3)
@@ -98,6 +126,25 @@ cdef class SuslovField:
             raise ValueError("Expected a writable C-contiguous float64 state of shape (12,).")
         self._project(<double*>cnp.PyArray_DATA(<cnp.ndarray>y))
 
+    def integrate(self, y, double t0, double t1, double rtol, double atol, double h_abs,
+                  long max_steps, bint project=True):
+        """Advance ``y`` (12,) in place from ``t0`` to ``t1`` by DOP853 with the field in C,
+        projecting every accepted step unless ``project`` is False; returns ``(status,
+        solver_code, h_next, steps)`` (the twin's docstring)."""
+        cdef double* data = _writable_state(y, SUSLOV_STATE)
+        cdef long steps = 0
+        cdef int code = SOLVER_OK, st
+        if not self.have_table:
+            dop853_load(&self.table)
+            self.have_table = True
+        cdef project_fn projection = NULL
+        if project:
+            projection = _suslov_project
+        st = dop853_integrate(self, _suslov_rates, projection, &self.table, SUSLOV_STATE, data,
+                              t0, t1, rtol, atol, &h_abs, max_steps, &steps, &self.evaluations,
+                              &code)
+        return st, code, h_abs, steps
+
     cdef void _rhs(self, const double* y, double* out) noexcept:
         # dR/dt = R hat(Omega): row r of R crossed with Omega; dOmega/dt = g - (a.g)/(a.Ia) Ia
         cdef const double* w = y + 9
@@ -107,11 +154,11 @@ cdef class SuslovField:
         cdef double s
         cdef int i, r
         for r in range(3):
-            _cross(y + 3 * r, w, out + 3 * r)
+            cross3(y + 3 * r, w, out + 3 * r)
         for i in range(3):
             L[i] = (self.inertia_[3 * i] * w[0] + self.inertia_[3 * i + 1] * w[1]
                     + self.inertia_[3 * i + 2] * w[2])
-        _cross(L, w, gyro)
+        cross3(L, w, gyro)
         for i in range(3):
             g[i] = (self.inertia_inv_[3 * i] * gyro[0] + self.inertia_inv_[3 * i + 1] * gyro[1]
                     + self.inertia_inv_[3 * i + 2] * gyro[2])
@@ -120,23 +167,9 @@ cdef class SuslovField:
             out[9 + i] = g[i] - s * self.Ia[i]
 
     cdef void _project(self, double* y) noexcept:
-        # R: the orthogonal polar factor by Newton's iteration X <- (X + X^-T) / 2 (the twin's);
-        # X^-T has the rows (r1 x r2, r2 x r0, r0 x r1) / det.
-        cdef double C[9]
-        cdef double det, change, s
-        cdef int it, k
-        for it in range(POLAR_MAX_ITER):
-            _cross(y + 3, y + 6, C)
-            _cross(y + 6, y, C + 3)
-            _cross(y, y + 3, C + 6)
-            det = y[0] * C[0] + y[1] * C[1] + y[2] * C[2]
-            change = 0.0
-            for k in range(9):
-                s = 0.5 * (y[k] + C[k] / det)
-                change = max(change, fabs(s - y[k]))
-                y[k] = s
-            if change <= POLAR_TOL:
-                break
+        cdef double s
+        cdef int k
+        polar_factor(y)  # R: the closest rotation
         # Omega: along I^-1 a onto a . Omega = 0 (orthogonal in the kinetic-energy metric)
         s = (self.a[0] * y[9] + self.a[1] * y[10] + self.a[2] * y[11]) / self.denom
         for k in range(3):
@@ -151,12 +184,40 @@ cdef class CoordinateField:
     cdef readonly BodyForces forces   # None without force elements
     cdef readonly Py_ssize_t size
     cdef public long evaluations
+    cdef bint have_table
+    cdef Dop853Table table
 
     def __init__(self, CoordinateModel model, BodyForces forces=None):
         self.model = model
         self.forces = None if forces is None or forces.empty else forces
         self.size = 2 * model.n + 1
         self.evaluations = 0
+        if self.size > DOP_NMAX:  # NMAX = 8 keeps it at 17
+            raise ValueError(f"Expected a state of at most {DOP_NMAX} entries, got {self.size}.")
+
+    def integrate(self, y, double t0, double t1, double rtol, double atol, double h_abs,
+                  long max_steps, bint project=True):
+        """Advance ``y`` (2 n + 1,) in place from ``t0`` to ``t1`` by DOP853 with the field in
+        C, projecting every accepted step unless ``project`` is False; returns ``(status,
+        solver_code, h_next, steps)`` (the twin's docstring). A singular constraint matrix
+        raises ``ValueError`` as a call of the field does (the state is left at the last
+        accepted step)."""
+        cdef double* data = _writable_state(y, self.size)
+        cdef long steps = 0
+        cdef int code = SOLVER_OK, st
+        if not self.have_table:
+            dop853_load(&self.table)
+            self.have_table = True
+        cdef project_fn projection = NULL
+        if project:
+            projection = _coordinate_project
+        st = dop853_integrate(self, _coordinate_rates, projection, &self.table, <int>self.size,
+                              data, t0, t1, rtol, atol, &h_abs, max_steps, &steps,
+                              &self.evaluations, &code)
+        if st == SINGULAR:
+            raise ValueError("The constraint matrix is singular at this state "
+                             "(mu M^-1 mu^T cannot be inverted).")
+        return st, code, h_abs, steps
 
     @cython.boundscheck(False)
     @cython.wraparound(False)

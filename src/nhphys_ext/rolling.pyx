@@ -22,7 +22,7 @@ from cpython.ref cimport PyObject
 from libc.math cimport sqrt, fabs, isfinite, atan, sin, M_PI, INFINITY
 
 from nhphys_ext.so3 cimport (
-    cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3, hat3,
+    polar_factor, cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3, hat3,
 )
 from nhphys_ext.dense cimport matmul3, max_abs, solve_small
 from nhphys_ext.rigid cimport (
@@ -38,6 +38,9 @@ from nhphys_ext.newton cimport (
     INNER_CONTACT, CALLBACK_RAISED,
 )
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
+from nhphys_ext.dop853 cimport (
+    Dop853Table, SOLVER_OK, dop853_integrate, dop853_load, project_fn,
+)
 
 DEF ROUNDOFF = 8 * 2.220446049250313e-16  # ROUNDOFF of the twin: the step's residual test
 DEF ROLLING_SWEEPS = 50  # the twin's: the end kick's rolling-resistance normal force
@@ -1639,18 +1642,6 @@ cdef extern from *:
 cnp.import_array()
 
 DEF FIELD_STATE = 15  # A (9, row-major), z (2), Omega (3), W (1): RollingBody.reference_state
-DEF FIELD_POLAR_MAX_ITER = 50  # Newton iterations of the polar factor; 2-3 from near SO(3)
-DEF FIELD_POLAR_TOL = 4.440892098500626e-16  # 2 eps: the last correction at round-off ends it
-# DOP853 (see the twin's RollingField.integrate): stages, step control of scipy's solve_ivp
-DEF DOP_STAGES = 12
-DEF DOP_SAFETY = 0.9
-DEF DOP_MIN_FACTOR = 0.2
-DEF DOP_MAX_FACTOR = 10.0
-DEF DOP_EXPONENT = -0.125  # -1 / (7 + 1): the error estimator's order is 7
-# integrate()'s solver codes (the twin's SOLVER_OK, TOO_MANY_STEPS, STEP_TOO_SMALL)
-DEF SOLVER_OK = 0
-DEF SOLVER_TOO_MANY_STEPS = 1
-DEF SOLVER_STEP_TOO_SMALL = 2
 
 
 cdef inline cnp.ndarray field_state(object y, Py_ssize_t n):
@@ -1668,24 +1659,15 @@ cdef inline cnp.ndarray field_state(object y, Py_ssize_t n):
     return arr
 
 
-cdef inline void polar_factor(double* X) noexcept nogil:
-    # the orthogonal polar factor of the 3 x 3 X in place, by Newton's iteration
-    # X <- (X + X^-T) / 2 (the twin's); X^-T has the rows (r1 x r2, r2 x r0, r0 x r1) / det
-    cdef double C[9]
-    cdef double det, change, v
-    cdef int it, k
-    for it in range(FIELD_POLAR_MAX_ITER):
-        cross3(X + 3, X + 6, C)
-        cross3(X + 6, X, C + 3)
-        cross3(X, X + 3, C + 6)
-        det = X[0] * C[0] + X[1] * C[1] + X[2] * C[2]
-        change = 0.0
-        for k in range(9):
-            v = 0.5 * (X[k] + C[k] / det)
-            change = max(change, fabs(v - X[k]))
-            X[k] = v
-        if change <= FIELD_POLAR_TOL:
-            break
+cdef int _field_rates(object field, double t, const double* y, double* out) noexcept:
+    # dop853_integrate's rates: the field's eq. (29) in C
+    return (<RollingField>field)._eval(t, y, out, NULL)
+
+
+cdef int _field_project(object field, double* y) noexcept:
+    # dop853_integrate's projection: A to the closest rotation
+    polar_factor(y)
+    return OK
 
 
 cdef class RollingField:
@@ -1703,11 +1685,7 @@ cdef class RollingField:
     cdef public long evaluations
     cdef public int status
     cdef bint have_table
-    cdef double dA[DOP_STAGES * DOP_STAGES]
-    cdef double dB[DOP_STAGES]
-    cdef double dC[DOP_STAGES]
-    cdef double dE3[DOP_STAGES + 1]
-    cdef double dE5[DOP_STAGES + 1]
+    cdef Dop853Table table
 
     def __init__(self, ConvexShape shape, ChartSurface ground, int chart, double mass, inertia,
                  double gravity, up, bint support_form, ForceSet forces=None):
@@ -1758,163 +1736,35 @@ cdef class RollingField:
         polar_factor(<double*>cnp.PyArray_DATA(<cnp.ndarray>y))
 
     def integrate(self, y, double t0, double t1, double rtol, double atol, double h_abs,
-                  long max_steps):
+                  long max_steps, bint project=True):
         """Advance ``y`` (15,) in place from ``t0`` to ``t1`` by DOP853 with the field
-        evaluated in C (no Python call per stage); returns ``(status, solver_code, h_next,
-        steps)`` (see the twin's docstring)."""
+        evaluated in C (no Python call per stage), projecting every accepted step unless
+        ``project`` is False; returns ``(status, solver_code, h_next, steps)`` (see the twin's
+        docstring)."""
         cdef int st
         cdef long steps = 0
         cdef int code = SOLVER_OK
         if not (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
                 and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)
+                and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>y)
                 and cnp.PyArray_NDIM(<cnp.ndarray>y) == 1
                 and cnp.PyArray_DIM(<cnp.ndarray>y, 0) == FIELD_STATE):
             raise ValueError("Expected a writable C-contiguous float64 state of shape (15,).")
         if not self.have_table:
-            self._load_table()
-        st = self._integrate(<double*>cnp.PyArray_DATA(<cnp.ndarray>y), t0, t1, rtol, atol,
-                             &h_abs, max_steps, &steps, &code)
+            dop853_load(&self.table)
+            self.have_table = True
+        cdef project_fn projection = NULL
+        if project:
+            projection = _field_project
+        st = dop853_integrate(self, _field_rates, projection, &self.table, FIELD_STATE,
+                              <double*>cnp.PyArray_DATA(<cnp.ndarray>y),
+                              t0, t1, rtol, atol, &h_abs, max_steps, &steps, &self.evaluations,
+                              &code)
         if st != OK and self.status == OK:
             self.status = st
         if self.ground.raised:
             self.ground.raise_pending()
         return st, code, h_abs, steps
-
-    def _load_table(self):
-        cdef int i, j
-        from nhphys.twins.rolling import dop853_table
-
-        A, B, C, E3, E5 = dop853_table()
-        for i in range(DOP_STAGES):
-            self.dB[i] = B[i]
-            self.dC[i] = C[i]
-            for j in range(DOP_STAGES):
-                self.dA[DOP_STAGES * i + j] = A[i][j]
-        for i in range(DOP_STAGES + 1):
-            self.dE3[i] = E3[i]
-            self.dE5[i] = E5[i]
-        self.have_table = True
-
-    cdef int _integrate(self, double* y, double t, double t_bound, double rtol, double atol,
-                        double* h_io, long max_steps, long* steps, int* code) noexcept:
-        # scipy's solve_ivp DOP853 step loop (rk.py: RungeKutta._step_impl, rk_step,
-        # DOP853._estimate_error_norm; common.py: select_initial_step), the twin's
-        cdef double K[(DOP_STAGES + 1) * FIELD_STATE]
-        cdef double yt[FIELD_STATE]
-        cdef double yn[FIELD_STATE]
-        cdef double h_abs = h_io[0], h, t_new, min_step, sc, e5, e3, n5, n3, en, factor
-        cdef double d0, d1, d2, h0, h1, h_before = 0.0, acc
-        cdef bint rejected, truncated = False
-        cdef int st, i, j, stage
-        cdef int n = FIELD_STATE
-        self.evaluations += 1
-        st = self._eval(t, y, K, NULL)
-        if st != OK:
-            return st
-        if not h_abs > 0.0:  # the first step: select_initial_step (order 7)
-            d0 = 0.0
-            d1 = 0.0
-            for i in range(n):
-                sc = atol + fabs(y[i]) * rtol
-                d0 += (y[i] / sc) ** 2
-                d1 += (K[i] / sc) ** 2
-            d0 = sqrt(d0) / sqrt(<double>n)
-            d1 = sqrt(d1) / sqrt(<double>n)
-            h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
-            h0 = min(h0, fabs(t_bound - t))
-            for i in range(n):
-                yt[i] = y[i] + h0 * K[i]
-            self.evaluations += 1
-            st = self._eval(t + h0, yt, yn, NULL)
-            if st != OK:
-                return st
-            d2 = 0.0
-            for i in range(n):
-                sc = atol + fabs(y[i]) * rtol
-                d2 += ((yn[i] - K[i]) / sc) ** 2
-            d2 = sqrt(d2) / sqrt(<double>n) / h0
-            if d1 <= 1e-15 and d2 <= 1e-15:
-                h1 = max(1e-6, h0 * 1e-3)
-            else:
-                h1 = pow(0.01 / max(d1, d2), 1.0 / 8.0)
-            h_abs = min(100 * h0, min(h1, fabs(t_bound - t)))
-        while t < t_bound:
-            if steps[0] >= max_steps:
-                code[0] = SOLVER_TOO_MANY_STEPS
-                h_io[0] = h_abs
-                return OK
-            min_step = 10 * fabs(nextafter(t, INFINITY) - t)
-            if h_abs < min_step:
-                h_abs = min_step
-            rejected = False
-            while True:
-                if h_abs < min_step:
-                    code[0] = SOLVER_STEP_TOO_SMALL
-                    h_io[0] = h_abs
-                    return OK
-                h = h_abs
-                t_new = t + h
-                truncated = t_new > t_bound
-                if truncated:
-                    h_before = h_abs
-                    t_new = t_bound
-                h = t_new - t
-                h_abs = fabs(h)
-                for stage in range(1, DOP_STAGES):
-                    for i in range(n):
-                        acc = 0.0
-                        for j in range(stage):
-                            acc += K[n * j + i] * self.dA[DOP_STAGES * stage + j]
-                        yt[i] = y[i] + acc * h
-                    self.evaluations += 1
-                    st = self._eval(t + self.dC[stage] * h, yt, K + n * stage, NULL)
-                    if st != OK:
-                        return st
-                for i in range(n):
-                    acc = 0.0
-                    for j in range(DOP_STAGES):
-                        acc += K[n * j + i] * self.dB[j]
-                    yn[i] = y[i] + h * acc
-                self.evaluations += 1
-                st = self._eval(t + h, yn, K + n * DOP_STAGES, NULL)
-                if st != OK:
-                    return st
-                n5 = 0.0
-                n3 = 0.0
-                for i in range(n):
-                    sc = atol + max(fabs(y[i]), fabs(yn[i])) * rtol
-                    e5 = 0.0
-                    e3 = 0.0
-                    for j in range(DOP_STAGES + 1):
-                        e5 += K[n * j + i] * self.dE5[j]
-                        e3 += K[n * j + i] * self.dE3[j]
-                    n5 += (e5 / sc) ** 2
-                    n3 += (e3 / sc) ** 2
-                if n5 == 0.0 and n3 == 0.0:
-                    en = 0.0
-                else:
-                    en = h_abs * n5 / sqrt((n5 + 0.01 * n3) * n)
-                if en < 1.0:
-                    if en == 0.0:
-                        factor = DOP_MAX_FACTOR
-                    else:
-                        factor = min(DOP_MAX_FACTOR, DOP_SAFETY * pow(en, DOP_EXPONENT))
-                    if rejected:
-                        factor = min(1.0, factor)
-                    h_abs *= factor
-                    break
-                h_abs *= max(DOP_MIN_FACTOR, DOP_SAFETY * pow(en, DOP_EXPONENT))
-                rejected = True
-                truncated = False  # a rejected step is retried from the smaller step
-            t = t_new
-            for i in range(n):
-                y[i] = yn[i]
-                K[i] = K[n * DOP_STAGES + i]
-            steps[0] += 1
-        # the step to start the next interval with: the last accepted one's proposal, or, if
-        # that step was cut short to end on t_bound, the step it would have taken
-        h_io[0] = max(h_abs, h_before) if truncated else h_abs
-        return OK
 
     def frame(self, y, double t):
         """The saved frame (34,) of the state ``y`` (15,) at time ``t``, as

@@ -5,7 +5,7 @@
 # in so3.pyx and the time loops of the integrator kernels). The Python twin, the
 # specification, is nhphys/twins/so3.py: same formulas, same series switches.
 
-from libc.math cimport sin, cos, tan, sqrt, atan2
+from libc.math cimport sin, cos, tan, sqrt, atan2, fabs
 
 cdef extern from *:
     """
@@ -89,6 +89,29 @@ cdef inline void cross3(const double* u, const double* v, double* out) noexcept 
     out[0] = u[1] * v[2] - u[2] * v[1]
     out[1] = u[2] * v[0] - u[0] * v[2]
     out[2] = u[0] * v[1] - u[1] * v[0]
+
+
+cdef inline void polar_factor(double* X) noexcept nogil:
+    # the orthogonal polar factor of the 3 x 3 X in place (the twin's polar_factor): Newton's
+    # iteration X <- (X + X^-T) / 2, where X^-T has the rows (r1 x r2, r2 x r0, r0 x r1) / det;
+    # quadratic, two or three iterations from near SO(3); stops when the last correction is at
+    # round-off (2 eps) or after 50 iterations
+    cdef double C[9]
+    cdef double det, change, v
+    cdef int it, k
+    for it in range(50):
+        cross3(X + 3, X + 6, C)
+        cross3(X + 6, X, C + 3)
+        cross3(X, X + 3, C + 6)
+        det = X[0] * C[0] + X[1] * C[1] + X[2] * C[2]
+        change = 0.0
+        for k in range(9):
+            v = 0.5 * (X[k] + C[k] / det)
+            if fabs(v - X[k]) > change:
+                change = fabs(v - X[k])
+            X[k] = v
+        if change <= 4.440892098500626e-16:
+            break
 
 
 cdef inline void hat3(const double* v, double* M) noexcept nogil:

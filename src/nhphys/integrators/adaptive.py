@@ -1,27 +1,35 @@
 """Adaptive high-order integration of the continuous equations on a compiled right-hand side,
-projected back onto the constraint manifold at every output time.
+projected back onto the constraint manifold after every accepted step.
 
 ``Adaptive(rtol, atol, method="DOP853")`` integrates a system's continuous equations (those
 :class:`~nhphys.integrators.Reference` integrates) with Hairer and Wanner's DOP853 (order 8,
-embedded error estimators of orders 5 and 3, step-size control) as wrapped by
-``scipy.integrate.ode("dop853")`` (scipy's compiled translation of Hairer's Fortran code;
-"DOPRI5" selects the order-5 sibling). The right-hand side is a compiled field: ``SuslovField``
-of ``nhphys_ext.rhs`` for a Suslov body, ``RollingField`` of ``nhphys_ext.rolling`` (eq. 29)
-for a rolling body (their Python twins in :mod:`nhphys.twins.rhs` and
-:mod:`nhphys.twins.rolling` with ``backend="python"``): the
-solver's loop is compiled, the field is one C call per stage, and the only Python between
-stages is the call itself: 0.2-0.4 us a call with the solver's share, against 6-8 us with
-``scipy.integrate.solve_ivp`` on the same compiled field (its step loop is Python) and
-80-160 us for ``Suslov.reference_rhs``; the rolling field costs 0.4-1.1 us a call from Python
-and 0.3-0.4 us inside its own compiled loop (``loop="compiled"``, the default for rolling
-bodies), against 0.2-0.8 ms for ``RollingBody.reference_rhs``
-(``benchmarks/bench_work_precision.py``, BENCHMARKS.md).
+embedded error estimators of orders 5 and 3, step-size control). The right-hand side is a
+compiled field: ``SuslovField`` or ``CoordinateField`` of ``nhphys_ext.rhs``, ``RollingField``
+of ``nhphys_ext.rolling`` (eq. 29) for a rolling body (their Python twins in
+:mod:`nhphys.twins.rhs` and :mod:`nhphys.twins.rolling` with ``backend="python"``).
+
+Two step loops drive it (``Adaptive(loop=...)``):
+
+* ``"compiled"`` (the default for DOP853): the field's own loop, ``field.integrate``, compiled
+  together with the field (``nhphys_ext/dop853.pxd``, specified by :mod:`nhphys.twins.dop853`):
+  scipy's ``solve_ivp`` DOP853 algorithm step by step, with no Python call per stage and the
+  projection below applied after every accepted step. A field call costs 0.05-0.4 us there.
+* ``"scipy"``: ``scipy.integrate.ode("dop853")`` (scipy's compiled translation of Hairer's
+  Fortran code; ``"DOPRI5"`` selects the order-5 sibling), one Python call of the field per
+  stage (0.2-0.4 us a call with the solver's share, against 6-8 us with ``solve_ivp`` and
+  80-800 us for the systems' numpy ``reference_rhs``); its wrapper cannot change the state
+  inside its loop, so the projection is applied at every output time only.
+
+(``benchmarks/bench_work_precision.py`` measures both; BENCHMARKS.md.)
 
 The projection
 --------------
 Each step of the run (of length ``dt``, the output interval) integrates from the state of the
-previous output time to the next, then projects the result back onto the manifold before it is
-saved and before the next interval starts from it.
+previous output time to the next. The compiled loop projects every accepted step back onto the
+manifold before the next step starts from it (the next step's first stage is reused from the
+unprojected point: :mod:`nhphys.twins.dop853` shows that this keeps the order); scipy's loop
+projects the state at the end of the interval, before it is saved and the next interval starts
+from it.
 
 Suslov (:meth:`nhphys.twins.rhs.SuslovField.project`):
 
@@ -48,10 +56,9 @@ error (the manifold is invariant), and the projection moves the state by no more
 distance, so the projected run keeps the solver's order and accuracy (Hairer, Lubich & Wanner,
 Geometric Numerical Integration, IV.4); the tests check that it agrees with
 :class:`~nhphys.integrators.Reference` to the tolerance. Every output interval restarts the
-solver from the projected state (scipy's wrapper cannot change the state inside its loop),
-with the step the solver had reached as its first trial step; short output intervals still
-cost extra steps (each interval ends on an output time). Choose ``dt`` no shorter than the
-frames you need.
+solver from the projected state, with the step the solver had reached as its first trial
+step; short output intervals still cost extra steps (each interval ends on an output time).
+Choose ``dt`` no shorter than the frames you need.
 
 Systems: :class:`nhphys.systems.Suslov` without force elements,
 :class:`nhphys.systems.RollingBody` with built-in force elements on a ground at rest, and the
@@ -61,12 +68,13 @@ systems on coordinates (:class:`~nhphys.systems.KnifeEdge`, :class:`~nhphys.syst
 ``Reference`` integrates the others. For the systems on coordinates the state is ``(q, v, W)``
 and the projection moves only the velocities, onto ``mu(q) v = 0`` in the mass metric
 (:class:`nhphys.twins.rhs.CoordinateField`); a force schedule's kinks are steps of the
-solver's error control like any other. The run can be checkpointed and resumed exactly: its whole state is the projected
-state of the last output time and the next first trial step. The accepted steps are watched
-(to carry the step over) only in calls of ``advance`` with more than one interval, since the
-watch costs 15-25 % of a 300-s single-interval run: runs cut into chunks differently therefore
-agree to the tolerance, not bit for bit (the driver's chunks, and so its checkpoints and
-resumed runs, are the same every time).
+solver's error control like any other. The run can be checkpointed and resumed exactly: its
+whole state is the projected state of the last output time and the next first trial step.
+The compiled loop returns that step with every interval. Scipy's loop watches its accepted
+steps (to carry the step over) only in calls of ``advance`` with more than one interval, since
+the watch costs 15-25 % of a 300-s single-interval run: there, runs cut into chunks
+differently agree to the tolerance, not bit for bit (the driver's chunks, and so its
+checkpoints and resumed runs, are the same every time).
 """
 
 import warnings
@@ -178,7 +186,7 @@ class AdaptiveRun(Run):
                  compiled=False):
         from scipy.integrate import ode  # imported here: it costs half a second
 
-        self.compiled = compiled  # the field's own DOP853 loop (RollingField.integrate)
+        self.compiled = compiled  # the field's own DOP853 loop (field.integrate)
         self.tolerances = (rtol, atol, max_steps)
         self.system = system
         self.field = field
@@ -280,16 +288,17 @@ class AdaptiveRun(Run):
         return 0
 
     def _compiled_loop(self, n_steps, save_every, saved, info):
-        """The intervals on the field's own DOP853 loop (``RollingField.integrate``: scipy's
-        ``solve_ivp`` DOP853 step by step, the field called in C), each started with the step
-        the previous one ended with."""
-        from nhphys.twins.rolling import SOLVER_MESSAGES
+        """The intervals on the field's own DOP853 loop (``field.integrate``: scipy's
+        ``solve_ivp`` DOP853 step by step, the field called in C, every accepted step
+        projected), each started with the step the previous one ended with."""
+        from nhphys.twins.dop853 import SOLVER_MESSAGES
 
         field, dt = self.field, self.dt
         rtol, atol, max_steps = self.tolerances
         for k in range(n_steps):
             t0 = (self.steps_done + k) * dt
-            field.status = 0
+            if hasattr(field, "status"):
+                field.status = 0  # a contact status of an earlier, recovered interval
             y = self.state.copy()
             status, code, h_next, _ = field.integrate(y, t0, t0 + dt, rtol, atol,
                                                       float(self.step_guess[0]), max_steps)
@@ -297,7 +306,6 @@ class AdaptiveRun(Run):
                 self.message = SOLVER_MESSAGES.get(code, "the state is not finite")
                 info[INFO_STATUS] = status if status else SOLVER_FAILED
                 return k + 1
-            field.project(y)
             self.step_guess[0] = h_next
             self.state[:] = y
             info[INFO_COMMITTED] = k + 1
@@ -324,8 +332,8 @@ class AdaptiveRun(Run):
 
 @dataclass(frozen=True)
 class Adaptive:
-    """Adaptive DOP853 on a compiled right-hand side, projected onto the manifold at every
-    output time (module docstring).
+    """Adaptive DOP853 on a compiled right-hand side, projected onto the manifold after every
+    accepted step (module docstring).
 
     Parameters
     ----------
@@ -400,11 +408,10 @@ class Adaptive:
             field, used = field_of(system, backend)
         if type(field).__name__ == "SuslovField":
             state = state[:12]  # no work without force elements
-        has_loop = hasattr(field, "integrate") and self.method.upper() == "DOP853"
+        has_loop = self.method.upper() == "DOP853"
         if self.loop == "compiled" and not has_loop:
-            raise ValueError("Adaptive(loop='compiled') is DOP853 on a RollingBody's field; "
-                             f"use loop='scipy' for {type(system).__name__} or method "
-                             f"{self.method!r}.")
+            raise ValueError(f"Adaptive(loop='compiled') is DOP853; use loop='scipy' for "
+                             f"method {self.method!r}.")
         return AdaptiveRun(system, field, state, dt, used,
                            METHODS[self.method.upper()], float(self.rtol), float(self.atol),
                            self.max_steps, compiled=has_loop and self.loop != "scipy")

@@ -37,9 +37,10 @@ Theorem 4.2).
 
 import numpy as np
 
+from nhphys.twins import dop853
+from nhphys.twins.so3 import polar_factor
+
 SUSLOV_STATE = 12  # R (9, row-major) and Omega (3)
-POLAR_MAX_ITER = 50  # Newton iterations of the polar factor; 2-3 from near SO(3)
-POLAR_TOL = 2 * np.finfo(float).eps  # the last correction at round-off ends it
 
 
 class SuslovField:
@@ -88,18 +89,19 @@ class SuslovField:
         if not (isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (12,)
                 and y.flags.c_contiguous):
             raise ValueError("Expected a writable C-contiguous float64 state of shape (12,).")
-        # the polar factor by Newton's iteration X <- (X + X^-T) / 2: quadratic, and more
-        # accurate than W V^T of an SVD when the singular values cluster (near SO(3))
-        X = y[:9].reshape(3, 3).copy()
-        for _ in range(POLAR_MAX_ITER):
-            X_next = 0.5 * (X + np.linalg.inv(X).T)
-            change = np.abs(X_next - X).max()
-            X = X_next
-            if change <= POLAR_TOL:
-                break
-        y[:9] = X.ravel()
+        y[:9] = polar_factor(y[:9].reshape(3, 3)).ravel()  # the closest rotation
         omega = y[9:12]
         y[9:12] = omega - (self.axis @ omega) / self.denominator * self.inertia_inv_axis
+
+
+    def integrate(self, y, t0, t1, rtol, atol, h_abs, max_steps, project=True):
+        """Advance ``y`` (12,) in place from ``t0`` to ``t1`` by DOP853, projecting every
+        accepted step (:meth:`project`) unless ``project`` is False; see
+        :func:`nhphys.twins.dop853.integrate` for the algorithm, the arguments and the returned
+        ``(status, solver_code, h_next, steps)`` (status is always 0 here)."""
+        dop853.check_state(y, SUSLOV_STATE)
+        return dop853.integrate(lambda t, state: (0, self(t, state)), y, t0, t1, rtol, atol,
+                                h_abs, max_steps, _projection(self) if project else None)
 
 
 class CoordinateField:
@@ -151,6 +153,24 @@ class CoordinateField:
         self.forces = None if forces is None or forces.empty else forces
         self.size = 2 * model.n + 1
         self.evaluations = 0
+        if self.size > dop853.DOP_NMAX:  # the kernels' limit (NMAX = 8 keeps it at 17)
+            raise ValueError(f"Expected a state of at most {dop853.DOP_NMAX} entries, "
+                             f"got {self.size}.")
+
+    def integrate(self, y, t0, t1, rtol, atol, h_abs, max_steps, project=True):
+        """Advance ``y`` (2 n + 1,) in place from ``t0`` to ``t1`` by DOP853, projecting every
+        accepted step (:meth:`project`) unless ``project`` is False; see
+        :func:`nhphys.twins.dop853.integrate` for the algorithm, the arguments and the returned
+        ``(status, solver_code, h_next, steps)``. A singular constraint matrix raises
+        ``ValueError`` (the state is left at the last accepted step)."""
+        dop853.check_state(y, self.size)
+        try:
+            return dop853.integrate(lambda t, state: (0, self(t, state)), y, t0, t1, rtol,
+                                    atol, h_abs, max_steps,
+                                    _projection(self) if project else None)
+        except np.linalg.LinAlgError:
+            raise ValueError("The constraint matrix is singular at this state "
+                             "(mu M^-1 mu^T cannot be inverted).") from None
 
     def __call__(self, t, y):
         """``dy/dt`` (2 n + 1,) at time ``t`` and state ``y`` (2 n + 1,)."""
@@ -178,3 +198,12 @@ class CoordinateField:
         mu = np.asarray(self.model.constraint_matrix(q), dtype=float)
         Minv_muT = self.model.mass_inv @ mu.T
         v -= Minv_muT @ np.linalg.solve(mu @ Minv_muT, mu @ v)
+
+
+def _projection(field):
+    """``field.project`` as the loop's ``project(state) -> status`` (it never fails but by
+    raising)."""
+    def project(state):
+        field.project(state)
+        return 0
+    return project

@@ -228,7 +228,7 @@ import math
 
 import numpy as np
 
-from nhphys.twins import so3
+from nhphys.twins import dop853, so3
 from nhphys.twins.forces import tangent_projector
 from nhphys.twins.newton import (  # the shared status table (statuses of shapes and contacts)
     CONTACT_FAILED,
@@ -1116,22 +1116,6 @@ def solve_arctan(x0, damped, max_iter):
 # -- the continuous vector field (eq. 29) for an adaptive solver ----------------------------------
 
 FIELD_STATE = 15  # A (9, row-major), z (2), Omega (3), W (1): RollingBody.reference_state
-FIELD_POLAR_MAX_ITER = 50  # Newton iterations of the polar factor; 2-3 from near SO(3)
-FIELD_POLAR_TOL = 2 * np.finfo(float).eps  # the last correction at round-off ends it
-
-
-def polar_factor(X):
-    """The orthogonal polar factor ``U`` of ``X = U P`` (3, 3): the closest rotation to a
-    matrix near SO(3) in the Frobenius norm, by Newton's iteration ``X <- (X + X^-T) / 2``
-    (Higham, Functions of Matrices, 8.3: quadratic, two or three iterations near SO(3))."""
-    X = np.array(X, dtype=float)
-    for _ in range(FIELD_POLAR_MAX_ITER):
-        X_next = 0.5 * (X + np.linalg.inv(X).T)
-        change = np.abs(X_next - X).max()
-        X = X_next
-        if change <= FIELD_POLAR_TOL:
-            break
-    return X
 
 
 class RollingField:
@@ -1172,7 +1156,7 @@ class RollingField:
     ``A``; the no-slip condition holds by construction too, since the centre's velocity is
     ``-A (Omega x s)`` (``Omega`` is free: 3 velocities for the 3 degrees of freedom of rolling
     on a surface). So the projection replaces ``A`` by the closest rotation in the Frobenius
-    norm (its orthogonal polar factor, :func:`polar_factor`): the correction ``A (P^-1 - I)``
+    norm (its orthogonal polar factor, :func:`nhphys.twins.so3.polar_factor`): the correction ``A (P^-1 - I)``
     is along ``A`` times a symmetric matrix, the normal space of SO(3) at the rotation, i.e.
     the orthogonal projection onto SO(3); ``z``, ``Omega`` and ``W`` are left alone. A state
     off SO(3) by ``e`` moves by ``O(e)``, and ``e`` is of the size of the solver's global error
@@ -1335,144 +1319,27 @@ class RollingField:
         if not (isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (15,)
                 and y.flags.c_contiguous):
             raise ValueError("Expected a writable C-contiguous float64 state of shape (15,).")
-        y[:9] = polar_factor(y[:9].reshape(3, 3)).ravel()
+        y[:9] = so3.polar_factor(y[:9].reshape(3, 3)).ravel()
 
-    def integrate(self, y, t0, t1, rtol, atol, h_abs, max_steps):
-        r"""Advance ``y`` (15,) in place from ``t0`` to ``t1`` by DOP853, the field evaluated in
-        place (no Python call per stage in the kernel).
-
-        The algorithm is scipy's ``solve_ivp(method="DOP853")`` step by step (so that it can be
-        checked against it): stages ``K_s = f(y + h sum_j A_sj K_j)``, ``y_new = y + h sum_j B_j
-        K_j``, ``K_12 = f(y_new)`` (reused as the next step's first stage); the error norm of
-        Hairer's DOP853, ``|h| e5^2 / sqrt((e5^2 + 0.01 e3^2) n)`` with ``e5, e3`` the RMS-free
-        Euclidean norms of ``sum_j E5_j K_j / sc`` and ``sum_j E3_j K_j / sc``,
-        ``sc = atol + max(|y|, |y_new|) rtol``; a step is accepted when the norm is below 1, and
-        the next step is ``h min(10, 0.9 norm^(-1/8))`` (not above ``h`` right after a rejection;
-        a rejected step is retried with ``h max(0.2, 0.9 norm^(-1/8))``). The last step is cut to
-        end on ``t1``. ``h_abs = 0`` asks for scipy's ``select_initial_step`` (one more call).
-
-        Parameters
-        ----------
-        y : ndarray, shape (15,)
-            C-contiguous float64 state, advanced in place (left at the last accepted step on a
-            failure).
-        t0, t1 : float
-            ``t1 > t0``.
-        rtol, atol : float
-        h_abs : float
-            The first trial step, or 0.
-        max_steps : int
-            Accepted steps allowed in the interval.
-
-        Returns
-        -------
-        status : int
-            0, or the contact status of a field call that failed (a contact event).
-        solver_code : int
-            ``SOLVER_OK``, ``TOO_MANY_STEPS`` or ``STEP_TOO_SMALL``.
-        h_next : float
-            The step to start the next interval with: the last accepted step's proposal, or, when
-            that step was cut to end on ``t1``, the larger of it and the step it would have taken.
-        steps : int
-            Accepted steps.
-        """
-        if not (isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (15,)
-                and y.flags.c_contiguous):
-            raise ValueError("Expected a writable C-contiguous float64 state of shape (15,).")
-        A, B, C, E3, E5 = dop853_table()
-        n_stages, n = len(B), len(y)
-        K = np.empty((n_stages + 1, n))
-        steps = 0
+    def integrate(self, y, t0, t1, rtol, atol, h_abs, max_steps, project=True):
+        """Advance ``y`` (15,) in place from ``t0`` to ``t1`` by DOP853 with the field evaluated
+        in place (no Python call per stage in the kernel), projecting every accepted step
+        (:meth:`project`) unless ``project`` is False; see :func:`nhphys.twins.dop853.integrate`
+        for the algorithm, the arguments and the returned ``(status, solver_code, h_next,
+        steps)``. A failed field call (a contact event) returns its status."""
+        dop853.check_state(y, FIELD_STATE)
 
         def rates(t, state):  # (status, rates), NaN rates for a failed contact, as __call__
             self.evaluations += 1
             status, out = self._rates(t, state)
             if status != OK:
                 self.status = self.status or status
-                return status, np.full(n, np.nan)
+                return status, np.full(FIELD_STATE, np.nan)
             return status, out
 
-        status, K[0] = rates(t0, y)
-        if status != OK:
-            return status, SOLVER_OK, h_abs, steps
-        t = t0
-        if not h_abs > 0:  # scipy.integrate._ivp.common.select_initial_step, order 7
-            scale = atol + np.abs(y) * rtol
-            d0 = np.linalg.norm(y / scale) / n ** 0.5
-            d1 = np.linalg.norm(K[0] / scale) / n ** 0.5
-            h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
-            h0 = min(h0, abs(t1 - t))
-            status, f1 = rates(t + h0, y + h0 * K[0])
-            if status != OK:
-                return status, SOLVER_OK, h_abs, steps
-            d2 = np.linalg.norm((f1 - K[0]) / scale) / n ** 0.5 / h0
-            h1 = max(1e-6, h0 * 1e-3) if d1 <= 1e-15 and d2 <= 1e-15 else \
-                (0.01 / max(d1, d2)) ** (1 / 8)
-            h_abs = min(100 * h0, h1, abs(t1 - t))
-        truncated, h_before = False, 0.0
-        while t < t1:
-            if steps >= max_steps:
-                return OK, TOO_MANY_STEPS, h_abs, steps
-            min_step = 10 * abs(np.nextafter(t, np.inf) - t)
-            h_abs = max(h_abs, min_step)
-            rejected = False
-            while True:
-                if h_abs < min_step:
-                    return OK, STEP_TOO_SMALL, h_abs, steps
-                t_new = t + h_abs
-                truncated = t_new > t1
-                if truncated:
-                    h_before, t_new = h_abs, t1
-                h = t_new - t
-                h_abs = abs(h)
-                for s in range(1, n_stages):
-                    status, K[s] = rates(t + C[s] * h, y + (K[:s].T @ A[s, :s]) * h)
-                    if status != OK:
-                        return status, SOLVER_OK, h_abs, steps
-                y_new = y + h * (K[:-1].T @ B)
-                status, f_new = rates(t + h, y_new)
-                if status != OK:
-                    return status, SOLVER_OK, h_abs, steps
-                K[-1] = f_new
-                scale = atol + np.maximum(np.abs(y), np.abs(y_new)) * rtol
-                n5 = np.sum((K.T @ E5 / scale) ** 2)
-                n3 = np.sum((K.T @ E3 / scale) ** 2)
-                norm = 0.0 if n5 == 0 and n3 == 0 else h_abs * n5 / np.sqrt((n5 + 0.01 * n3) * n)
-                if norm < 1:
-                    factor = DOP_MAX_FACTOR if norm == 0 else min(
-                        DOP_MAX_FACTOR, DOP_SAFETY * norm ** DOP_EXPONENT)
-                    if rejected:
-                        factor = min(1.0, factor)
-                    h_abs *= factor
-                    break
-                h_abs *= max(DOP_MIN_FACTOR, DOP_SAFETY * norm ** DOP_EXPONENT)
-                rejected = True
-            t = t_new
-            y[:] = y_new
-            K[0] = f_new
-            steps += 1
-        return OK, SOLVER_OK, (max(h_abs, h_before) if truncated else h_abs), steps
+        def projected(state):
+            self.project(state)
+            return OK
 
-
-# -- DOP853 with the field (RollingField.integrate) ------------------------------------------------
-
-SOLVER_OK, TOO_MANY_STEPS, STEP_TOO_SMALL = 0, 1, 2  # RollingField.integrate's solver codes
-SOLVER_MESSAGES = {TOO_MANY_STEPS: "more than max_steps steps in the interval",
-                   STEP_TOO_SMALL: "the step size became too small"}
-DOP_SAFETY, DOP_MIN_FACTOR, DOP_MAX_FACTOR = 0.9, 0.2, 10.0  # scipy's RungeKutta step control
-DOP_EXPONENT = -1.0 / 8.0  # -1 / (order of the error estimator + 1), the estimator's order 7
-
-
-def dop853_table():
-    """Dormand and Prince's order-8 pair as in Hairer's DOP853 (Hairer, Norsett & Wanner,
-    Solving Ordinary Differential Equations I, 2nd ed., II.10; the coefficients of dop853.f),
-    taken from scipy's copy (``scipy.integrate._ivp.dop853_coefficients``): ``A`` (12, 12),
-    ``B`` (12,), ``C`` (12,), and the error weights ``E3``, ``E5`` (13,) of the order-3 and
-    order-5 embedded estimates (the 13th stage is the derivative at the new point)."""
-    from scipy.integrate._ivp import dop853_coefficients as c
-
-    n = c.N_STAGES
-    return (np.array(c.A[:n, :n]), np.array(c.B), np.array(c.C[:n]), np.array(c.E3),
-            np.array(c.E5))
-
-
+        return dop853.integrate(rates, y, t0, t1, rtol, atol, h_abs, max_steps,
+                                projected if project else None)

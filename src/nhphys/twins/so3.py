@@ -36,6 +36,8 @@ import numpy as np
 
 SERIES_SWITCH = 0.5
 LOG_SERIES_SWITCH = 1e-3
+POLAR_MAX_ITER = 50  # Newton iterations of the polar factor; 2-3 from near SO(3)
+POLAR_TOL = 2 * np.finfo(float).eps  # the last correction at round-off ends it
 
 # Taylor coefficients in t^2 (constant term first).
 _SINC = (1.0, -1 / 6, 1 / 120, -1 / 5040, 1 / 362880, -1 / 39916800, 1 / 6227020800,
@@ -207,3 +209,19 @@ def cay_jac_right(xi):
 def cay_jac_right_inv(xi):
     """Inverse right Jacobian of ``cay``: (n, 3) -> (n, 3, 3)."""
     return cay_jac_left_inv(-np.asarray(xi, dtype=float))
+
+
+def polar_factor(X):
+    """The orthogonal polar factor ``U`` of ``X = U P`` (3, 3): the closest rotation to a
+    matrix near SO(3) in the Frobenius norm, by Newton's iteration ``X <- (X + X^-T) / 2``
+    (Higham, Functions of Matrices, 8.3: quadratic, two or three iterations near SO(3); more
+    accurate than ``W V^T`` of an SVD when the singular values cluster, as they do near SO(3)).
+    The kernel forms ``X^-T`` from the cross products of the rows over the determinant."""
+    X = np.array(X, dtype=float)
+    for _ in range(POLAR_MAX_ITER):
+        X_next = 0.5 * (X + np.linalg.inv(X).T)
+        change = np.abs(X_next - X).max()
+        X = X_next
+        if change <= POLAR_TOL:
+            break
+    return X

@@ -347,3 +347,29 @@ def test_a_killed_driver_loses_no_finished_batch_and_the_rerun_computes_the_rest
                           omega=[[s, 0.5, 0.0] for s in spins])
     for name in ("R", "omega", "energy", "steps_done"):
         np.testing.assert_array_equal(ds[name].values, ref[name].values, err_msg=name)
+
+
+def test_the_own_cluster_shows_the_batches_on_its_dashboard(backend):
+    # with bokeh (in the `ensemble` extra) the sweep's own LocalCluster serves Dask's
+    # dashboard, whose progress page groups the sweep's tasks under the prefix "nhphys-batch"
+    import urllib.request
+
+    pytest.importorskip("bokeh", reason="Dask's dashboard needs bokeh (the `ensemble` extra)")
+    from nhphys.sweep import local_cluster
+
+    cluster, dashboard = local_cluster()
+    try:
+        assert dashboard
+        with distributed.Client(cluster) as client:
+            ds = nhphys.sweep(top, GRID, T_FINAL, DT, batch_size=2, client=client,
+                              backend=backend, progress=False)
+            assert list(ds.status.values) == ["ok", "ok", "far_branch"] * 2
+            prefixes = client.run_on_scheduler(
+                lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+            assert "nhphys-batch" in prefixes
+            page = client.dashboard_link.replace("/status", "/individual-progress")
+            with urllib.request.urlopen(page, timeout=30) as response:
+                assert response.status == 200
+                assert b"bokeh" in response.read().lower()
+    finally:
+        cluster.close()

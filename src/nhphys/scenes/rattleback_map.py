@@ -15,14 +15,13 @@ The study runs on a Dask ``LocalCluster`` (one worker a core; ``--no-cluster`` r
 process); a re-run with the same arguments continues the store and recomputes nothing written.
 """
 
-import argparse
 import os
 import sys
 
 import numpy as np
 
-import nhphys
 from nhphys.lie import so3
+from nhphys.scenes._study import grid_parser, print_paths, run_grid, save_map
 from nhphys.scenes.rattleback import ground, rattleback
 from nhphys.systems import RollingBody
 
@@ -55,25 +54,17 @@ def first_sign_change(t, w):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=os.path.join("out", "rattleback_map"))
-    parser.add_argument("--size", type=int, default=64, help="grid points along each axis")
-    parser.add_argument("--t-final", type=float, default=20.0)
-    parser.add_argument("--dt", type=float, default=2e-3)
+    parser = grid_parser(__doc__.splitlines()[0], "rattleback_map", size=64, t_final=20.0,
+                         dt=2e-3)
     parser.add_argument("--frame-every", type=float, default=0.05,
                         help="seconds between saved frames")
     parser.add_argument("--max-tilt", type=float, default=4.0, help="degrees")
     parser.add_argument("--max-spin", type=float, default=6.0, help="rad/s")
-    parser.add_argument("--no-cluster", action="store_true",
-                        help="run the batches in this process instead of a Dask LocalCluster")
     args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
     tilts = np.linspace(0.05, args.max_tilt, args.size)
     spins = np.linspace(-args.max_spin, args.max_spin, args.size)
-    store = os.path.join(args.out, "runs.zarr")
-    ds = nhphys.sweep(build, {"tilt": tilts, "spin": spins}, args.t_final, args.dt,
-                      out=store, save_every=max(1, round(args.frame_every / args.dt)),
-                      client=False if args.no_cluster else None)
+    ds, store = run_grid(build, {"tilt": tilts, "spin": spins}, args,
+                         save_every=max(1, round(args.frame_every / args.dt)))
     t = np.asarray(ds.time)
     w = vertical_spin(np.asarray(ds.R), np.asarray(ds.omega))
     reversal = first_sign_change(t, w).reshape(args.size, args.size)
@@ -82,31 +73,14 @@ def main(argv=None):
     print(f"{args.size}x{args.size} runs: {np.isfinite(reversal).sum()} reversed, "
           f"{failed.sum()} stopped by a failed step first, "
           f"{(np.isnan(reversal) & ~failed).sum()} did not reverse within {args.t_final:g} s")
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 5.2))
-    extent = [spins[0], spins[-1], tilts[0], tilts[-1]]
-    ax.imshow(np.where(failed, 1.0, np.nan), origin="lower", extent=extent, aspect="auto",
-              cmap="Greys", vmin=0.0, vmax=2.5, interpolation="nearest")
-    image = ax.imshow(reversal, origin="lower", extent=extent, aspect="auto", cmap="viridis",
-                      interpolation="nearest")
-    fig.colorbar(image, ax=ax, label="first reversal [s]")
-    ax.set_xlabel("initial spin about the vertical [rad/s]")
-    ax.set_ylabel("initial tilt about e1 and e2 [deg]")
-    ax.set_title(f"rattleback: first reversal within {args.t_final:g} s "
-                 f"(white: none; grey: failed step)\nRetraction('exp'), h = {args.dt:g} s, "
-                 f"{args.size}x{args.size} runs")
-    fig.tight_layout()
     path = os.path.join(args.out, "reversal_map.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print("wrote:")
-    for p in (store, path):
-        print("  " + os.path.abspath(p))
+    save_map(path, reversal, spins, tilts, grey=failed, cmap="viridis",
+             label="first reversal [s]", xlabel="initial spin about the vertical [rad/s]",
+             ylabel="initial tilt about e1 and e2 [deg]",
+             title=f"rattleback: first reversal within {args.t_final:g} s "
+                   f"(white: none; grey: failed step)\nRetraction('exp'), h = {args.dt:g} s, "
+                   f"{args.size}x{args.size} runs")
+    print_paths(store, path)
     return 0
 
 

@@ -24,9 +24,9 @@ on each path, the time each family needs to reach the accuracies 1e-3 ... 1e-10 
 log-log along its curve) and the ratios to the compiled DOP853, and draws
 ``docs/images/work_precision_suslov.png``.
 
-Rolling cases (``--case disk`` or ``--case ellipsoid``): the wobbling thin disk of
-``benchmarks/bench_disk.py`` (10 s) and the ellipsoid of the ``ellipsoid_plane`` scene on a
-plane (10 s), with nhphys ``Retraction("exp", order=k)``, ``Adaptive`` on the compiled
+Rolling cases (``--case disk``, ``ellipsoid``, ``torus`` or ``rattleback``): the wobbling thin
+disk of ``benchmarks/bench_disk.py``, the ellipsoid of the ``ellipsoid_plane`` scene on a plane
+and on top of a torus's tube, and the rattleback of the ``rattleback`` scene (10 s each), with nhphys ``Retraction("exp", order=k)``, ``Adaptive`` on the compiled
 ``nhphys_ext.rolling.RollingField`` (its own compiled DOP853 loop, ``loop="compiled"``, and
 ``scipy.integrate.ode``'s, ``loop="scipy"``), ``scipy.integrate.ode("dop853")`` and
 ``solve_ivp`` DOP853 on the same compiled field unprojected, ``solve_ivp`` DOP853 on the numpy right-hand side of ``Reference``
@@ -34,12 +34,12 @@ plane (10 s), with nhphys ``Retraction("exp", order=k)``, ``Adaptive`` on the co
 disk, Kane's equations with PyDy's Cython right-hand side under ``ode("dop853")`` and
 ``solve_ivp``. The error at t = 10 s is, for the disk, the largest difference in lean, heading
 and contact point (x, y) from Kane's equations at rtol 1e-13 (the metric of bench_disk.py, at
-the final time); for the ellipsoid, ``max(|R - R_true|_max, |a - a_true|_max / 0.1 m)`` against
+the final time); for the others, ``max(|R - R_true|_max, |a - a_true|_max / 0.1 m)`` against
 ``Retraction("exp", order=8)`` at dt = 1e-3, cross-checked against the compiled DOP853 at rtol
 1e-13.
 
-Run ``python benchmarks/bench_work_precision.py [--case suslov|disk|ellipsoid] [--repeats N]
-[--quick] [--png PATH]``.
+Run ``python benchmarks/bench_work_precision.py [--case suslov|disk|ellipsoid|torus|rattleback]
+[--repeats N] [--quick] [--png PATH]``.
 """
 
 import argparse
@@ -51,6 +51,7 @@ import warnings
 import numpy as np
 
 import nhphys
+from nhphys.errors import NewtonError
 from nhphys.integrators import Adaptive, Reference, Retraction
 from nhphys.systems import Suslov
 
@@ -207,7 +208,8 @@ def time_to_reach(points, target):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--case", choices=("suslov", "disk", "ellipsoid"), default="suslov")
+    parser.add_argument("--case", choices=("suslov", "disk", "ellipsoid", "torus", "rattleback"),
+                        default="suslov")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="every other setting, 2 repeats")
     parser.add_argument("--png", default=None, help="default docs/images/work_precision_CASE.png")
@@ -336,13 +338,35 @@ def disk_case():
     return system, kane.to_nhphys(y0), y0
 
 
-def ellipsoid_case():
-    """The ellipsoid_plane scene: system and start keywords."""
-    from nhphys import conditions
-    from nhphys.scenes import ellipsoid_plane
+def scene_case(name):
+    """The first body of the bundled scene ``name``: system and start keywords."""
+    import importlib
 
-    entry = ellipsoid_plane.scene.bodies[0]
+    from nhphys import conditions
+
+    entry = importlib.import_module(f"nhphys.scenes.{name}").scene.bodies[0]
     return entry.system, conditions.start_arguments(entry.system, entry.conditions)
+
+
+def torus_case():
+    """The ellipsoid of the ellipsoid_plane scene started on top of a torus's tube (major
+    radius 1 m, tube 0.4 m): it rolls along the top of the tube, pressing on it throughout."""
+    from nhphys.surfaces import Torus
+    from nhphys.systems import RollingBody
+
+    system, start = scene_case("ellipsoid_plane")
+    return (RollingBody(system.body, Torus(1.0, 0.4), gravity=9.81),
+            {"R0": start["R0"], "omega0": start["omega0"], "ground_point": [1.0, 0.0, 0.4]})
+
+
+ROLLING_CASES = {  # case -> (system and start, title)
+    "disk": (lambda: disk_case()[:2], "Thin disk rolling on a plane (wobbling), 10 s"),
+    "ellipsoid": (lambda: scene_case("ellipsoid_plane"),
+                  "Ellipsoid (0.1, 0.08, 0.06 m) rolling on a plane, 10 s"),
+    "torus": (torus_case, "Ellipsoid (0.1, 0.08, 0.06 m) rolling on a torus's tube, 10 s"),
+    "rattleback": (lambda: scene_case("rattleback"),
+                   "Rattleback (Kane and Levinson) on a plane, spun at 5 rad/s, 10 s"),
+}
 
 
 def disk_error(R, omega, x, truth):
@@ -424,7 +448,7 @@ def rolling_contenders(case, system, start, quick):
         (f"rtol={r:g}", lambda r=r: nh(Adaptive(r, r * 1e-2, loop="scipy"), ROLLING_T))
         for r in tols]
     table[BAR] = [(f"rtol={r:g}", lambda r=r: compiled_ode(r)) for r in tols]
-    table["RollingField.integrate alone (no start, no frames, unprojected)"] = [
+    table["RollingField.integrate alone (no start, no frames)"] = [
         (f"rtol={r:g}", lambda r=r: bare_loop(r)) for r in tols]
     table["solve_ivp DOP853 compiled RHS"] = [(f"rtol={r:g}", lambda r=r: compiled_ivp(r))
                                               for r in tols]
@@ -460,7 +484,8 @@ def rolling_main(args):
     repeats = 2 if args.quick else args.repeats
     warnings.simplefilter("ignore", UserWarning)
     case = args.case
-    system, start = (disk_case()[:2] if case == "disk" else ellipsoid_case())
+    setup, title = ROLLING_CASES[case]
+    system, start = setup()
     print(f"machine: {' '.join(platform.uname())}; cores: {os.cpu_count()}; "
           f"Python {platform.python_version()}, numpy {np.__version__}")
     table, final_of = rolling_contenders(case, system, start, args.quick)
@@ -486,7 +511,6 @@ def rolling_main(args):
         print(f"truth: Kane's equations, DOP853 rtol 1e-13; the compiled eq.-29 field under "
               f"ode dop853 at {setting} differs from it by {error(thunk()[0]):.1e}")
         ylabel = "error at 10 s: lean, heading, contact point"
-        title = "Thin disk rolling on a plane (wobbling), 10 s"
     else:
         truth_run = Retraction("exp", order=8).start(system, 1e-3, "cython", **start)
         n = int(round(ROLLING_T / 1e-3))
@@ -501,7 +525,6 @@ def rolling_main(args):
         print(f"truth: Retraction exp order 8 at dt = 1e-3; the compiled DOP853 at {setting} "
               f"differs from it by {error(thunk()[0]):.1e}")
         ylabel = "error at 10 s: max(|R - R_true|, |a - a_true| / 0.1 m)"
-        title = "Ellipsoid (0.1, 0.08, 0.06 m) rolling on a plane, 10 s"
 
     fixed = []
     for _ in range(20):
@@ -519,10 +542,14 @@ def rolling_main(args):
     for rep in range(repeats):  # interleaved: every setting once per round
         for label, runs in table.items():
             for row, (setting, thunk) in zip(results[label], runs):
-                if rep > 0 and row[1] > 3.0:  # one repeat of the settings slower than 3 s
-                    continue
+                if rep > 0 and (row[1] > 3.0 or isinstance(row[3], str)):
+                    continue  # one repeat of the settings slower than 3 s or failing
                 t0 = time.perf_counter()
-                result, calls = thunk()
+                try:
+                    result, calls = thunk()
+                except NewtonError as exc:  # a step too large for the structure-preserving step
+                    row[1:] = [np.inf, np.nan, f"failed at t = {exc.time:g} s"]
+                    continue
                 row[1] = min(row[1], time.perf_counter() - t0)
                 row[2] = error(result)
                 row[3] = calls
@@ -534,7 +561,8 @@ def rolling_main(args):
             print(f"| {label} | {setting} | {err:.2e} | {seconds * 1e3:.2f} | "
                   f"{'' if calls is None else calls} |")
     print()
-    points = {label: [(max(r[2], 1e-16), r[1]) for r in rows] for label, rows in results.items()}
+    points = {label: [(max(r[2], 1e-16), r[1]) for r in rows if np.isfinite(r[1])]
+              for label, rows in results.items()}
     retraction = [label for label in points if "Retraction" in label]
     others = [label for label in points if "Retraction" not in label and label != BAR]
 
@@ -570,6 +598,7 @@ def rolling_main(args):
             style = next((s for k, s in styles.items() if k in label), "x-")
             if label == BAR:
                 style = "k^--"
+            rows = [r for r in rows if np.isfinite(r[1])]  # not the failed settings
             ax.loglog([r[1] * 1e3 for r in rows], [max(r[2], 1e-16) for r in rows], style,
                       label=label, markersize=4)
         ax.axhspan(1e-10, 1e-3, color="0.93", zorder=0)

@@ -373,3 +373,49 @@ def test_the_own_cluster_shows_the_batches_on_its_dashboard(backend):
                 assert b"bokeh" in response.read().lower()
     finally:
         cluster.close()
+
+
+def test_a_store_being_written_by_another_sweep_is_refused(backend, tmp_path):
+    # another process holds the store's lock (as a sweep writing it does): a second sweep on
+    # the same store is refused before it computes or writes anything, and continues the store
+    # once the holder is gone (its lock goes with it, even killed)
+    import subprocess
+
+    out = tmp_path / "study.zarr"
+    built = []
+
+    def counted(i2, spin):
+        built.append((i2, spin))
+        return top(i2, spin)
+
+    def stop(done, failed):
+        if done > 2:  # inside the second batch: Ctrl-C leaves batch 0 written
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        nhphys.sweep(counted, GRID, T_FINAL, DT, out=out, batch_size=2, client=False,
+                     backend=backend, progress=stop)
+    assert np.array_equal(zarr.open_group(out, mode="r")["batch_done"][:], [1, 0, 0])
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a+'); "
+         "fcntl.flock(f, fcntl.LOCK_EX); f.truncate(0); f.write('pid 4242 on elsewhere'); "
+         "f.flush(); print('held', flush=True); time.sleep(120)",
+         str(out / ".nhphys-sweep.lock")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        built.clear()
+        with pytest.raises(ValueError, match="being written by another sweep "
+                                             r"\(pid 4242 on elsewhere\)"):
+            nhphys.sweep(counted, GRID, T_FINAL, DT, out=out, client=False, backend=backend,
+                         progress=False)
+        assert built == []
+        assert np.array_equal(zarr.open_group(out, mode="r")["batch_done"][:], [1, 0, 0])
+    finally:
+        holder.kill()
+        holder.wait()
+    ds = nhphys.sweep(counted, GRID, T_FINAL, DT, out=out, client=False, backend=backend,
+                      progress=False)
+    assert built == [(2.0, 2000.0), (4.0, 0.5), (4.0, 1.0), (4.0, 2000.0)]  # runs 2..5 only
+    assert_same_runs(ds, reference(backend=backend))
+    assert not (out / ".nhphys-sweep.lock").exists()  # the lock file goes with the sweep

@@ -43,6 +43,7 @@ INDEX = "batch_done"  # the store's index of finished batches: (batch,), 1 when 
 MAX_DEFAULT_BATCH = 1000
 BATCH_BYTES = 256 * 2**20  # the default batch size keeps a batch's frames below this
 FRAME_BYTES = 400  # a frame of one run, about: 152 bytes for Suslov, 392 for a rolling body
+LOCK_FILE = ".nhphys-sweep.lock"  # in the store while a sweep writes it, held by flock
 
 
 # -- the points of a study ----------------------------------------------------------------------
@@ -142,6 +143,59 @@ class SweepStore:
         self.path = os.fspath(path)
         self.identity = identity
         self.exists = False
+        self._lock = None
+
+    def lock(self):
+        """Hold the store against other sweeps until :meth:`unlock`: an exclusive ``flock`` on
+        the file ``.nhphys-sweep.lock`` inside it, which exists only while a sweep holds it.
+        The operating system drops the lock when this process ends, however it ends, so a
+        killed sweep never leaves the store locked (only the file, which the next sweep takes
+        over). Where ``fcntl`` is missing (Windows) the store is not locked.
+
+        Raises
+        ------
+        ValueError
+            Another sweep (in any process) holds it. Nothing is changed.
+        """
+        try:
+            import fcntl
+        except ImportError:  # no advisory locks here: documented
+            return
+        path = os.path.join(self.path, LOCK_FILE)
+        while self._lock is None:
+            handle = open(path, "a+")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                handle.close()
+                raise ValueError(f"The store {self.path!r} is being written by another sweep "
+                                 f"({holder}). Nothing was changed; wait for it to finish (a "
+                                 "re-run then continues the store) or choose another `out`.") \
+                    from None
+            try:  # the holder before may have removed the file after we opened it: retry
+                same = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:
+                handle.close()
+                continue
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"pid {os.getpid()} on {_hostname()}\n")
+            handle.flush()
+            self._lock = handle
+
+    def unlock(self):
+        """Let other sweeps write the store again (the lock file goes, then the lock)."""
+        if self._lock is not None:
+            try:
+                os.unlink(os.path.join(self.path, LOCK_FILE))
+            except FileNotFoundError:
+                pass
+            self._lock.close()  # closing the file drops the flock
+            self._lock = None
 
     def check(self):
         """Look at ``path``: the finished batches of this sweep's store there (a set of
@@ -184,6 +238,7 @@ class SweepStore:
                     f"{_summary(self.identity.get(key))}. Nothing was changed; choose another "
                     "`out` (or run the same sweep to continue it).")
         self.identity = stored  # its batch size, when this sweep left it to the store
+        self.lock()  # before reading its index: a sweep writing it now would change it
         try:
             done = np.asarray(zarr.open_group(path, mode="r")[INDEX][:])
         except (OSError, ValueError, LookupError, TypeError):
@@ -227,9 +282,18 @@ class SweepStore:
         if mode == "w" and os.listdir(self.path):
             raise ValueError(f"Cannot write the sweep to {self.path!r}: the folder is no longer "
                              "empty.")
-        layout.to_zarr(self.path, mode=mode, compute=False, encoding=encoding,
-                       consolidated=False)
+        try:
+            layout.to_zarr(self.path, mode=mode, compute=False, encoding=encoding,
+                           consolidated=False)
+        except (FileExistsError, ValueError) as exc:  # zarr's "contains a group" is a ValueError
+            if os.path.isdir(self.path) and os.listdir(self.path):
+                raise ValueError(f"Cannot write the sweep to {self.path!r}: another sweep "
+                                 "created a store there while this one ran. Nothing of it "
+                                 "was changed; run the same sweep again to continue it.") \
+                    from None
+            raise exc
         self.exists = True
+        self.lock()
 
     def write(self, batch, lo, hi, part):
         """Write ``part`` (the dataset of runs ``lo..hi-1``) into its region of every array,
@@ -462,14 +526,19 @@ def sweep(build, parameters, t_final, dt, integrator="exp", *, out=None, batch_s
                for b, lo in enumerate(range(0, n, batch_size))]
     todo = [batch for batch in batches if batch[0] not in finished]
     done = [batch for batch in batches if batch[0] in finished]
-    bar = StudyProgress(progress, n, sum(hi - lo for _, lo, hi in done),
-                        store.failed_runs(done) if store is not None else 0)
+    try:
+        failed = store.failed_runs(done) if store is not None else 0
+        bar = StudyProgress(progress, n, sum(hi - lo for _, lo, hi in done), failed)
+    except BaseException:
+        if store is not None:
+            store.unlock()
+        raise
     parts = {}
     study = types.SimpleNamespace(store=store, columns=columns, fixed=fixed, n=n, grid=grid,
                                   batches=batches, parts=parts, bar=bar, identity=identity,
                                   batch_size=batch_size)
     task_args = (args.t_final, args.dt, integrator, args.save_every, backend, threads, fixed)
-    try:
+    try:  # the store's lock, taken by check() or create(), is dropped at the end however it ends
         if todo and client is False:
             for b, lo, hi in todo:
                 part = compute_batch(build, _slice(columns, lo, hi), lo, *task_args,
@@ -479,12 +548,20 @@ def sweep(build, parameters, t_final, dt, integrator="exp", *, out=None, batch_s
             _on_dask(client, build, todo, task_args, study)
     finally:
         bar.close()
+        if store is not None:
+            store.unlock()
     if store is not None:
         return store.open()
     import xarray as xr
 
     return xr.concat([parts[b] for b, _, _ in batches], dim="run",
                      combine_attrs="override").assign_attrs(_study_attrs(study))
+
+
+def _hostname():
+    import socket
+
+    return socket.gethostname()
 
 
 def _slice(columns, lo, hi):

@@ -24,19 +24,21 @@ on each path, the time each family needs to reach the accuracies 1e-3 ... 1e-10 
 log-log along its curve) and the ratios to the compiled DOP853, and draws
 ``docs/images/work_precision_suslov.png``.
 
-Rolling cases (``--case disk``, ``ellipsoid``, ``torus`` or ``rattleback``): the wobbling thin
-disk of ``benchmarks/bench_disk.py``, the ellipsoid of the ``ellipsoid_plane`` scene on a plane
-and on top of a torus's tube, and the rattleback of the ``rattleback`` scene (10 s each), with nhphys ``Retraction("exp", order=k)``, ``Adaptive`` on the compiled
-``nhphys_ext.rolling.RollingField`` (its own compiled DOP853 loop, ``loop="compiled"``, and
-``scipy.integrate.ode``'s, ``loop="scipy"``), ``scipy.integrate.ode("dop853")`` and
-``solve_ivp`` DOP853 on the same compiled field unprojected, ``solve_ivp`` DOP853 on the numpy right-hand side of ``Reference``
-(``RollingBody.reference_rhs``, loose tolerances only: it costs 0.3-0.8 ms a call) and, for the
+Rolling cases (``--case disk``, ``ellipsoid``, ``torus`` or ``rattleback``): the wobbling thin disk
+of ``benchmarks/bench_disk.py``, the ellipsoid of the ``ellipsoid_plane`` scene on a plane and on
+top of a torus's tube, and the rattleback of the ``rattleback`` scene (10 s each), with nhphys
+``Retraction("exp", order=k)``, ``Adaptive`` on the compiled ``nhphys_ext.rolling.RollingField``
+(its own compiled DOP853 loop, ``loop="compiled"``, and ``scipy.integrate.ode``'s,
+``loop="scipy"``), ``scipy.integrate.ode("dop853")`` and ``solve_ivp`` DOP853 on the same compiled
+field unprojected, ``solve_ivp`` DOP853 on the numpy right-hand side of ``Reference``
+(``RollingBody.reference_rhs``, loose tolerances only: it costs 0.2-0.3 ms a call) and, for the
 disk, Kane's equations with PyDy's Cython right-hand side under ``ode("dop853")`` and
-``solve_ivp``. The error at t = 10 s is, for the disk, the largest difference in lean, heading
-and contact point (x, y) from Kane's equations at rtol 1e-13 (the metric of bench_disk.py, at
-the final time); for the others, ``max(|R - R_true|_max, |a - a_true|_max / 0.1 m)`` against
+``solve_ivp``. The error at t = 10 s is, for the disk, the largest difference in lean, heading and
+contact point (x, y) from Kane's equations at rtol 1e-13 (the metric of bench_disk.py, at the final
+time); for the others, ``max(|R - R_true|_max, |a - a_true|_max / 0.1 m)`` against
 ``Retraction("exp", order=8)`` at dt = 1e-3, cross-checked against the compiled DOP853 at rtol
 1e-13.
+
 
 Run ``python benchmarks/bench_work_precision.py [--case suslov|disk|ellipsoid|torus|rattleback]
 [--repeats N] [--quick] [--png PATH]``.

@@ -277,7 +277,7 @@ def test_refuses_callables_and_moving_grounds():
         nhphys.simulate(moving, 0.1, 0.05, Adaptive(), **start)
 
 
-# -- the compiled DOP853 loop (RollingField.integrate; also tests/test_dop853_loop.py) -------------
+# -- the compiled DOP853 loop (RollingField.integrate; also tests/test_dop853_loop.py) ----------
 
 def test_loop_reports_its_failures(backend):
     system, start = thin_disk()

@@ -22,9 +22,11 @@ import json
 import math
 import numbers
 import os
+import re
 import sys
 import types
 import uuid
+import warnings
 
 import numpy as np
 
@@ -150,7 +152,8 @@ class SweepStore:
         the file ``.nhphys-sweep.lock`` inside it, which exists only while a sweep holds it.
         The operating system drops the lock when this process ends, however it ends, so a
         killed sweep never leaves the store locked (only the file, which the next sweep takes
-        over). Where ``fcntl`` is missing (Windows) the store is not locked.
+        over). Where ``fcntl`` is missing (Windows), or the folder cannot be written (a
+        finished store on a read-only disk, say), the store is not locked.
 
         Raises
         ------
@@ -163,17 +166,17 @@ class SweepStore:
             return
         path = os.path.join(self.path, LOCK_FILE)
         while self._lock is None:
-            handle = open(path, "a+")
+            try:
+                handle = open(path, "a+")
+            except OSError:  # not writable: nor is the store, for this sweep (documented)
+                return
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 handle.seek(0)
-                holder = handle.read().strip() or "another process"
+                holder = handle.read().strip()
                 handle.close()
-                raise ValueError(f"The store {self.path!r} is being written by another sweep "
-                                 f"({holder}). Nothing was changed; wait for it to finish (a "
-                                 "re-run then continues the store) or choose another `out`.") \
-                    from None
+                raise self._held(holder) from None
             try:  # the holder before may have removed the file after we opened it: retry
                 same = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
             except FileNotFoundError:
@@ -197,15 +200,38 @@ class SweepStore:
             self._lock.close()  # closing the file drops the flock
             self._lock = None
 
+    def _held(self, holder):
+        return ValueError(f"The store {self.path!r} is being written by another sweep "
+                          f"({holder or 'another process'}). Nothing was changed; wait for it "
+                          "to finish (a re-run then continues the store) or choose another "
+                          "`out`.")
+
+    def _check_not_held(self):
+        """Raise if another sweep holds the lock of the folder, without writing anything (the
+        folder may be another's: it is only read here)."""
+        try:
+            import fcntl
+
+            handle = open(os.path.join(self.path, LOCK_FILE))
+        except (ImportError, OSError):  # no locks here, or no lock file: nobody holds it
+            return
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise self._held(handle.read().strip()) from None
+
     def check(self):
         """Look at ``path``: the finished batches of this sweep's store there (a set of
-        indices), or an empty set when there is none yet.
+        indices), or an empty set when there is none yet. The store found is locked
+        (:meth:`lock`) until :meth:`unlock`.
 
         Raises
         ------
         ValueError
             ``path`` is a file, a folder that is not a sweep's store, a store of another sweep
-            (naming what differs), or an incomplete store. Nothing is changed.
+            (naming what differs), a store another sweep is writing (or creating), or an
+            incomplete store. Nothing is changed.
         """
         path = self.path
         if not os.path.lexists(path):
@@ -213,8 +239,9 @@ class SweepStore:
         if not os.path.isdir(path):
             raise ValueError(f"Cannot write the sweep to {path!r}: it is a file. Nothing was "
                              "changed; choose another `out`.")
-        if not os.listdir(path):
-            return set()
+        self._check_not_held()  # a sweep creating or writing it now: say so, read nothing
+        if not [name for name in os.listdir(path) if name != LOCK_FILE]:
+            return set()  # empty, or a killed sweep's lock file alone: create() locks it
         import zarr
 
         try:
@@ -242,6 +269,7 @@ class SweepStore:
         try:
             done = np.asarray(zarr.open_group(path, mode="r")[INDEX][:])
         except (OSError, ValueError, LookupError, TypeError):
+            self.unlock()
             raise ValueError(f"The store {path!r} of this sweep has no readable index of "
                              f"finished batches ({INDEX!r}): it was stopped while it was being "
                              "created. Remove it to start again.") from None
@@ -278,22 +306,21 @@ class SweepStore:
             if values.dtype.kind == "U":  # Zarr's variable-length strings (v3 has no fixed-width)
                 coords[name] = (dims, values.astype(object))
         layout = xr.Dataset(data, coords=coords, attrs=attrs)
-        mode = "w" if os.path.isdir(self.path) else "w-"  # "w" only over an empty folder
-        if mode == "w" and os.listdir(self.path):
-            raise ValueError(f"Cannot write the sweep to {self.path!r}: the folder is no longer "
-                             "empty.")
-        try:
-            layout.to_zarr(self.path, mode=mode, compute=False, encoding=encoding,
-                           consolidated=False)
-        except (FileExistsError, ValueError) as exc:  # zarr's "contains a group" is a ValueError
-            if os.path.isdir(self.path) and os.listdir(self.path):
-                raise ValueError(f"Cannot write the sweep to {self.path!r}: another sweep "
-                                 "created a store there while this one ran. Nothing of it "
-                                 "was changed; run the same sweep again to continue it.") \
-                    from None
-            raise exc
-        self.exists = True
+        # the folder, then its lock, then the layout: a second sweep creating the same store at
+        # the same time is refused at lock() before either writes anything; mode "a" keeps
+        # the lock file ("w" would clear the folder, "w-" refuses a folder with a file in it)
+        os.makedirs(self.path, exist_ok=True)
         self.lock()
+        if [name for name in os.listdir(self.path) if name != LOCK_FILE]:
+            raise ValueError(f"Cannot write the sweep to {self.path!r}: the folder is no longer "
+                             "empty. Nothing in it was changed; run the same sweep again to "
+                             "continue a store another sweep made there.")
+        with warnings.catch_warnings():
+            # Zarr lists the folder and names the lock file as not part of the store: it is not
+            warnings.filterwarnings("ignore", message=f".*{re.escape(LOCK_FILE)}.*")
+            layout.to_zarr(self.path, mode="a", compute=False, encoding=encoding,
+                           consolidated=False)
+        self.exists = True
 
     def write(self, batch, lo, hi, part):
         """Write ``part`` (the dataset of runs ``lo..hi-1``) into its region of every array,

@@ -57,7 +57,8 @@ cdef inline int dop853_integrate(object field, rates_fn rates, project_fn projec
                                  int* code) noexcept:
     # the twin's integrate: returns 0 or the status of a field call (or projection) that failed;
     # code[0] gets the solver code; h_io in: the first trial step (0: select_initial_step),
-    # out: the step to start the next interval with. project may be NULL (no projection).
+    # out: the step to start the next interval with (on a failure: the step reached, as the
+    # twin returns). project may be NULL (no projection).
     cdef double K[(DOP_STAGES + 1) * DOP_NMAX]
     cdef double yt[DOP_NMAX]
     cdef double yn[DOP_NMAX]
@@ -69,6 +70,7 @@ cdef inline int dop853_integrate(object field, rates_fn rates, project_fn projec
     evaluations[0] += 1
     st = rates(field, t, y, K)
     if st != 0:
+        h_io[0] = h_abs
         return st
     if not h_abs > 0.0:  # the first step: select_initial_step (order 7)
         d0 = 0.0
@@ -86,6 +88,7 @@ cdef inline int dop853_integrate(object field, rates_fn rates, project_fn projec
         evaluations[0] += 1
         st = rates(field, t + h0, yt, yn)
         if st != 0:
+            h_io[0] = h_abs
             return st
         d2 = 0.0
         for i in range(n):
@@ -128,6 +131,7 @@ cdef inline int dop853_integrate(object field, rates_fn rates, project_fn projec
                 evaluations[0] += 1
                 st = rates(field, t + tab.C[stage] * h, yt, K + n * stage)
                 if st != 0:
+                    h_io[0] = h_abs
                     return st
             for i in range(n):
                 acc = 0.0
@@ -137,6 +141,7 @@ cdef inline int dop853_integrate(object field, rates_fn rates, project_fn projec
             evaluations[0] += 1
             st = rates(field, t + h, yn, K + n * DOP_STAGES)
             if st != 0:
+                h_io[0] = h_abs
                 return st
             n5 = 0.0
             n3 = 0.0
@@ -169,6 +174,7 @@ cdef inline int dop853_integrate(object field, rates_fn rates, project_fn projec
         if project != NULL:
             st = project(field, yn)
             if st != 0:
+                h_io[0] = h_abs
                 return st
         for i in range(n):
             y[i] = yn[i]

@@ -14,6 +14,7 @@ from libc.math cimport fabs
 
 from nhphys_ext.dense cimport solve_small
 from nhphys_ext.so3 cimport cross3, polar_factor
+from nhphys_ext.field_state cimport as_state, writable_state
 from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX
 from nhphys_ext.dop853 cimport (
     DOP_NMAX, Dop853Table, SOLVER_OK, dop853_integrate, dop853_load, project_fn,
@@ -25,30 +26,6 @@ cnp.import_array()
 
 DEF SUSLOV_STATE = 12
 DEF SINGULAR = 1  # the coordinate field's status for a singular mu M^-1 mu^T (a ValueError)
-
-
-cdef inline cnp.ndarray _as_state(object y, Py_ssize_t n):
-    """``y`` as a C-contiguous float64 array of length n (itself when it already is)."""
-    cdef cnp.ndarray arr
-    if (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
-            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)):
-        arr = <cnp.ndarray>y
-    else:
-        arr = np.ascontiguousarray(y, dtype=np.float64)
-    if cnp.PyArray_NDIM(arr) != 1 or cnp.PyArray_DIM(arr, 0) != n:
-        raise ValueError(f"Expected a state of shape ({n},), got {np.shape(y)}.")
-    return arr
-
-
-cdef inline double* _writable_state(object y, Py_ssize_t n) except NULL:
-    """The data of ``y``, a writable C-contiguous float64 array of length n (else ValueError)."""
-    if not (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
-            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)
-            and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>y)
-            and cnp.PyArray_NDIM(<cnp.ndarray>y) == 1
-            and cnp.PyArray_DIM(<cnp.ndarray>y, 0) == n):
-        raise ValueError(f"Expected a writable C-contiguous float64 state of shape ({n},).")
-    return <double*>cnp.PyArray_DATA(<cnp.ndarray>y)
 
 
 cdef int _suslov_rates(object field, double t, const double* y, double* out) noexcept:
@@ -110,7 +87,7 @@ cdef class SuslovField:
     @cython.wraparound(False)
     def __call__(self, double t, y):
         """``dy/dt`` (12,) at the state ``y`` (12,); ``t`` is unused (autonomous)."""
-        cdef cnp.ndarray arr = _as_state(y, SUSLOV_STATE)
+        cdef cnp.ndarray arr = as_state(y, SUSLOV_STATE)
         cdef cnp.npy_intp dim = SUSLOV_STATE
         cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_DOUBLE, 0)
         self.evaluations += 1
@@ -119,19 +96,14 @@ cdef class SuslovField:
 
     def project(self, y):
         """Put the state ``y`` (12,) back on the manifold, in place (the twin's docstring)."""
-        if not (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
-                and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)
-                and cnp.PyArray_NDIM(<cnp.ndarray>y) == 1
-                and cnp.PyArray_DIM(<cnp.ndarray>y, 0) == SUSLOV_STATE):
-            raise ValueError("Expected a writable C-contiguous float64 state of shape (12,).")
-        self._project(<double*>cnp.PyArray_DATA(<cnp.ndarray>y))
+        self._project(writable_state(y, SUSLOV_STATE))
 
     def integrate(self, y, double t0, double t1, double rtol, double atol, double h_abs,
                   long max_steps, bint project=True):
         """Advance ``y`` (12,) in place from ``t0`` to ``t1`` by DOP853 with the field in C,
         projecting every accepted step unless ``project`` is False; returns ``(status,
         solver_code, h_next, steps)`` (the twin's docstring)."""
-        cdef double* data = _writable_state(y, SUSLOV_STATE)
+        cdef double* data = writable_state(y, SUSLOV_STATE)
         cdef long steps = 0
         cdef int code = SOLVER_OK, st
         if not self.have_table:
@@ -202,7 +174,7 @@ cdef class CoordinateField:
         solver_code, h_next, steps)`` (the twin's docstring). A singular constraint matrix
         raises ``ValueError`` as a call of the field does (the state is left at the last
         accepted step)."""
-        cdef double* data = _writable_state(y, self.size)
+        cdef double* data = writable_state(y, self.size)
         cdef long steps = 0
         cdef int code = SOLVER_OK, st
         if not self.have_table:
@@ -223,7 +195,7 @@ cdef class CoordinateField:
     @cython.wraparound(False)
     def __call__(self, double t, y):
         """``dy/dt`` (2 n + 1,) at time ``t`` and state ``y`` (2 n + 1,)."""
-        cdef cnp.ndarray arr = _as_state(y, self.size)
+        cdef cnp.ndarray arr = as_state(y, self.size)
         cdef cnp.npy_intp dim = self.size
         cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_DOUBLE, 0)
         self.evaluations += 1
@@ -235,14 +207,7 @@ cdef class CoordinateField:
 
     def project(self, y):
         """Put the velocities of ``y`` (2 n + 1,) onto the constraint space, in place."""
-        if not (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
-                and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)
-                and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>y)
-                and cnp.PyArray_NDIM(<cnp.ndarray>y) == 1
-                and cnp.PyArray_DIM(<cnp.ndarray>y, 0) == self.size):
-            raise ValueError(f"Expected a writable C-contiguous float64 state of shape "
-                             f"({self.size},).")
-        if not self._project(<double*>cnp.PyArray_DATA(<cnp.ndarray>y)):
+        if not self._project(writable_state(y, self.size)):
             raise ValueError("The constraint matrix is singular at this state "
                              "(mu M^-1 mu^T cannot be inverted).")
 

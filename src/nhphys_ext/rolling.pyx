@@ -38,6 +38,7 @@ from nhphys_ext.newton cimport (
     INNER_CONTACT, CALLBACK_RAISED,
 )
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
+from nhphys_ext.field_state cimport as_state, writable_state
 from nhphys_ext.dop853 cimport (
     Dop853Table, SOLVER_OK, dop853_integrate, dop853_load, project_fn,
 )
@@ -1644,21 +1645,6 @@ cnp.import_array()
 DEF FIELD_STATE = 15  # A (9, row-major), z (2), Omega (3), W (1): RollingBody.reference_state
 
 
-cdef inline cnp.ndarray field_state(object y, Py_ssize_t n):
-    """``y`` as a C-contiguous float64 array of length n (itself when it already is)."""
-    cdef cnp.ndarray arr
-    if (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
-            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)):
-        arr = <cnp.ndarray>y
-    else:
-        import numpy as np
-        arr = np.ascontiguousarray(y, dtype=np.float64)
-    if cnp.PyArray_NDIM(arr) != 1 or cnp.PyArray_DIM(arr, 0) != n:
-        import numpy as np
-        raise ValueError(f"Expected a state of shape ({n},), got {np.shape(y)}.")
-    return arr
-
-
 cdef int _field_rates(object field, double t, const double* y, double* out) noexcept:
     # dop853_integrate's rates: the field's eq. (29) in C
     return (<RollingField>field)._eval(t, y, out, NULL)
@@ -1710,7 +1696,7 @@ cdef class RollingField:
         """``dy/dt`` (15,) at the state ``y`` (15,); ``t`` is unused (autonomous). A state where
         the contact fails (a contact event, a singular contact) gives NaN rates and keeps the
         first such status in ``status``."""
-        cdef cnp.ndarray arr = field_state(y, FIELD_STATE)
+        cdef cnp.ndarray arr = as_state(y, FIELD_STATE)
         cdef cnp.npy_intp dim = FIELD_STATE
         cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_DOUBLE, 0)
         cdef double* o = <double*>cnp.PyArray_DATA(out)
@@ -1728,12 +1714,7 @@ cdef class RollingField:
 
     def project(self, y):
         """Put the state ``y`` (15,) back on the manifold, in place (the twin's docstring)."""
-        if not (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
-                and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)
-                and cnp.PyArray_NDIM(<cnp.ndarray>y) == 1
-                and cnp.PyArray_DIM(<cnp.ndarray>y, 0) == FIELD_STATE):
-            raise ValueError("Expected a writable C-contiguous float64 state of shape (15,).")
-        polar_factor(<double*>cnp.PyArray_DATA(<cnp.ndarray>y))
+        polar_factor(writable_state(y, FIELD_STATE))
 
     def integrate(self, y, double t0, double t1, double rtol, double atol, double h_abs,
                   long max_steps, bint project=True):
@@ -1744,21 +1725,15 @@ cdef class RollingField:
         cdef int st
         cdef long steps = 0
         cdef int code = SOLVER_OK
-        if not (cnp.PyArray_Check(y) and cnp.PyArray_TYPE(<cnp.ndarray>y) == cnp.NPY_DOUBLE
-                and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>y)
-                and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>y)
-                and cnp.PyArray_NDIM(<cnp.ndarray>y) == 1
-                and cnp.PyArray_DIM(<cnp.ndarray>y, 0) == FIELD_STATE):
-            raise ValueError("Expected a writable C-contiguous float64 state of shape (15,).")
+        cdef double* data = writable_state(y, FIELD_STATE)
         if not self.have_table:
             dop853_load(&self.table)
             self.have_table = True
         cdef project_fn projection = NULL
         if project:
             projection = _field_project
-        st = dop853_integrate(self, _field_rates, projection, &self.table, FIELD_STATE,
-                              <double*>cnp.PyArray_DATA(<cnp.ndarray>y),
-                              t0, t1, rtol, atol, &h_abs, max_steps, &steps, &self.evaluations,
+        st = dop853_integrate(self, _field_rates, projection, &self.table, FIELD_STATE, data, t0,
+                              t1, rtol, atol, &h_abs, max_steps, &steps, &self.evaluations,
                               &code)
         if st != OK and self.status == OK:
             self.status = st
@@ -1769,7 +1744,7 @@ cdef class RollingField:
     def frame(self, y, double t):
         """The saved frame (34,) of the state ``y`` (15,) at time ``t``, as
         ``RollingBody.reference_unpack`` makes it (see the twin)."""
-        cdef cnp.ndarray arr = field_state(y, FIELD_STATE)
+        cdef cnp.ndarray arr = as_state(y, FIELD_STATE)
         cdef const double* Y = <const double*>cnp.PyArray_DATA(arr)
         cdef double rates[FIELD_STATE]
         cdef double ex[16]

@@ -13,11 +13,11 @@ Two step loops drive it (``Adaptive(loop=...)``):
 * ``"compiled"`` (the default for DOP853): the field's own loop, ``field.integrate``, compiled
   together with the field (``nhphys_ext/dop853.pxd``, specified by :mod:`nhphys.twins.dop853`):
   scipy's ``solve_ivp`` DOP853 algorithm step by step, with no Python call per stage and the
-  projection below applied after every accepted step. A field call costs 0.05-0.4 us there.
+  projection below applied after every accepted step. A field call costs 0.05-0.45 us there.
 * ``"scipy"``: ``scipy.integrate.ode("dop853")`` (scipy's compiled translation of Hairer's
   Fortran code; ``"DOPRI5"`` selects the order-5 sibling), one Python call of the field per
-  stage (0.2-0.4 us a call with the solver's share, against 6-8 us with ``solve_ivp`` and
-  80-800 us for the systems' numpy ``reference_rhs``); its wrapper cannot change the state
+  stage (0.2-0.65 us a call with the solver's share, against 4-5 us with ``solve_ivp`` and
+  0.06-0.3 ms for the systems' numpy ``reference_rhs``); its wrapper cannot change the state
   inside its loop, so the projection is applied at every output time only.
 
 (``benchmarks/bench_work_precision.py`` measures both; BENCHMARKS.md.)
@@ -347,10 +347,11 @@ class Adaptive:
         :class:`~nhphys.errors.NewtonError` naming the interval.
     loop : {"auto", "scipy", "compiled"}
         Whose step loop: ``"scipy"`` drives ``scipy.integrate.ode`` (Hairer's code, one Python
-        call of the field per stage); ``"compiled"`` the field's own DOP853 loop, where the
-        field is called in C (``RollingField.integrate``: scipy's ``solve_ivp`` DOP853
-        algorithm step by step, so a rolling body only, with ``method="DOP853"``);
-        ``"auto"`` the compiled loop where there is one.
+        call of the field per stage; the state projected at output times); ``"compiled"``
+        the field's own DOP853 loop (``field.integrate``: scipy's ``solve_ivp`` DOP853
+        algorithm step by step, :mod:`nhphys.twins.dop853`), where the field is called in C
+        and every accepted step is projected, for ``method="DOP853"`` only; ``"auto"`` the
+        compiled loop for DOP853, scipy's for DOPRI5.
 
     Examples
     --------

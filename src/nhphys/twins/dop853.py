@@ -30,7 +30,6 @@ SOLVER_MESSAGES = {TOO_MANY_STEPS: "more than max_steps steps in the interval",
                    STEP_TOO_SMALL: "the step size became too small"}
 DOP_SAFETY, DOP_MIN_FACTOR, DOP_MAX_FACTOR = 0.9, 0.2, 10.0  # scipy's RungeKutta step control
 DOP_EXPONENT = -1.0 / 8.0  # -1 / (order of the error estimator + 1), the estimator's order 7
-DOP_NMAX = 24  # the largest state the kernels' loop takes (a coordinate model: 2 n + 1 <= 17)
 
 
 def dop853_table():

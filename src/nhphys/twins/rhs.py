@@ -83,16 +83,13 @@ class SuslovField:
     def project(self, y):
         """Put the state ``y`` (12,) back on the manifold, in place (module docstring).
 
-        ``y`` must be a float64 array of shape (12,) (a ``ValueError`` otherwise), as for the
-        kernel.
+        ``y`` must be a writable C-contiguous float64 array of shape (12,) (a ``ValueError``
+        otherwise), as for the kernel.
         """
-        if not (isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (12,)
-                and y.flags.c_contiguous):
-            raise ValueError("Expected a writable C-contiguous float64 state of shape (12,).")
+        dop853.check_state(y, SUSLOV_STATE)
         y[:9] = polar_factor(y[:9].reshape(3, 3)).ravel()  # the closest rotation
         omega = y[9:12]
         y[9:12] = omega - (self.axis @ omega) / self.denominator * self.inertia_inv_axis
-
 
     def integrate(self, y, t0, t1, rtol, atol, h_abs, max_steps, project=True):
         """Advance ``y`` (12,) in place from ``t0`` to ``t1`` by DOP853, projecting every
@@ -102,7 +99,6 @@ class SuslovField:
         dop853.check_state(y, SUSLOV_STATE)
         return dop853.integrate(lambda t, state: (0, self(t, state)), y, t0, t1, rtol, atol,
                                 h_abs, max_steps, _projection(self) if project else None)
-
 
 class CoordinateField:
     """The right-hand side of a coordinate model (the knife edge, the vertical disk, the
@@ -153,9 +149,6 @@ class CoordinateField:
         self.forces = None if forces is None or forces.empty else forces
         self.size = 2 * model.n + 1
         self.evaluations = 0
-        if self.size > dop853.DOP_NMAX:  # the kernels' limit (NMAX = 8 keeps it at 17)
-            raise ValueError(f"Expected a state of at most {dop853.DOP_NMAX} entries, "
-                             f"got {self.size}.")
 
     def integrate(self, y, t0, t1, rtol, atol, h_abs, max_steps, project=True):
         """Advance ``y`` (2 n + 1,) in place from ``t0`` to ``t1`` by DOP853, projecting every
@@ -189,10 +182,7 @@ class CoordinateField:
 
     def project(self, y):
         """Put the velocities of ``y`` (2 n + 1,) onto the constraint space, in place."""
-        if not (isinstance(y, np.ndarray) and y.dtype == float and y.shape == (self.size,)
-                and y.flags.c_contiguous and y.flags.writeable):
-            raise ValueError(f"Expected a writable C-contiguous float64 state of shape "
-                             f"({self.size},).")
+        dop853.check_state(y, self.size)
         n = self.model.n
         q, v = y[:n], y[n:2 * n]
         mu = np.asarray(self.model.constraint_matrix(q), dtype=float)

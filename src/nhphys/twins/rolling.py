@@ -1148,21 +1148,21 @@ class RollingField:
     (``L_M = (E^T S' E)^-1``); the first also holds for a disk, whose ``S'`` has rank one
     (:mod:`nhphys.systems.rolling`).
 
-    The projection (:meth:`project`). The state has one redundancy: the nine entries of ``A``
-    for a point of SO(3) (six conditions ``A^T A = I``). Everything else is a coordinate:
-    ``z`` and ``A`` fix the pose, since the contact point on the body is slaved to them,
-    ``s = S(-A^T n(z))``, and the centre of mass is ``a = x(z) - A s``, so the contact
-    conditions ``A n_M(s) = n(z)`` and ``gap = 0`` hold by construction for any rotation
-    ``A``; the no-slip condition holds by construction too, since the centre's velocity is
-    ``-A (Omega x s)`` (``Omega`` is free: 3 velocities for the 3 degrees of freedom of rolling
-    on a surface). So the projection replaces ``A`` by the closest rotation in the Frobenius
-    norm (its orthogonal polar factor, :func:`nhphys.twins.so3.polar_factor`): the correction ``A (P^-1 - I)``
-    is along ``A`` times a symmetric matrix, the normal space of SO(3) at the rotation, i.e.
-    the orthogonal projection onto SO(3); ``z``, ``Omega`` and ``W`` are left alone. A state
-    off SO(3) by ``e`` moves by ``O(e)``, and ``e`` is of the size of the solver's global error
-    (the exact flow keeps SO(3)), so the order is kept (Hairer, Lubich & Wanner, Geometric
-    Numerical Integration, 2nd ed., IV.4). After it, the contact's residual
-    ``|A n_M - n|`` and the slip are at round-off.
+    The projection (:meth:`project`). The state has one redundancy: the nine entries of ``A`` for a
+    point of SO(3) (six conditions ``A^T A = I``). Everything else is a coordinate: ``z`` and ``A``
+    fix the pose, since the contact point on the body is slaved to them, ``s = S(-A^T n(z))``, and
+    the centre of mass is ``a = x(z) - A s``, so the contact conditions ``A n_M(s) = n(z)`` and
+    ``gap = 0`` hold by construction for any rotation ``A``; the no-slip condition holds by
+    construction too, since the centre's velocity is ``-A (Omega x s)`` (``Omega`` is free: 3
+    velocities for the 3 degrees of freedom of rolling on a surface). So the projection replaces
+    ``A`` by the closest rotation in the Frobenius norm (its orthogonal polar factor,
+    :func:`nhphys.twins.so3.polar_factor`): the correction ``A (P^-1 - I)`` is along ``A`` times a
+    symmetric matrix, the normal space of SO(3) at the rotation, i.e. the orthogonal projection
+    onto SO(3); ``z``, ``Omega`` and ``W`` are left alone. A state off SO(3) by ``e`` moves by
+    ``O(e)``, and ``e`` is of the size of the solver's global error (the exact flow keeps SO(3)),
+    so the order is kept (Hairer, Lubich & Wanner, Geometric Numerical Integration, 2nd ed., IV.4).
+    After it, the contact's residual ``|A n_M - n|`` and the slip are at round-off.
+
 
     Parameters
     ----------
@@ -1314,11 +1314,10 @@ class RollingField:
 
     def project(self, y):
         """Put the state ``y`` (15,) back on the manifold, in place: ``A`` to its orthogonal
-        polar factor, the rest unchanged (class docstring). ``y`` must be a C-contiguous float64
-        array of shape (15,) (a ``ValueError`` otherwise), as for the kernel."""
-        if not (isinstance(y, np.ndarray) and y.dtype == np.float64 and y.shape == (15,)
-                and y.flags.c_contiguous):
-            raise ValueError("Expected a writable C-contiguous float64 state of shape (15,).")
+        polar factor, the rest unchanged (class docstring). ``y`` must be a writable
+        C-contiguous float64 array of shape (15,) (a ``ValueError`` otherwise), as for the
+        kernel."""
+        dop853.check_state(y, FIELD_STATE)
         y[:9] = so3.polar_factor(y[:9].reshape(3, 3)).ravel()
 
     def integrate(self, y, t0, t1, rtol, atol, h_abs, max_steps, project=True):

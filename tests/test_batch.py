@@ -17,9 +17,10 @@ from nhphys.batch import run_batch
 from nhphys.lie import so3
 from nhphys.scenes.rattleback import INERTIA, MASS, ground, rattleback
 from nhphys.shapes import Disk
-from nhphys.surfaces import Ellipsoid, ParametricSurface, Plane, Sphere
+from nhphys.surfaces import Ellipsoid, Plane, Sphere
 from nhphys.systems import KnifeEdge, RollingBody, Suslov
 from nhphys.twins.rolling import FRAME_SIZE
+from test_interrupt import trap_bowl
 
 DT = 1e-3
 STEPS = {"python": 14, "cython": 400}  # rattleback steps per run (400 % 3 == 1: a last rest)
@@ -190,20 +191,10 @@ def test_serial_fallback_warns_once(backend, monkeypatch):
 
 
 def bowl(trap=None):
-    """The paraboloid bowl ``z = (x^2 + y^2) / 2`` from Python callables; ``point`` raises
-    beyond ``x = trap["x"]`` once ``trap["armed"]`` is set."""
-    def point(u, v):
-        if trap is not None and trap["armed"] and u > trap["x"]:
-            raise ValueError(f"boom at u = {u:.4f}")
-        return [u, v, 0.5 * (u * u + v * v)]
-
-    def jacobian(u, v):
-        return [[1.0, 0.0], [0.0, 1.0], [u, v]]
-
-    def hessian(u, v):
-        return [[[0.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]]
-
-    return ParametricSurface(point, jacobian, hessian, (-1.0, 1.0), (-1.0, 1.0))
+    """The paraboloid bowl ``z = (x^2 + y^2) / 2`` from Python callables; ``point`` raises a
+    ``ValueError`` beyond ``x = trap["x"]`` once ``trap["armed"]`` is set."""
+    return trap_bowl(trap, beyond=trap["x"] if trap else 0.0,
+                     error=lambda u: ValueError(f"boom at u = {u:.4f}"))
 
 
 BALL = nhphys.RigidBody(1.0, [0.004] * 3, Sphere(0.1))

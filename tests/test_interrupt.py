@@ -301,13 +301,14 @@ def test_a_stopped_scene_run_refuses_to_advance(backend, monkeypatch):
         run.checkpoint()
 
 
-def callback_bowl(trap):
-    """A bowl ``z = (x^2 + y^2) / 2`` of Python callables whose ``point`` raises Ctrl-C's
-    ``KeyboardInterrupt`` beyond ``x = 0.05`` once ``trap["armed"]``."""
+def trap_bowl(trap=None, beyond=0.05, error=lambda u: KeyboardInterrupt()):
+    """A bowl ``z = (x^2 + y^2) / 2`` of Python callables whose ``point`` raises ``error(u)``
+    (Ctrl-C's ``KeyboardInterrupt`` by default) beyond ``x = beyond`` once ``trap["armed"]``
+    (never without a trap)."""
 
     def point(u, v):
-        if trap["armed"] and u > 0.05:
-            raise KeyboardInterrupt
+        if trap is not None and trap["armed"] and u > beyond:
+            raise error(u)
         return [u, v, 0.5 * (u * u + v * v)]
 
     def jacobian(u, v):
@@ -323,7 +324,7 @@ def ctrl_c_in_a_callback(backend):
     """The frames kept when Ctrl-C comes in a Python ground's callback (inside the kernel on
     the compiled backend), and the uninterrupted run's."""
     trap = {"armed": False}
-    system = RollingBody(ball(), callback_bowl(trap))
+    system = RollingBody(ball(), trap_bowl(trap))
     runs = [Retraction().start(system, 1e-3, backend, omega0=[0.0, 5.0, 0.0]) for _ in "ab"]
     reference = runs[0].advance(200, 1)
     trap["armed"] = True

@@ -99,22 +99,30 @@ def test_a_sweep_on_a_local_cluster_equals_the_in_process_ensemble(backend, clie
                                   backend=backend, progress=False), ref)
 
 
-def test_an_interrupted_sweep_recomputes_nothing_written(backend, tmp_path):
-    out = tmp_path / "study.zarr"
-    built = []
-
+def interrupted_in_the_second_batch(out, backend):
+    """A sweep of GRID into ``out`` (batches of 2, in this process) stopped by Ctrl-C inside its
+    second batch, before that is written; returns its build, which records the runs it builds
+    in its list ``built``."""
     def counted(i2, spin):
-        built.append((i2, spin))
+        counted.built.append((i2, spin))
         return top(i2, spin)
 
     def stop(done, failed):
         if done > 2:  # inside the second batch (before it is written): Ctrl-C
             raise KeyboardInterrupt
 
+    counted.built = []
     with pytest.raises(KeyboardInterrupt):
         nhphys.sweep(counted, GRID, T_FINAL, DT, out=out, batch_size=2, client=False,
                      backend=backend, progress=stop)
     assert np.array_equal(zarr.open_group(out, mode="r")["batch_done"][:], [1, 0, 0])
+    return counted
+
+
+def test_an_interrupted_sweep_recomputes_nothing_written(backend, tmp_path):
+    out = tmp_path / "study.zarr"
+    counted = interrupted_in_the_second_batch(out, backend)
+    built = counted.built
     built.clear()
     ds = nhphys.sweep(counted, GRID, T_FINAL, DT, out=out, client=False, backend=backend,
                       progress=False)  # the batch size is the store's
@@ -383,20 +391,8 @@ def test_a_store_being_written_by_another_sweep_is_refused(backend, tmp_path):
 
     pytest.importorskip("fcntl", reason="the store's lock is an flock (not on Windows)")
     out = tmp_path / "study.zarr"
-    built = []
-
-    def counted(i2, spin):
-        built.append((i2, spin))
-        return top(i2, spin)
-
-    def stop(done, failed):
-        if done > 2:  # inside the second batch: Ctrl-C leaves batch 0 written
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        nhphys.sweep(counted, GRID, T_FINAL, DT, out=out, batch_size=2, client=False,
-                     backend=backend, progress=stop)
-    assert np.array_equal(zarr.open_group(out, mode="r")["batch_done"][:], [1, 0, 0])
+    counted = interrupted_in_the_second_batch(out, backend)  # batch 0 written
+    built = counted.built
     holder = subprocess.Popen(
         [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a+'); "
          "fcntl.flock(f, fcntl.LOCK_EX); f.truncate(0); f.write('pid 4242 on elsewhere'); "

@@ -184,3 +184,23 @@ cdef inline int dop853_integrate(object field, rates_fn rates, project_fn projec
     # step was cut short to end on t_bound, the step it would have taken
     h_io[0] = max(h_abs, h_before) if truncated else h_abs
     return 0
+
+
+cdef inline tuple dop853_run(object field, rates_fn rates, project_fn projection, bint project,
+                             Dop853Table* tab, bint* loaded, int n, double* y, double t0,
+                             double t1, double rtol, double atol, double h_abs, long max_steps,
+                             long* evaluations):
+    # what a field's integrate() does after checking y: the table (loaded on first use), the
+    # projection unless project is False, the loop; returns (status, solver code, h_next,
+    # steps) as the twin's integrate
+    cdef long steps = 0
+    cdef int code = SOLVER_OK
+    cdef int st
+    if not loaded[0]:
+        dop853_load(tab)
+        loaded[0] = True
+    if not project:
+        projection = NULL
+    st = dop853_integrate(field, rates, projection, tab, n, y, t0, t1, rtol, atol, &h_abs,
+                          max_steps, &steps, evaluations, &code)
+    return st, code, h_abs, steps

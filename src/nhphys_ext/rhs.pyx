@@ -17,7 +17,7 @@ from nhphys_ext.so3 cimport cross3, polar_factor
 from nhphys_ext.field_state cimport as_state, writable_state
 from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX
 from nhphys_ext.dop853 cimport (
-    DOP_NMAX, Dop853Table, SOLVER_OK, dop853_integrate, dop853_load, project_fn,
+    DOP_NMAX, Dop853Table, dop853_run,
 )
 
 import numpy as np
@@ -104,18 +104,9 @@ cdef class SuslovField:
         projecting every accepted step unless ``project`` is False; returns ``(status,
         solver_code, h_next, steps)`` (the twin's docstring)."""
         cdef double* data = writable_state(y, SUSLOV_STATE)
-        cdef long steps = 0
-        cdef int code = SOLVER_OK, st
-        if not self.have_table:
-            dop853_load(&self.table)
-            self.have_table = True
-        cdef project_fn projection = NULL
-        if project:
-            projection = _suslov_project
-        st = dop853_integrate(self, _suslov_rates, projection, &self.table, SUSLOV_STATE, data,
-                              t0, t1, rtol, atol, &h_abs, max_steps, &steps, &self.evaluations,
-                              &code)
-        return st, code, h_abs, steps
+        return dop853_run(self, _suslov_rates, _suslov_project, project, &self.table,
+                          &self.have_table, SUSLOV_STATE, data, t0, t1, rtol, atol, h_abs,
+                          max_steps, &self.evaluations)
 
     cdef void _rhs(self, const double* y, double* out) noexcept:
         # dR/dt = R hat(Omega): row r of R crossed with Omega; dOmega/dt = g - (a.g)/(a.Ia) Ia
@@ -175,21 +166,13 @@ cdef class CoordinateField:
         raises ``ValueError`` as a call of the field does (the state is left at the last
         accepted step)."""
         cdef double* data = writable_state(y, self.size)
-        cdef long steps = 0
-        cdef int code = SOLVER_OK, st
-        if not self.have_table:
-            dop853_load(&self.table)
-            self.have_table = True
-        cdef project_fn projection = NULL
-        if project:
-            projection = _coordinate_project
-        st = dop853_integrate(self, _coordinate_rates, projection, &self.table, <int>self.size,
-                              data, t0, t1, rtol, atol, &h_abs, max_steps, &steps,
-                              &self.evaluations, &code)
-        if st == SINGULAR:
+        out = dop853_run(self, _coordinate_rates, _coordinate_project, project, &self.table,
+                         &self.have_table, <int>self.size, data, t0, t1, rtol, atol, h_abs,
+                         max_steps, &self.evaluations)
+        if out[0] == SINGULAR:
             raise ValueError("The constraint matrix is singular at this state "
                              "(mu M^-1 mu^T cannot be inverted).")
-        return st, code, h_abs, steps
+        return out
 
     @cython.boundscheck(False)
     @cython.wraparound(False)

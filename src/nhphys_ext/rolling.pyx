@@ -40,7 +40,7 @@ from nhphys_ext.newton cimport (
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 from nhphys_ext.field_state cimport as_state, writable_state
 from nhphys_ext.dop853 cimport (
-    Dop853Table, SOLVER_OK, dop853_integrate, dop853_load, project_fn,
+    Dop853Table, dop853_run,
 )
 
 DEF ROUNDOFF = 8 * 2.220446049250313e-16  # ROUNDOFF of the twin: the step's residual test
@@ -1722,24 +1722,15 @@ cdef class RollingField:
         evaluated in C (no Python call per stage), projecting every accepted step unless
         ``project`` is False; returns ``(status, solver_code, h_next, steps)`` (see the twin's
         docstring)."""
-        cdef int st
-        cdef long steps = 0
-        cdef int code = SOLVER_OK
         cdef double* data = writable_state(y, FIELD_STATE)
-        if not self.have_table:
-            dop853_load(&self.table)
-            self.have_table = True
-        cdef project_fn projection = NULL
-        if project:
-            projection = _field_project
-        st = dop853_integrate(self, _field_rates, projection, &self.table, FIELD_STATE, data, t0,
-                              t1, rtol, atol, &h_abs, max_steps, &steps, &self.evaluations,
-                              &code)
-        if st != OK and self.status == OK:
-            self.status = st
+        out = dop853_run(self, _field_rates, _field_project, project, &self.table,
+                         &self.have_table, FIELD_STATE, data, t0, t1, rtol, atol, h_abs,
+                         max_steps, &self.evaluations)
+        if out[0] != OK and self.status == OK:
+            self.status = out[0]
         if self.ground.raised:
             self.ground.raise_pending()
-        return st, code, h_abs, steps
+        return out
 
     def frame(self, y, double t):
         """The saved frame (34,) of the state ``y`` (15,) at time ``t``, as

@@ -287,7 +287,9 @@ def test_one_bar_for_the_whole_study_counts_runs_done_and_failed(backend, tmp_pa
     out = tmp_path / "study.zarr"
 
     def stop(done, failed):
-        if done == 3:  # in the second batch: the first is written
+        # in the second batch, the first written; both runs of a batch may finish before
+        # the first count (they step on threads), so the count can go from 2 straight to 4
+        if done > 2:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):

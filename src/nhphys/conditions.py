@@ -13,6 +13,10 @@ name              systems                        meaning (default)
 ``momentum``      Suslov                         body angular momentum, shape (3,)
 ``position``      RollingBody                    a point of the ground where the body touches
                                                  it, shape (3,) (the origin)
+``height``        RollingBody (``lift_off``)     start that far above ``position``, along the
+                                                 ground's normal there, in flight (0)
+``velocity``      RollingBody (``lift_off``)     the centre's velocity in flight, shape (3,)
+                                                 (at rest; only with ``height`` > 0)
 ``position``      KnifeEdge, VerticalDisk        ``(x, y)`` of the contact point in the plane's
                                                  coordinates (the origin)
 ``heading``       KnifeEdge, VerticalDisk        angle of the blade (the disk's plane) from the
@@ -214,9 +218,12 @@ SUSLOV = Vocabulary(
     start=_renamed({"orientation": "R0", "omega": "omega0", "momentum": "momentum0"}),
 )
 ROLLING = Vocabulary(
-    conditions={"orientation": as_orientation, "omega": as_vector3, "position": as_vector3},
-    aliases={"R0": "orientation", "omega0": "omega", "ground_point": "position"},
-    start=_renamed({"orientation": "R0", "omega": "omega0", "position": "ground_point"}),
+    conditions={"orientation": as_orientation, "omega": as_vector3, "position": as_vector3,
+                "height": as_real, "velocity": as_vector3},
+    aliases={"R0": "orientation", "omega0": "omega", "ground_point": "position",
+             "velocity0": "velocity"},
+    start=_renamed({"orientation": "R0", "omega": "omega0", "position": "ground_point",
+                    "height": "height", "velocity": "velocity0"}),
 )
 KNIFE_EDGE = Vocabulary(
     conditions={"position": as_point2, "heading": as_real, "velocity": as_real,

@@ -427,7 +427,8 @@ def drive(run, n_steps, dt, save_every, meta, *, progress=None, writer=None, sta
         bar.update(done)
 
     def assemble():
-        return Trajectory.concatenate(frames, dict(meta, steps=done),
+        extra = {"events": run.event_list()} if hasattr(run, "event_list") else {}
+        return Trajectory.concatenate(frames, dict(meta, steps=done, **extra),
                                       static=with_checkpoint(static, checkpoint))
 
     def keep(saved, every):

@@ -54,6 +54,15 @@ class Trajectory:
         self.file = None  # the file last saved to or read from (see save / load)
 
     @property
+    def events(self):
+        """The mode changes of a body with a unilateral contact (``RollingBody(...,
+        lift_off=True)``), in time order: a list of dicts with ``t``, ``kind`` (``"lift-off"``,
+        ``"touchdown"``), ``before`` and ``after`` (``"rolling"``, ``"flight"``), ``impulse``
+        (the normal impulse of an impact, N s) and ``energy_change`` (J). Empty for other
+        runs."""
+        return list(self.meta.get("events", []))
+
+    @property
     def fields(self):
         """Names of the stored arrays."""
         return tuple(self._fields)

@@ -27,6 +27,7 @@ cdef enum Status:
     RIM_TO_SIDE = 9        # contact event: a cylinder rolls onto its side
     INNER_CONTACT = 10     # contact event: the inner part of a wheel's tube would touch
     CALLBACK_RAISED = 11   # a Python callback raised (the run re-raises its exception)
+    TOO_MANY_EVENTS = 12   # more mode changes in one step than a step may hold
 
 
 # The slots of a time loop's info array (twin: INFO_* of nhphys/twins/newton.py)

@@ -17,8 +17,15 @@ from nhphys.twins import rolling as spec
 
 
 def start_rolling(integrator, system, dt, backend, R0=None, omega0=None,
-                  ground_point=(0.0, 0.0, 0.0)):
-    """The :class:`RollingRun` of ``Retraction`` ``integrator`` on ``system`` (validated)."""
+                  ground_point=(0.0, 0.0, 0.0), **modes_keywords):
+    """The :class:`RollingRun` of ``Retraction`` ``integrator`` on ``system`` (validated); with
+    ``system.lift_off`` the :class:`nhphys.integrators.modes.ModesRun`, which also takes
+    ``height`` and ``velocity0`` (``modes_keywords``)."""
+    if system.lift_off:
+        from nhphys.integrators.modes import start_modes
+
+        return start_modes(integrator, system, dt, backend, R0, omega0, ground_point,
+                           **modes_keywords)
     R0 = np.eye(3) if R0 is None else R0
     omega0 = np.zeros(3) if omega0 is None else omega0
     state = system.place(R0, omega0, ground_point)

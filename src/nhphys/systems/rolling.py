@@ -96,6 +96,23 @@ def event_message(code, shape, at_start=False):
     return name, text.format(shape=kind, face=face, angle=angle)
 
 
+def check_modes(lift_off, restitution, system):
+    """``(lift_off, restitution)`` checked for ``system`` (a :class:`RollingBody`)."""
+    if not isinstance(lift_off, (bool, np.bool_)):
+        raise TypeError(f"Expected `lift_off` to be True or False, got {lift_off!r}.")
+    restitution = float(as_float_array(restitution, "restitution"))
+    if not 0.0 <= restitution <= 1.0:
+        raise ValueError(f"Expected `restitution` in [0, 1], got {restitution}.")
+    if restitution and not lift_off:
+        raise ValueError("Expected `restitution` only with `lift_off=True`: a bilateral contact "
+                         "has no impacts.")
+    if lift_off and system.forces:
+        raise ValueError("`lift_off=True` does not yet support force elements (`forces`).")
+    if lift_off and system.motion is not None:
+        raise ValueError("`lift_off=True` does not yet support a moving ground.")
+    return bool(lift_off), restitution
+
+
 def rolling_shape(body, module, backend):
     """The contact shape of ``body`` in ``module`` (the kernel or its twin).
 
@@ -134,6 +151,18 @@ class RollingBody:
         Start the body even where the ground would have to pull it (a negative normal contact
         force at the start, where a real body would leave the ground); by default that is a
         ``ValueError``. On a moving ground it is not checked.
+    lift_off : bool
+        Make the contact unilateral (:mod:`nhphys.twins.modes`, ``docs/contact-modes.md``): the
+        body leaves the ground where the ground would have to pull it, flies, and lands with an
+        impact; the trajectory gains ``mode`` and ``gap``, and ``traj.events`` lists the mode
+        changes. It takes the start keywords ``height`` (start that far above the ground, along
+        its normal at ``ground_point``) and ``velocity0`` (the centre's velocity in flight).
+        Default False: the contact is bilateral, as it always was. Not yet available with force
+        elements or a moving ground.
+    restitution : float
+        Newton's coefficient of restitution ``e`` in [0, 1] of the rough impact at touchdown
+        (0: the body lands and rolls; 1: it bounces back at the speed it came in). Only with
+        ``lift_off``.
 
     Examples
     --------
@@ -147,11 +176,16 @@ class RollingBody:
     """
 
     group = "SO(3) x R^3"  # the configuration group (see the module docstring)
-    start_keywords = ("R0", "omega0", "ground_point")  # Retraction.start's own names
     reference_times = True  # reference_unpack takes the states' times (scheduled forces)
 
+    @property
+    def start_keywords(self):
+        """Retraction.start's own names (a unilateral contact also starts in flight)."""
+        names = ("R0", "omega0", "ground_point")
+        return names + ("height", "velocity0") if self.lift_off else names
+
     def __init__(self, body, ground, gravity=9.81, up=(0.0, 0.0, 1.0), forces=None,
-                 allow_negative_normal_force=False):
+                 allow_negative_normal_force=False, lift_off=False, restitution=0.0):
         from nhphys.forces import check_forces
         from nhphys.surfaces import Surface
 
@@ -180,6 +214,7 @@ class RollingBody:
         self.inertia_inv = np.linalg.inv(body.inertia)
         self.forces = check_forces(forces)
         self.allow_negative_normal_force = bool(allow_negative_normal_force)
+        self.lift_off, self.restitution = check_modes(lift_off, restitution, self)
 
     def __repr__(self):
         extra = f", forces={list(self.forces)!r}" if self.forces else ""
@@ -437,6 +472,9 @@ class RollingBody:
         ``z`` are the chart coordinates of the contact on the ground's own (ground-fixed) chart,
         on a moving ground too; the chart is kept for the whole reference run.
         """
+        if self.lift_off:
+            raise ValueError("`Reference` and `Adaptive` do not yet support `lift_off=True` (they "
+                             "integrate the bilateral contact); use `Retraction`.")
         from nhphys.forces import build_force_set
         from nhphys.twins import forces as twin
 

@@ -52,6 +52,8 @@ STATUS = {
     "RIM_TO_SIDE": (9, True, "contact event: rim to side"),
     "INNER_CONTACT": (10, True, "contact event: inner contact"),
     "CALLBACK_RAISED": (11, False, "a Python callback raised an exception"),
+    "TOO_MANY_EVENTS": (12, False, "more mode changes in one step than a step may hold (a "
+                                   "cascade of ever shorter bounces or flights)"),
 }
 CODES = {name: code for name, (code, _, _) in STATUS.items()}
 NAMES = {code: name for name, code in CODES.items()}
@@ -69,6 +71,7 @@ FLAT = CODES["FLAT"]
 RIM_TO_SIDE = CODES["RIM_TO_SIDE"]
 INNER_CONTACT = CODES["INNER_CONTACT"]
 CALLBACK_RAISED = CODES["CALLBACK_RAISED"]
+TOO_MANY_EVENTS = CODES["TOO_MANY_EVENTS"]
 
 # The slots of a time loop's ``info`` array (intp, INFO_SIZE long), the same in every kernel
 # (the InfoSlot enum of newton.pxd) and every twin:

@@ -1,0 +1,193 @@
+"""The run of a rolling body whose contact is unilateral: ``Retraction`` on a
+:class:`nhphys.systems.RollingBody` with ``lift_off=True``.
+
+The modes (rolling, flight), their guards, the located mode changes and the impact law are
+specified in :mod:`nhphys.twins.modes`; the kernel is ``modes_run`` of ``nhphys_ext.rolling``.
+"""
+
+import numpy as np
+
+from nhphys import _backend
+from nhphys._validation import as_float_array, as_vector3
+from nhphys.forces import build_force_set
+from nhphys.integrators.run import Run
+from nhphys.systems.rolling import event_message
+from nhphys.twins import modes as spec
+from nhphys.twins import rolling as rolling_spec
+
+
+def start_modes(integrator, system, dt, backend, R0, omega0, ground_point, height=0.0,
+                velocity0=None):
+    """The :class:`ModesRun` of ``Retraction`` ``integrator`` on ``system`` (validated).
+
+    The body is placed touching the ground near ``ground_point`` with orientation ``R0`` and
+    body angular velocity ``omega0``; with ``height > 0`` it is then raised by ``height``
+    along the ground's normal there and starts in flight, its centre moving at ``velocity0``
+    (default at rest). At ``height = 0`` it starts rolling (no slip), unless the ground would
+    have to pull it there, in which case it starts in flight with the same velocities.
+    """
+    height = float(as_float_array(height, "height"))
+    if not np.isfinite(height) or height < 0:
+        raise ValueError(f"Expected `height` >= 0 (the body starts on or above the ground), "
+                         f"got {height}.")
+    if velocity0 is not None and height == 0:
+        raise ValueError("Expected `velocity0` only with `height` > 0: a body that starts on "
+                         "the ground rolls, so its centre's velocity follows from `omega0`.")
+    R0 = np.eye(3) if R0 is None else R0
+    omega0 = np.zeros(3) if omega0 is None else omega0
+    previous = system.allow_negative_normal_force
+    system.allow_negative_normal_force = True  # a pulling ground: the body starts in flight
+    try:
+        state = system.place(R0, omega0, ground_point)
+    finally:
+        system.allow_negative_normal_force = previous
+    mode = spec.FLIGHT if height > 0 else spec.ROLLING
+    if height > 0:
+        state["a"] = state["a"] + height * state["contact"].n
+        velocity = np.zeros(3) if velocity0 is None else as_vector3(velocity0, "velocity0")
+        state["p"] = system.mass * velocity
+    else:
+        shape, ground = system._twins()
+        field = rolling_spec.RollingField(shape, ground, state["chart"], system.mass,
+                                          system.inertia, system.gravity, system.up,
+                                          system.support_shape)
+        y = np.concatenate([np.ravel(state["A"]), state["z"], omega0, [0.0]])
+        if field._rates(0.0, y, extras=True)[2][5] < 0:
+            mode = spec.FLIGHT
+    return ModesRun(system, state, dt, integrator, backend, mode)
+
+
+class ModesRun(Run):
+    """Stepping state of a body with a unilateral contact (see :mod:`nhphys.twins.modes`).
+
+    Parameters
+    ----------
+    system : RollingBody
+        With ``lift_off=True``.
+    state : dict
+        The placed initial state (:meth:`RollingBody.place`), possibly raised into flight.
+    dt : float
+    integrator : Retraction
+        Its map, order (``substeps``), Newton options and ``globalize``.
+    backend : {"auto", "cython", "python"}
+    mode : int
+        ``ROLLING`` or ``FLIGHT`` at the start.
+
+    Attributes
+    ----------
+    A (3, 3), a (3,), Pi (3,), p (3,), s (3,), n (3,), F (3,), chart, z, clock
+        As for :class:`nhphys.integrators.rolling.RollingRun`.
+    mode : ndarray, shape (1,), intp
+        The body's mode.
+    events : ndarray, shape (k, EVENT_SIZE)
+        The mode changes so far (:data:`nhphys.twins.modes.EVENT_FIELDS`).
+    """
+
+    state_names = ("A", "a", "Pi", "p", "s", "n", "F", "chart", "z", "clock", "mode",
+                   "events")
+
+    def __init__(self, system, state, dt, integrator, backend, mode):
+        from nhphys.lie.retraction import get_retraction
+
+        self.system = system
+        self.kernel, self.backend = _backend.choose("rolling", backend)
+        # the kernel's loop is in nhphys_ext.rolling, beside the rolling step it calls; its twin
+        # is nhphys.twins.modes
+        self.modes_run = spec.modes_run if self.backend == "python" else self.kernel.modes_run
+        self.forces = build_force_set((), _backend.choose("forces", self.backend)[0])
+        self.motion = self.kernel.GroundMotion()
+        self.ground = system.ground.with_backend(self.backend).kernel
+        self.shape = system.contact_shape(self.kernel, self.backend)
+        self.inertia = np.ascontiguousarray(system.inertia, dtype=float)
+        self.inertia_inv = np.linalg.inv(self.inertia)
+        self.up = np.ascontiguousarray(system.up, dtype=float)
+        self.dt = dt
+        self.map_code = get_retraction(integrator.map).code
+        self.substeps = np.array(integrator.substeps, dtype=float)
+        self.options = rolling_spec.GLOBALIZE if integrator.globalize else 0
+        self.newton_tol = integrator.newton_tol
+        self.max_newton = integrator.max_newton
+        self.A = np.array(state["A"], dtype=float, order="C")
+        self.a = np.array(state["a"], dtype=float)
+        self.Pi = np.array(state["Pi"], dtype=float)
+        self.p = np.array(state["p"], dtype=float)
+        self.s = np.array(state["s"], dtype=float)
+        self.n = np.array(state["contact"].n, dtype=float)
+        self.F = system.mass * system.gravity * self.up
+        self.chart = np.array([state["chart"]], dtype=np.intp)
+        self.z = np.array(state["z"], dtype=float)
+        self.clock = np.zeros(2)
+        self.mode = np.array([mode], dtype=np.intp)
+        self.events = np.empty((0, spec.EVENT_SIZE))
+        shape, ground = system._twins()
+        st, c = rolling_spec.contact(shape, ground, self.A, self.a, int(self.chart[0]), self.z,
+                                     1e-14, 50)
+        if st:
+            raise ValueError("Could not find the body's closest point to the ground at the "
+                             "start.")
+        first = rolling_spec.frame({"A": self.A, "a": self.a, "Pi": self.Pi, "p": self.p}, c)
+        self._first = np.concatenate([first, [mode]])
+
+    # -- the Run hooks --------------------------------------------------------------------
+    def _initial_frame(self):
+        return self._observables(self._first[None])
+
+    def _allocate(self, n_saved):
+        return np.empty((n_saved, spec.MODES_FRAME_SIZE))
+
+    def _loop(self, n_steps, save_every, out, info):
+        system = self.system
+        events = np.empty((spec.MAX_EVENTS_PER_STEP * n_steps, spec.EVENT_SIZE))
+        n_events = np.zeros(1, dtype=np.intp)
+        try:
+            return self.modes_run(
+                self.shape, self.ground, self.motion, self.forces, system.mass, self.inertia,
+                self.inertia_inv, system.gravity, self.up, system.support_shape,
+                system.restitution, self.dt, self.substeps, n_steps, save_every,
+                self.map_code, self.newton_tol, self.max_newton, self.options, self.A, self.a,
+                self.Pi, self.p, self.s, self.n, self.F, self.chart, self.z, self.clock,
+                self.mode, out, events, n_events, info)
+        finally:  # the events of the committed steps, however the loop ended
+            self.events = np.concatenate([self.events, events[:int(n_events[0])]])
+
+    def _frames(self, saved, count):
+        return self._observables(saved[:count])
+
+    def _observables(self, saved):
+        fields = self.system.observables(rolling_spec.unpack_frames(saved[:, :-1]))
+        mode = saved[:, -1].astype(np.int8)
+        flying = mode == spec.FLIGHT
+        # in flight the contact and no-slip conditions do not apply: their residuals are 0
+        for name in ("contact_residual", "slip_residual", "constraint_residual"):
+            fields[name] = np.where(flying, 0.0, fields[name])
+        fields["gap"] = saved[:, rolling_spec.FRAME_FIELDS[8][1]].copy()
+        fields["mode"] = mode
+        return fields
+
+    def _event(self, reason):
+        return event_message(reason, self.system.body.shape)
+
+    def _pending_error(self):
+        take = getattr(self.ground, "take_error", None)
+        return take() if take is not None else None
+
+    # -- the events travel in the checkpoint, whatever their number -----------------------
+    def restore(self, checkpoint):
+        checkpoint = dict(checkpoint)
+        events = np.asarray(checkpoint.pop("events", np.empty((0, spec.EVENT_SIZE))),
+                            dtype=float)
+        if events.ndim != 2 or events.shape[1] != spec.EVENT_SIZE:
+            raise ValueError(f"Checkpoint array 'events' has shape {events.shape}; expected "
+                             f"(k, {spec.EVENT_SIZE}).")
+        checkpoint["events"] = self.events = np.empty((0, spec.EVENT_SIZE))
+        super().restore(checkpoint)
+        self.events = events.copy()
+
+    def event_list(self):
+        """The mode changes so far as a list of dicts (JSON-ready): ``t``, ``kind``
+        (``"lift-off"``, ``"touchdown"``), ``before``, ``after`` (mode names), ``impulse`` (the
+        normal impulse, N s) and ``energy_change`` (J)."""
+        return [{"t": float(t), "kind": spec.EVENT_NAMES[int(kind)],
+                 "before": spec.MODE_NAMES[int(before)], "after": spec.MODE_NAMES[int(after)],
+                 "impulse": float(impulse), "energy_change": float(change)}
+                for t, kind, before, after, impulse, change in self.events]

@@ -1,0 +1,378 @@
+r"""Python twin of the contact modes of ``nhphys_ext.rolling`` (``modes_run``): a convex body
+that rolls on a ground while the ground pushes it, leaves it where the ground would have to
+pull, flies, and lands with an impact.
+
+Modes and guards
+----------------
+A body is in one of two modes; each has a guard, a function of the state at the end of a step
+that is positive while the mode holds:
+
+* ``ROLLING``: the rolling step of :mod:`nhphys.twins.rolling` (contact and no-slip exact).
+  Guard: the normal contact force ``N`` of the continuous model at the state (eq. 29,
+  :meth:`nhphys.twins.rolling.RollingField._rates`; the discrete state satisfies the contact
+  and the no-slip condition, so ``N`` is a function of it). ``N < 0`` means the ground would
+  have to pull: the body lifts off.
+* ``FLIGHT``: the free rigid body under gravity. Guard: the gap ``n . (P - x)`` between the
+  body and the ground, from the closest-approach pair of the contact solve
+  (:func:`nhphys.twins.rolling.contact`). ``gap < 0`` means the body has reached the ground:
+  touchdown, and an impact.
+
+The flight step
+---------------
+The RATTLE step of the free rigid body on SO(3) x R^3, the rolling step with no contact force:
+``Pi^-(xi) = Pi`` is solved for ``xi`` (:func:`nhphys.twins.suslov.retraction_step` with the
+identity basis), ``A_1 = A tau(xi)``, ``Pi_1 = Pi^+(xi)``, and for the centre of mass the
+Stormer-Verlet kick-drift-kick ``p_half = p - h/2 m g k``, ``a_1 = a + h p_half / m``,
+``p_1 = p_half - h/2 m g k``. It is symmetric and second order, keeps ``A`` on SO(3), keeps
+the angular momentum about the centre of mass in space, ``A Pi``, exactly
+(``A_1 Pi_1 = A tau(xi) tau(xi)^T Pi^-(xi) = A Pi``: ``Pi^+ = tau^T Pi^-`` for both
+retractions), and moves the centre on the exact parabola (Stormer-Verlet integrates a constant
+acceleration exactly), up to rounding.
+
+Locating a mode change
+----------------------
+A step of size ``h`` from a state where the guard ``g_0 >= 0`` that ends with ``g(h) < 0``
+contains a mode change. The step is a smooth function of its size, so ``g(theta)``, the guard
+at the end of the step of size ``theta`` from the same state, is a smooth function on
+``[0, h]`` with a sign change; its root ``theta*`` is found by the Illinois variant of false
+position (superlinear, and it keeps the bracket), to a bracket of ``LOCATE_TOL h``, from the
+bracket ``[0, h]`` with ``g(0) = max(g_0, 0)``. The partial step of the end of the bracket with
+the smaller ``|g|`` is taken, the event is applied there, and the rest of the step,
+``h - theta*``, is taken in the new mode (in which a further event may be located, up to
+``MAX_EVENTS_PER_STEP`` in one step; more is the status ``TOO_MANY_EVENTS``, never a hang).
+A composition (order 4, 6, 8) is treated as one step of size ``theta``: every partial step is
+the whole composition scaled.
+
+The time of the event is then that of the discrete flow, within round-off: its error is the
+method's error in the guard, not the step size. On a flight the step is exact (the parabola),
+so the touchdown time is exact to round-off whatever the step.
+
+The impact
+----------
+At touchdown the contact pair of the touchdown pose gives ``s`` (body, from the centre of
+mass), the ground point ``x`` and normal ``n``. An impulse ``P`` (space) at the contact point
+changes ``p`` by ``P`` and ``Pi`` by ``s x A^T P``, so the velocity of the body's material
+contact point, ``u = v + A (Omega x s)``, changes by ``K P`` with the contact's inverse mass
+
+    K = I_3 / m - A hat(s) I^-1 hat(s) A^T        (symmetric positive definite).
+
+The impact law is the rough one with Newton's restitution ``e``: the normal velocity of the
+contact point is reversed and scaled, ``n . u^+ = -e n . u^-``, and its tangential velocity
+brought to zero, so ``u^+ = -e (n . u^-) n`` and ``P = K^-1 (u^+ - u^-)``. The kinetic energy
+changes by ``P . (u^- + u^+) / 2 <= 0`` (the work of the impulse, the average of the contact
+point's velocities before and after), which the run adds to ``work`` so that
+``energy - work`` stays constant through impacts.
+
+After the impact the body flies (``e n . u^+ > 0``) or rolls (``e = 0``: the contact point is
+at rest, the rolling mode's start). Bounces end: an impact whose separation speed
+``e |n . u^-|`` is below ``REST_SPEED = g |n . k| |h| / 2``, a bounce whose flight would last
+less than one step, is made plastic (``e = 0``), so a bouncing body comes to roll after finitely
+many bounces instead of a cascade of ever shorter flights. If the ground cannot hold the body
+after a plastic impact (``N < 0`` there: it lands on a slope falling away faster than its
+path), it flies on from there.
+
+A lift-off changes no velocity: the state at the located time is the flight's start.
+
+Events
+------
+Each mode change is a row of ``events`` (``EVENT_SIZE`` numbers, :data:`EVENT_FIELDS`): the
+time, the kind (``LIFT_OFF``, ``TOUCHDOWN``), the mode before and after, the normal impulse
+``n . P`` and the change of kinetic energy (0 for a lift-off). Rows are written when the step
+that holds them is committed.
+
+Saved frame layout: the frame of :mod:`nhphys.twins.rolling` (``FRAME_SIZE`` numbers; in
+flight ``s``, ``x``, ``n``, ``n_M`` and ``gap`` are the closest-approach pair's, the normal force
+is 0), then the mode (1): ``MODES_FRAME_SIZE`` numbers.
+"""
+
+import numpy as np
+
+from nhphys.twins.newton import CODES, INFO_COMMITTED, OK
+from nhphys.twins.rolling import (
+    EXTRAPOLATE,
+    FRAME_SIZE,
+    RollingField,
+    contact,
+    frame,
+    hat,
+    retract,
+    rolling_step,
+)
+from nhphys.twins.suslov import cross, reorthonormalize, retraction_step
+
+ROLLING, FLIGHT = 0, 1
+MODE_NAMES = {ROLLING: "rolling", FLIGHT: "flight"}
+LIFT_OFF, TOUCHDOWN = 1, 2
+EVENT_NAMES = {LIFT_OFF: "lift-off", TOUCHDOWN: "touchdown"}
+EVENT_FIELDS = ("t", "kind", "mode_before", "mode_after", "impulse", "energy_change")
+EVENT_SIZE = len(EVENT_FIELDS)
+MODES_FRAME_SIZE = FRAME_SIZE + 1
+MAX_EVENTS_PER_STEP = 4
+LOCATE_TOL = 4 * np.finfo(float).eps  # the bracket of a located event, relative to the step
+LOCATE_ITER = 100
+TOO_MANY_EVENTS = CODES["TOO_MANY_EVENTS"]
+EYE = np.eye(3)
+
+
+class Model:
+    """What the steps of :func:`modes_run` read (the twin's bundle of its arguments)."""
+
+    def __init__(self, shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
+                 support_form, restitution, map_code, newton_tol, max_newton, options):
+        self.shape, self.ground, self.motion, self.forces = shape, ground, motion, forces
+        self.mass, self.gravity = float(mass), float(gravity)
+        self.inertia, self.inertia_inv = inertia, inertia_inv
+        self.up = up
+        self.restitution = float(restitution)
+        self.map_code, self.newton_tol, self.max_newton = map_code, newton_tol, max_newton
+        self.options = int(options)
+        self.field = RollingField(shape, ground, 0, mass, inertia, gravity, up, support_form)
+
+
+def flight_step(model, h, state):
+    """One flight step of size ``h`` from ``state`` (the dict of :func:`modes_run`):
+    ``(status, new_state, contact)``, the contact being the closest-approach pair of the end
+    pose (its ``gap`` is the guard)."""
+    m = model.mass
+    xi0 = h * (model.inertia_inv @ state["Pi"])
+    st, xi, Pi1, _ = retraction_step(model.inertia, EYE, state["Pi"], xi0, h, model.map_code,
+                                     model.newton_tol, model.max_newton)
+    if st:
+        return st, None, None
+    A1 = reorthonormalize(state["A"] @ retract(xi, model.map_code))
+    half_weight = 0.5 * h * m * model.gravity * model.up
+    p_half = state["p"] - half_weight
+    a1 = state["a"] + (h / m) * p_half
+    st, c = contact(model.shape, model.ground, A1, a1, state["chart"], state["z"],
+                    model.newton_tol, model.max_newton)
+    if st:
+        return st, None, None
+    new = dict(state, A=A1, a=a1, Pi=Pi1, p=p_half - half_weight, s=c.s, n=c.n.copy(),
+               chart=c.chart, z=c.z, t=state["t"] + h, normal_force=0.0)
+    return OK, new, c
+
+
+def composed_step(model, mode, state, h, substeps):
+    """A whole step of size ``h`` in ``mode``: the sub-steps ``h * substeps`` one after another;
+    ``(status, new_state, contact)``."""
+    c = None
+    for frac in substeps:
+        size = h * frac
+        if mode == FLIGHT:
+            st, state, c = flight_step(model, size, state)
+        else:
+            start = dict(state, xi=size * (model.inertia_inv @ state["Pi"]), guess=None)
+            st, state, c = rolling_step(
+                model.shape, model.ground, model.motion, model.forces, model.mass,
+                model.inertia, model.inertia_inv, model.gravity, model.up, size, model.map_code,
+                model.newton_tol, model.max_newton, start,
+                options=model.options & ~EXTRAPOLATE)
+        if st:
+            return st, None, None
+    return OK, state, c
+
+
+def normal_force(model, state):
+    """``(status, N)``: the continuous model's normal contact force at a rolling ``state``."""
+    field = model.field
+    field.chart = int(state["chart"])
+    y = np.concatenate([state["A"].ravel(), state["z"], model.inertia_inv @ state["Pi"], [0.0]])
+    result = field._rates(state["t"], y, extras=True)
+    if result[0] != OK:
+        return result[0], 0.0
+    return OK, result[2][5]
+
+
+def guard(model, mode, state, c):
+    """``(status, g)``: the guard of ``mode`` at ``state`` (its contact ``c``)."""
+    if mode == FLIGHT:
+        return OK, c.gap
+    return normal_force(model, state)
+
+
+def kinetic_energy(model, state):
+    return 0.5 * (state["p"] @ state["p"]) / model.mass + 0.5 * (
+        state["Pi"] @ (model.inertia_inv @ state["Pi"]))
+
+
+def locate(evaluate, g0, h, g_end):
+    """The root of ``g`` on ``[0, h]`` by the Illinois method (module docstring).
+
+    ``evaluate(theta) -> (status, g, result)``; ``g0 >= 0`` the guard at 0 and ``g_end < 0``
+    at ``h``. Returns ``(status, theta, result)`` at the end of the final bracket with the
+    smaller ``|g|`` (``result`` the evaluation there, ``None`` for ``theta = 0``).
+    """
+    lo, g_lo, r_lo = 0.0, max(g0, 0.0), None
+    hi, g_hi, r_hi = h, g_end, "end"
+    side = 0
+    for _ in range(LOCATE_ITER):
+        if abs(hi - lo) <= LOCATE_TOL * abs(h):
+            break
+        theta = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
+        if not (min(lo, hi) < theta < max(lo, hi)):
+            theta = 0.5 * (lo + hi)
+        st, g, result = evaluate(theta)
+        if st:
+            return st, None, None
+        if g >= 0.0:
+            lo, g_lo, r_lo = theta, g, result
+            if side == 1:
+                g_hi *= 0.5
+            side = 1
+        else:
+            hi, g_hi, r_hi = theta, g, result
+            if side == -1:
+                g_lo *= 0.5
+            side = -1
+        if g == 0.0:
+            break
+    if r_lo is not None and abs(g_lo) <= abs(g_hi):
+        return OK, lo, r_lo
+    return OK, hi, r_hi
+
+
+def impact(model, state, c, h):
+    """The rough impact with restitution at the touchdown ``state`` (its contact ``c``; module
+    docstring): ``(new_state, mode_after, normal_impulse, energy_change)``."""
+    m, Iinv = model.mass, model.inertia_inv
+    A, s, n = state["A"], c.s, c.n
+    v, omega = state["p"] / m, Iinv @ state["Pi"]
+    u = v + A @ cross(omega, s)
+    un = min(n @ u, 0.0)  # approaching (a positive value is the round-off of a graze)
+    S = hat(s)
+    K = EYE / m - A @ S @ Iinv @ S @ A.T
+    rest_speed = 0.5 * model.gravity * abs(n @ model.up) * abs(h)
+    e = model.restitution if model.restitution * -un > rest_speed else 0.0
+    P = np.linalg.solve(K, -e * un * n - u)
+    new = dict(state, p=state["p"] + P, Pi=state["Pi"] + cross(s, A.T @ P), s=c.s,
+               n=c.n.copy(), chart=c.chart, z=c.z)
+    change = kinetic_energy(model, new) - kinetic_energy(model, state)
+    new["work"] = state["work"] + change
+    mode = FLIGHT if e > 0.0 else ROLLING
+    if mode == ROLLING:
+        new["F"] = model.mass * model.gravity * model.up
+        st, N = normal_force(model, new)
+        if st == OK and N < 0.0:  # the ground cannot hold it there: it flies on
+            mode = FLIGHT
+        new["normal_force"] = 0.0
+    return new, mode, n @ P, change
+
+
+def modes_step(model, mode, state, h, substeps, events):
+    """One step of size ``h`` with its mode changes: ``(status, mode, new_state, contact)``;
+    the events found are appended to ``events`` (a list of rows)."""
+    t_end = state["t"] + h
+    remaining = h
+    while True:
+        st, new, c = composed_step(model, mode, state, remaining, substeps)
+        if st:
+            return st, mode, None, None
+        st, g_end = guard(model, mode, new, c)
+        if st:
+            return st, mode, None, None
+        if g_end >= 0.0:
+            state = new
+            break
+        if len(events) >= MAX_EVENTS_PER_STEP:
+            return TOO_MANY_EVENTS, mode, None, None
+        if mode == FLIGHT:
+            g0 = state.get("gap", 0.0)
+        else:
+            st, g0 = normal_force(model, state)
+            if st:
+                return st, mode, None, None
+
+        def evaluate(theta, state=state, mode=mode):
+            st, s1, c1 = composed_step(model, mode, state, theta, substeps)
+            if st:
+                return st, None, None
+            st, g = guard(model, mode, s1, c1)
+            return st, g, (s1, c1)
+
+        st, theta, result = locate(evaluate, g0, remaining, g_end)
+        if st:
+            return st, mode, None, None
+        state, c = (new, c) if result == "end" else result
+        remaining = remaining - theta
+        if mode == ROLLING:  # lift-off: the velocities carry on into the flight
+            state = dict(state, normal_force=0.0, gap=0.0)
+            events.append([state["t"], LIFT_OFF, ROLLING, FLIGHT, 0.0, 0.0])
+            mode = FLIGHT
+        else:
+            state, after, impulse, change = impact(model, state, c, h)
+            state["gap"] = 0.0
+            events.append([state["t"], TOUCHDOWN, FLIGHT, after, impulse, change])
+            mode = after
+        if abs(remaining) <= LOCATE_TOL * abs(h):
+            break
+    state = dict(state, t=t_end, gap=c.gap)
+    return OK, mode, state, c
+
+
+def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
+              support_form, restitution, h, substeps, n_steps, save_every, map_code, newton_tol,
+              max_newton, options, A, a, Pi, p, s, n, F, chart, z, clock, mode, out, events,
+              n_events, info):
+    """Advance ``n_steps`` steps through mode changes, saving every ``save_every``-th frame.
+
+    Parameters
+    ----------
+    shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up
+        As for :func:`nhphys.twins.rolling.rolling_run` (a ground at rest, no force elements).
+    support_form : bool
+        The shape is a support-function shape (the continuous normal force's contact equation).
+    restitution : float
+        Newton's coefficient ``e`` in [0, 1] of the rough impact.
+    h : float
+    substeps : ndarray (k,)
+    n_steps, save_every, map_code, max_newton, options : int
+    newton_tol : float
+    A (3, 3), a (3,), Pi (3,), p (3,), s (3,), n (3,), F (3,) : ndarray   # IN/OUT state
+    chart (1,) intp, z (2,) : ndarray        # IN/OUT the contact's (in flight: the closest
+                                             # approach's) ground chart coordinates
+    clock (2,) : ndarray                     # IN/OUT the time and the work (of the impacts)
+    mode (1,) intp : ndarray                 # IN/OUT ROLLING or FLIGHT
+    out : ndarray (n_steps // save_every, MODES_FRAME_SIZE)    # OUT
+    events : ndarray (MAX_EVENTS_PER_STEP n_steps, EVENT_SIZE)  # OUT, the mode changes
+    n_events : ndarray (1,) intp             # OUT, how many rows of ``events`` are written
+    info : ndarray (3,) intp                 # OUT as for rolling_run
+
+    Returns
+    -------
+    int
+        0 on success, ``k + 1`` if step ``k`` failed (``info[0]`` tells why; the IN/OUT arrays
+        then hold the state at its start, and the events of the committed steps are written).
+    """
+    model = Model(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
+                  support_form, restitution, map_code, newton_tol, max_newton, options)
+    state = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
+             "n": n.copy(), "F": F.copy(), "xi": np.zeros(3), "chart": int(chart[0]),
+             "z": z.copy(), "t": float(clock[0]), "work": float(clock[1])}
+    current = int(mode[0])
+    if current == FLIGHT:
+        st, c = contact(shape, ground, state["A"], state["a"], state["chart"], state["z"],
+                        newton_tol, max_newton)
+        state["gap"] = c.gap if st == OK else 0.0
+    info[0] = OK
+    info[INFO_COMMITTED] = 0
+    n_events[0] = 0
+    t0 = state["t"]
+    for k in range(n_steps):
+        found = []
+        start = dict(state, t=t0 + k * h)
+        st, current_new, new, c = modes_step(model, current, start, h, substeps, found)
+        if st:
+            info[0] = st
+            return k + 1
+        state, current = dict(new, t=t0 + (k + 1) * h), current_new
+        for row in found:
+            events[n_events[0]] = row
+            n_events[0] += 1
+        A[:], a[:], Pi[:], p[:], s[:] = state["A"], state["a"], state["Pi"], state["p"], state["s"]
+        n[:], F[:], z[:] = state["n"], state["F"], state["z"]
+        chart[0], mode[0] = state["chart"], current
+        clock[0], clock[1] = state["t"], state["work"]
+        if (k + 1) % save_every == 0:
+            out[(k + 1) // save_every - 1] = np.concatenate([frame(state, c), [current]])
+        info[INFO_COMMITTED] = k + 1
+    return 0

@@ -35,7 +35,7 @@ from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.newton cimport (
     newton_solve, newton_solve_damped, NewtonRule, OK, NOT_CONVERGED, SINGULAR_JACOBIAN,
     NOT_FINITE, FAR_BRANCH, CONTACT_FAILED, SINGULAR_CONTACT, SUPPORT_FAILED, FLAT, RIM_TO_SIDE,
-    INNER_CONTACT, CALLBACK_RAISED,
+    INNER_CONTACT, CALLBACK_RAISED, TOO_MANY_EVENTS,
 )
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 from nhphys_ext.field_state cimport as_state, writable_state
@@ -2007,3 +2007,441 @@ cdef class RollingField:
         for i in range(3):
             power += (tau_np[i] - N * wr[i]) * w[i]
         return power
+
+
+# -- contact modes: lift-off, flight, touchdown (twin: nhphys/twins/modes.py) -------------------
+
+DEF MODE_ROLLING = 0
+DEF MODE_FLIGHT = 1
+DEF EVENT_LIFT_OFF = 1
+DEF EVENT_TOUCHDOWN = 2
+DEF EVENT_SIZE = 6  # t, kind, mode before, mode after, normal impulse, kinetic energy change
+DEF MODES_FRAME_SIZE = 35  # FRAME_SIZE and the mode
+DEF MAX_EVENTS_PER_STEP = 4
+DEF LOCATE_TOL = 4 * 2.220446049250313e-16  # the bracket of a located event, relative to h
+DEF LOCATE_ITER = 100
+
+
+cdef struct FreeBody:
+    # Pi^-(xi) = Pi, the free rigid body's discrete Legendre transform (twin: flight_step)
+    const double* I
+    const double* Pi
+    double h
+    int map_code
+
+
+cdef int free_residual(void* problem, double* x, double* F, double* F_scale) noexcept nogil:
+    cdef FreeBody* P = <FreeBody*>problem
+    cdef double M[3]
+    cdef double G[3]
+    cdef int i
+    momentum_minus(x, P.I, P.h, P.map_code, M, G)
+    for i in range(3):
+        F[i] = G[i] - P.Pi[i]
+        F_scale[i] = fabs(G[i]) + fabs(P.Pi[i])
+    return OK
+
+
+cdef int free_jacobian(void* problem, const double* x, double* J) noexcept nogil:
+    cdef FreeBody* P = <FreeBody*>problem
+    momentum_minus_jacobian(x, P.I, P.h, P.map_code, J)
+    return OK
+
+
+cdef int flight_step(ConvexShape shape, ChartSurface ground, double mass, const double* I,
+                     const double* Iinv, double gravity, const double* up, double h,
+                     int map_code, double newton_tol, int max_newton, State* S,
+                     Contact* c) noexcept nogil:
+    # one flight step from *S (twin: flight_step); *c the closest-approach pair at its end
+    cdef FreeBody P
+    cdef NewtonRule rule
+    cdef double xi[3]
+    cdef double floor[3]
+    cdef double Ix[3]
+    cdef double xIx[3]
+    cdef double Q[9]
+    cdef double A1[9]
+    cdef double a1[3]
+    cdef double p_half[3]
+    cdef double half_weight[3]
+    cdef double size
+    cdef int i, st
+    matvec3(Iinv, S.Pi, xi)
+    for i in range(3):
+        xi[i] = h * xi[i]
+    size = norm3(xi)
+    for i in range(3):
+        floor[i] = size
+    P.I = I
+    P.Pi = S.Pi
+    P.h = h
+    P.map_code = map_code
+    rule.correction_tol = newton_tol
+    rule.residual_tol = ROUNDOFF
+    rule.max_iter = max_newton
+    st = newton_solve(free_residual, free_jacobian, &P, 3, xi, floor, rule)
+    if st == OK and map_code == 0 and norm3(xi) >= M_PI:
+        st = FAR_BRANCH
+    if st:
+        return st
+    retract(xi, map_code, Q)
+    matmul3(S.A, Q, A1)
+    reorthonormalize(A1)
+    for i in range(3):
+        half_weight[i] = 0.5 * h * mass * gravity * up[i]
+        p_half[i] = S.p[i] - half_weight[i]
+        a1[i] = S.a[i] + (h / mass) * p_half[i]
+    st = contact(shape, ground, A1, a1, S.chart, S.z, newton_tol, max_newton, c)
+    if st:
+        return st
+    matvec3(I, xi, Ix)
+    cross3(xi, Ix, xIx)
+    for i in range(9):
+        S.A[i] = A1[i]
+    for i in range(3):
+        S.a[i] = a1[i]
+        S.Pi[i] = S.Pi[i] - xIx[i] / h
+        S.p[i] = p_half[i] - half_weight[i]
+        S.s[i] = c.s[i]
+        S.n[i] = c.n[i]
+    S.chart = c.chart
+    S.z[0] = c.z[0]
+    S.z[1] = c.z[1]
+    S.t += h
+    S.normal_force = 0.0
+    return OK
+
+
+cdef class ModesModel:
+    # what the steps of modes_run read (twin: Model)
+    cdef ConvexShape shape
+    cdef ChartSurface ground
+    cdef GroundMotion motion
+    cdef ForceSet forces
+    cdef RollingField field
+    cdef double mass, gravity, restitution, newton_tol
+    cdef const double* I
+    cdef const double* Iinv
+    cdef const double* up
+    cdef const double* substeps
+    cdef Py_ssize_t n_sub
+    cdef int map_code, max_newton, options
+
+
+cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) noexcept:
+    # a whole step of size h in mode: the sub-steps h * substeps one after another
+    cdef Py_ssize_t j
+    cdef double size
+    cdef double w[3]
+    cdef int i, st
+    for j in range(m.n_sub):
+        size = h * m.substeps[j]
+        if mode == MODE_FLIGHT:
+            st = flight_step(m.shape, m.ground, m.mass, m.I, m.Iinv, m.gravity, m.up, size,
+                             m.map_code, m.newton_tol, m.max_newton, S, c)
+        else:
+            matvec3(m.Iinv, S.Pi, w)
+            for i in range(3):
+                S.xi[i] = size * w[i]
+            S.has_guess = False
+            st = rolling_step(m.shape, m.ground, m.motion, m.forces, m.mass, m.I, m.Iinv,
+                              m.gravity, m.up, size, m.map_code, m.newton_tol, m.max_newton,
+                              S, c, m.options & ~EXTRAPOLATE)
+        if st:
+            return st
+    return OK
+
+
+cdef int normal_force_at(ModesModel m, const State* S, double* N) noexcept:
+    # the continuous model's normal force at a rolling state (twin: normal_force)
+    cdef double y[FIELD_STATE]
+    cdef double rates[FIELD_STATE]
+    cdef double ex[16]
+    cdef int i, st
+    for i in range(9):
+        y[i] = S.A[i]
+    y[9] = S.z[0]
+    y[10] = S.z[1]
+    matvec3(m.Iinv, S.Pi, &y[11])
+    y[14] = 0.0
+    m.field.chart = S.chart
+    st = m.field._eval(S.t, y, rates, ex)
+    N[0] = ex[15] if st == OK else 0.0
+    return st
+
+
+cdef int guard_of(ModesModel m, int mode, const State* S, const Contact* c,
+                  double* g) noexcept:
+    if mode == MODE_FLIGHT:
+        g[0] = c.gap
+        return OK
+    return normal_force_at(m, S, g)
+
+
+cdef double kinetic_energy(ModesModel m, const State* S) noexcept:
+    cdef double w[3]
+    matvec3(m.Iinv, S.Pi, w)
+    return 0.5 * dot3(S.p, S.p) / m.mass + 0.5 * dot3(S.Pi, w)
+
+
+cdef int impact(ModesModel m, State* S, const Contact* c, double h, int* after,
+                double* impulse, double* change) noexcept:
+    # the rough impact with restitution at touchdown (twin: impact)
+    cdef double v[3]
+    cdef double w[3]
+    cdef double ws[3]
+    cdef double Aws[3]
+    cdef double u[3]
+    cdef double Sh[9]
+    cdef double T1[9]
+    cdef double T2[9]
+    cdef double T3[9]
+    cdef double K[9]
+    cdef double P[3]
+    cdef double AtP[3]
+    cdef double sP[3]
+    cdef double un, rest_speed, e, before, N
+    cdef int i, j, st
+    for i in range(3):
+        v[i] = S.p[i] / m.mass
+    matvec3(m.Iinv, S.Pi, w)
+    cross3(w, c.s, ws)
+    matvec3(S.A, ws, Aws)
+    for i in range(3):
+        u[i] = v[i] + Aws[i]
+    un = dot3(c.n, u)
+    if un > 0.0:
+        un = 0.0
+    hat3(c.s, Sh)
+    matmul3(S.A, Sh, T1)
+    matmul3(T1, m.Iinv, T2)
+    matmul3(T2, Sh, T3)
+    for i in range(3):
+        for j in range(3):
+            K[3 * i + j] = -(T3[3 * i] * S.A[3 * j] + T3[3 * i + 1] * S.A[3 * j + 1]
+                             + T3[3 * i + 2] * S.A[3 * j + 2])
+        K[4 * i] += 1.0 / m.mass
+    rest_speed = 0.5 * m.gravity * fabs(dot3(c.n, m.up)) * fabs(h)
+    e = m.restitution if m.restitution * -un > rest_speed else 0.0
+    for i in range(3):
+        P[i] = -e * un * c.n[i] - u[i]
+    if not solve_small(3, K, P):
+        return SINGULAR_JACOBIAN
+    before = kinetic_energy(m, S)
+    matTvec3(S.A, P, AtP)
+    cross3(c.s, AtP, sP)
+    for i in range(3):
+        S.p[i] = S.p[i] + P[i]
+        S.Pi[i] = S.Pi[i] + sP[i]
+        S.s[i] = c.s[i]
+        S.n[i] = c.n[i]
+    S.chart = c.chart
+    S.z[0] = c.z[0]
+    S.z[1] = c.z[1]
+    change[0] = kinetic_energy(m, S) - before
+    S.work = S.work + change[0]
+    impulse[0] = dot3(c.n, P)
+    after[0] = MODE_FLIGHT if e > 0.0 else MODE_ROLLING
+    if after[0] == MODE_ROLLING:
+        for i in range(3):
+            S.F[i] = m.mass * m.gravity * m.up[i]
+        st = normal_force_at(m, S, &N)
+        if st == OK and N < 0.0:  # the ground cannot hold it there: it flies on
+            after[0] = MODE_FLIGHT
+    S.normal_force = 0.0
+    return OK
+
+
+cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, double h,
+                    double* events, int* n_found) noexcept:
+    # one step of size h with its mode changes (twin: modes_step and locate); the events
+    # found are written to events (rows of EVENT_SIZE), n_found counting them
+    cdef State trial, lo_state, hi_state
+    cdef Contact ct, lo_c, hi_c
+    cdef double t_end = S.t + h, remaining = h, g_end, g0, g, theta
+    cdef double lo, hi, g_lo, g_hi, impulse, change
+    cdef int st, side, it, after
+    cdef bint have_lo
+    cdef double* row
+    while True:
+        trial = S[0]
+        st = composed_step(m, mode[0], &trial, remaining, &ct)
+        if st:
+            return st
+        st = guard_of(m, mode[0], &trial, &ct, &g_end)
+        if st:
+            return st
+        if g_end >= 0.0:
+            S[0] = trial
+            c[0] = ct
+            break
+        if n_found[0] >= MAX_EVENTS_PER_STEP:
+            return TOO_MANY_EVENTS
+        if mode[0] == MODE_FLIGHT:
+            g0 = gap[0]
+        else:
+            st = normal_force_at(m, S, &g0)
+            if st:
+                return st
+        # the Illinois method on [0, remaining] (twin: locate)
+        lo, g_lo, have_lo = 0.0, (g0 if g0 > 0.0 else 0.0), False
+        hi, g_hi = remaining, g_end
+        hi_state, hi_c = trial, ct
+        side = 0
+        for it in range(LOCATE_ITER):
+            if fabs(hi - lo) <= LOCATE_TOL * fabs(remaining):
+                break
+            theta = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
+            if not ((lo < theta < hi) if lo < hi else (hi < theta < lo)):
+                theta = 0.5 * (lo + hi)
+            trial = S[0]
+            st = composed_step(m, mode[0], &trial, theta, &ct)
+            if st:
+                return st
+            st = guard_of(m, mode[0], &trial, &ct, &g)
+            if st:
+                return st
+            if g >= 0.0:
+                lo, g_lo, have_lo = theta, g, True
+                lo_state, lo_c = trial, ct
+                if side == 1:
+                    g_hi *= 0.5
+                side = 1
+            else:
+                hi, g_hi = theta, g
+                hi_state, hi_c = trial, ct
+                if side == -1:
+                    g_lo *= 0.5
+                side = -1
+            if g == 0.0:
+                break
+        if have_lo and fabs(g_lo) <= fabs(g_hi):
+            theta = lo
+            S[0] = lo_state
+            c[0] = lo_c
+        else:
+            theta = hi
+            S[0] = hi_state
+            c[0] = hi_c
+        remaining = remaining - theta
+        row = &events[EVENT_SIZE * n_found[0]]
+        n_found[0] += 1
+        if mode[0] == MODE_ROLLING:  # lift-off: the velocities carry on into the flight
+            S.normal_force = 0.0
+            gap[0] = 0.0
+            row[0], row[1], row[2], row[3], row[4], row[5] = (
+                S.t, EVENT_LIFT_OFF, MODE_ROLLING, MODE_FLIGHT, 0.0, 0.0)
+            mode[0] = MODE_FLIGHT
+        else:
+            st = impact(m, S, c, h, &after, &impulse, &change)
+            if st:
+                return st
+            gap[0] = 0.0
+            row[0], row[1], row[2], row[3], row[4], row[5] = (
+                S.t, EVENT_TOUCHDOWN, MODE_FLIGHT, after, impulse, change)
+            mode[0] = after
+        if fabs(remaining) <= LOCATE_TOL * fabs(h):
+            break
+    S.t = t_end
+    gap[0] = c.gap
+    return OK
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, ForceSet forces,
+              double mass, const double[:, ::1] inertia, const double[:, ::1] inertia_inv,
+              double gravity, const double[::1] up, bint support_form, double restitution,
+              double h, const double[::1] substeps, Py_ssize_t n_steps, Py_ssize_t save_every,
+              int map_code, double newton_tol, int max_newton, int options,
+              double[:, ::1] A, double[::1] a, double[::1] Pi, double[::1] p, double[::1] s,
+              double[::1] n, double[::1] F, Py_ssize_t[::1] chart, double[::1] z,
+              double[::1] clock, Py_ssize_t[::1] mode, double[:, ::1] out,
+              double[:, ::1] events, Py_ssize_t[::1] n_events, Py_ssize_t[::1] info):
+    """Advance ``n_steps`` steps through mode changes, saving every ``save_every``-th frame
+    (see the twin, :func:`nhphys.twins.modes.modes_run`). Returns 0, or ``k + 1`` if step ``k``
+    failed (``info[0]`` says why)."""
+    cdef ModesModel m = ModesModel()
+    cdef State S, start
+    cdef Contact c
+    cdef double found[EVENT_SIZE * MAX_EVENTS_PER_STEP]
+    cdef double gap = 0.0, t0
+    cdef int current, n_found, st, i
+    cdef Py_ssize_t k, row
+    if info.shape[0] < INFO_SIZE:
+        raise ValueError(f"Expected `info` of shape ({INFO_SIZE},), got ({info.shape[0]},).")
+    if out.shape[0] < n_steps // save_every or (out.shape[0] and out.shape[1] != MODES_FRAME_SIZE):
+        raise ValueError(f"Expected `out` of shape ({n_steps // save_every}, "
+                         f"{MODES_FRAME_SIZE}).")
+    if events.shape[0] < MAX_EVENTS_PER_STEP * n_steps or (
+            events.shape[0] and events.shape[1] != EVENT_SIZE):
+        raise ValueError(f"Expected `events` of shape ({MAX_EVENTS_PER_STEP * n_steps}, "
+                         f"{EVENT_SIZE}).")
+    m.shape, m.ground, m.motion, m.forces = shape, ground, motion, forces
+    m.field = RollingField(shape, ground, <int>chart[0], mass, inertia, gravity, up,
+                           support_form)
+    m.mass, m.gravity, m.restitution = mass, gravity, restitution
+    m.newton_tol, m.max_newton, m.map_code, m.options = newton_tol, max_newton, map_code, options
+    m.I, m.Iinv, m.up = &inertia[0, 0], &inertia_inv[0, 0], &up[0]
+    m.substeps, m.n_sub = &substeps[0], substeps.shape[0]
+    for i in range(9):
+        S.A[i] = A[i // 3, i % 3]
+    for i in range(3):
+        S.a[i] = a[i]
+        S.Pi[i] = Pi[i]
+        S.p[i] = p[i]
+        S.s[i] = s[i]
+        S.n[i] = n[i]
+        S.F[i] = F[i]
+        S.xi[i] = 0.0
+    S.chart = <int>chart[0]
+    S.z[0] = z[0]
+    S.z[1] = z[1]
+    S.t = clock[0]
+    S.work = clock[1]
+    S.normal_force = 0.0
+    S.has_guess = False
+    current = <int>mode[0]
+    if current == MODE_FLIGHT:
+        st = contact(shape, ground, S.A, S.a, S.chart, S.z, newton_tol, max_newton, &c)
+        gap = c.gap if st == OK else 0.0
+    info[0] = OK
+    info[INFO_COMMITTED] = 0
+    n_events[0] = 0
+    t0 = S.t
+    for k in range(n_steps):
+        start = S
+        start.t = t0 + k * h
+        n_found = 0
+        st = modes_step(m, &current, &start, &c, &gap, h, found, &n_found)
+        if st == OK and ground.raised:
+            st = CALLBACK_RAISED
+        if st:
+            info[0] = st
+            return k + 1
+        S = start
+        S.t = t0 + (k + 1) * h
+        for row in range(n_found):
+            for i in range(EVENT_SIZE):
+                events[n_events[0], i] = found[EVENT_SIZE * row + i]
+            n_events[0] += 1
+        for i in range(9):
+            A[i // 3, i % 3] = S.A[i]
+        for i in range(3):
+            a[i] = S.a[i]
+            Pi[i] = S.Pi[i]
+            p[i] = S.p[i]
+            s[i] = S.s[i]
+            n[i] = S.n[i]
+            F[i] = S.F[i]
+        chart[0] = S.chart
+        z[0] = S.z[0]
+        z[1] = S.z[1]
+        mode[0] = current
+        clock[0] = S.t
+        clock[1] = S.work
+        if (k + 1) % save_every == 0:
+            write_frame(&out[(k + 1) // save_every - 1, 0], &S, &c)
+            out[(k + 1) // save_every - 1, FRAME_SIZE] = current
+        info[INFO_COMMITTED] = k + 1
+    return 0

@@ -1,0 +1,183 @@
+"""Unilateral rolling contact (``RollingBody(lift_off=True)``): lift-off, flight, touchdown and
+the rough impact (:mod:`nhphys.twins.modes`), on the kernel and on the twin, against closed forms."""
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+
+import nhphys
+from nhphys.forces import Force
+from nhphys.integrators import Reference, Retraction
+from nhphys.surfaces import Ellipsoid, Plane, Sphere
+from nhphys.systems import RollingBody
+
+G = 9.81
+R_BALL, M_BALL = 0.1, 1.0
+BALL = nhphys.RigidBody(M_BALL, [0.4 * M_BALL * R_BALL**2] * 3, Sphere(R_BALL))
+
+
+def touchdowns(traj):
+    return [e for e in traj.events if e["kind"] == "touchdown"]
+
+
+def drop(backend, e, t_final, dt, h0=1.0, **kw):
+    system = RollingBody(BALL, Plane(), lift_off=True, restitution=e)
+    return nhphys.simulate(system, t_final, dt, backend=backend, height=h0, **kw)
+
+
+def test_a_dropped_ball_lands_at_the_closed_form_times_and_bounces_to_e2n_h0(backend):
+    e, h0 = 0.8, 1.0
+    traj = drop(backend, e, 2.7, 1e-3, h0)
+    events = touchdowns(traj)
+    assert len(events) >= 5
+    fall = np.sqrt(2 * h0 / G)  # from the apex h to the ground: sqrt(2 h / g)
+    t_closed = fall + 2 * fall * np.cumsum([0.0] + [e**n for n in range(1, 5)])
+    t_found = np.array([ev["t"] for ev in events[:5]])
+    np.testing.assert_allclose(t_found, t_closed, rtol=1e-9, atol=0)
+    # the apex after bounce n: (speed after the impact)^2 / (2 g), the speed from the impulse
+    # n . P = m (1 + e) v_n with v_n = e^(n-1) sqrt(2 g h0) the speed coming in
+    v_in = e ** np.arange(5) * np.sqrt(2 * G * h0)
+    np.testing.assert_allclose([ev["impulse"] for ev in events[:5]],
+                               M_BALL * (1 + e) * v_in, rtol=1e-9)
+    apex = (e * v_in) ** 2 / (2 * G)
+    np.testing.assert_allclose(apex, h0 * e ** (2 * np.arange(1, 6)), rtol=1e-9)
+    # the frames between the first two touchdowns never rise above the first apex
+    between = (traj.t > t_found[0]) & (traj.t < t_found[1])
+    assert traj.gap[between].max() <= apex[0] * (1 + 1e-12)
+    assert traj.gap[between].max() >= apex[0] - G * 1e-3**2  # sampled within a step of it
+
+
+def test_each_impact_loses_the_closed_form_energy_and_energy_minus_work_is_constant(backend):
+    e, h0 = 0.6, 0.5
+    traj = drop(backend, e, 1.5, 1e-3, h0)
+    events = touchdowns(traj)
+    assert len(events) >= 3
+    v_in = e ** np.arange(len(events)) * np.sqrt(2 * G * h0)
+    np.testing.assert_allclose([ev["energy_change"] for ev in events[:3]],
+                               -(1 - e**2) * 0.5 * M_BALL * v_in[:3] ** 2, rtol=1e-9)
+    balance = traj.energy - traj.work
+    assert np.ptp(balance) <= 1e-12 * abs(balance[0])
+
+
+def test_the_touchdown_times_do_not_depend_on_the_step(backend):
+    coarse = drop(backend, 0.7, 1.3, 1e-3)
+    fine = drop(backend, 0.7, 1.3, 2.5e-4)
+    a = [ev["t"] for ev in touchdowns(coarse)]
+    b = [ev["t"] for ev in touchdowns(fine)]
+    assert len(a) == len(b) == 2
+    np.testing.assert_allclose(a, b, rtol=1e-9)
+
+
+def test_a_tumbling_body_in_flight_keeps_its_angular_momentum_and_follows_the_parabola(backend):
+    body = nhphys.RigidBody(2.0, [0.03, 0.05, 0.07], Ellipsoid([0.3, 0.2, 0.1]))
+    system = RollingBody(body, Plane(), lift_off=True)
+    v0 = np.array([1.0, -0.5, 3.0])
+    traj = nhphys.simulate(system, 0.5, 1e-3, backend=backend, height=2.0,
+                           omega=[3.0, 0.5, -7.0], velocity=v0)
+    assert traj.events == [] and np.all(traj.mode == 1)
+    L = np.einsum("nij,njk,nk->ni", traj.R, np.broadcast_to(body.inertia, traj.R.shape),
+                  traj.omega)  # A I Omega
+    assert np.abs(L - L[0]).max() <= 1e-13 * np.abs(L[0]).max()
+    parabola = (traj.position[0] + traj.t[:, None] * v0
+                - 0.5 * G * traj.t[:, None] ** 2 * np.array([0.0, 0.0, 1.0]))
+    assert np.abs(traj.position - parabola).max() <= 1e-12
+    assert np.abs(np.einsum("nji,njk->nik", traj.R, traj.R) - np.eye(3)).max() <= 1e-14
+
+
+def dome(backend, dt, order, v0=0.5, t_final=1.0):
+    system = RollingBody(BALL, Sphere(1.0), lift_off=True)
+    return nhphys.simulate(system, t_final, dt, integrator=Retraction(order=order),
+                           backend=backend, position=[0, 0, 1.0], omega=[0, v0 / R_BALL, 0])
+
+
+def dome_lift_off_time(v0, R=1.0):
+    """A homogeneous ball (I = 2/5 m r^2) rolling from the top of a sphere of radius R at speed
+    v0: with rho = R + r, energy gives v^2 = v0^2 + (10/7) g rho (1 - cos theta) and it leaves
+    where g cos theta = v^2 / rho, cos theta* = (10 + 7 v0^2 / (g rho)) / 17; the time is
+    int_0^theta* rho / v(theta) d theta."""
+    rho = R + R_BALL
+    theta = np.arccos((10 + 7 * v0**2 / (G * rho)) / 17)
+    t, _ = quad(lambda q: rho / np.sqrt(v0**2 + 10 / 7 * G * rho * (1 - np.cos(q))), 0, theta,
+                epsabs=1e-13, epsrel=1e-13, limit=200)
+    return t
+
+
+def test_a_ball_leaves_a_dome_where_the_closed_form_says(backend):
+    traj = dome(backend, 1e-3, order=4)
+    assert [e["kind"] for e in traj.events] == ["lift-off"]
+    assert traj.events[0]["t"] == pytest.approx(dome_lift_off_time(0.5), rel=1e-9)
+    rolling = traj.mode == 0
+    assert traj.constraint_residual[rolling].max() <= 1e-12
+    assert traj.gap[~rolling].min() > 0  # it flies clear of the dome
+
+
+def test_the_lift_off_time_converges_at_second_order(backend):
+    exact = dome_lift_off_time(0.5)
+    errors = [abs(dome(backend, dt, order=2).events[0]["t"] - exact) for dt in (4e-3, 2e-3)]
+    assert 3.5 <= errors[0] / errors[1] <= 4.5
+
+
+def test_a_plastic_landing_rolls_on_with_the_contact_exact(backend):
+    traj = drop(backend, 0.0, 0.8, 1e-3, h0=0.3, omega=[0.0, 5.0, 0.0], velocity=[0.5, 0, 0])
+    (event,) = traj.events
+    assert event["after"] == "rolling"
+    after = traj.t > event["t"]
+    assert np.all(traj.mode[after] == 0)
+    assert traj.constraint_residual[after].max() <= 1e-12
+    # the rough impact leaves the contact point at rest: the ball rolls, v = omega r
+    v = traj.velocity[after][-1]
+    w = traj.omega[after][-1] @ traj.R[after][-1].T  # space angular velocity
+    np.testing.assert_allclose(v[:2], R_BALL * np.array([w[1], -w[0]]), atol=1e-12)
+
+
+def test_bounces_end_in_rolling_after_finitely_many_impacts(backend):
+    traj = drop(backend, 0.5, 1.6, 1e-3, h0=0.2)
+    kinds = [e["after"] for e in touchdowns(traj)]
+    assert kinds[-1] == "rolling" and kinds[:-1] == ["flight"] * (len(kinds) - 1)
+    assert traj.mode[-1] == 0 and abs(traj.position[-1, 2] - R_BALL) <= 1e-12
+
+
+@pytest.mark.parity
+def test_kernel_and_twin_agree_through_mode_changes():
+    def run(backend):
+        system = RollingBody(BALL, Plane(), lift_off=True, restitution=0.7)
+        return nhphys.simulate(system, 1.5, 1e-3, backend=backend, height=0.4,
+                               omega=[2.0, -1.0, 4.0], velocity=[0.3, 0.2, 0.0])
+
+    kernel, twin = run("cython"), run("python")
+    assert [e["kind"] for e in kernel.events] == [e["kind"] for e in twin.events]
+    np.testing.assert_allclose([e["t"] for e in kernel.events],
+                               [e["t"] for e in twin.events], rtol=0, atol=1e-10)
+    for name in ("position", "R", "omega", "velocity", "energy", "work", "gap"):
+        np.testing.assert_allclose(kernel[name], twin[name], rtol=0, atol=1e-10, err_msg=name)
+    np.testing.assert_array_equal(kernel.mode, twin.mode)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"restitution": -0.1}, "restitution"),
+    ({"restitution": 1.5}, "restitution"),
+    ({"restitution": 0.5, "lift_off": False}, "only with `lift_off"),
+    ({"forces": [Force([1.0, 0, 0])]}, "force elements"),
+])
+def test_bad_settings_are_refused(kwargs, match):
+    kwargs = {"lift_off": True, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        RollingBody(BALL, Plane(), **kwargs)
+
+
+@pytest.mark.parametrize("start, match", [
+    ({"height": -0.1}, "height"),
+    ({"velocity": [1.0, 0, 0]}, "velocity0"),
+])
+def test_bad_starts_are_refused(backend, start, match):
+    system = RollingBody(BALL, Plane(), lift_off=True)
+    with pytest.raises(ValueError, match=match):
+        nhphys.simulate(system, 0.01, 1e-3, backend=backend, **start)
+
+
+def test_a_bilateral_body_refuses_flight_starts_and_reference_refuses_lift_off():
+    with pytest.raises(TypeError, match="height"):
+        nhphys.simulate(RollingBody(BALL, Plane()), 0.01, 1e-3, height=1.0)
+    with pytest.raises(ValueError, match="lift_off"):
+        nhphys.simulate(RollingBody(BALL, Plane(), lift_off=True), 0.01, 1e-3,
+                        integrator=Reference())

@@ -181,3 +181,30 @@ def test_a_bilateral_body_refuses_flight_starts_and_reference_refuses_lift_off()
     with pytest.raises(ValueError, match="lift_off"):
         nhphys.simulate(RollingBody(BALL, Plane(), lift_off=True), 0.01, 1e-3,
                         integrator=Reference())
+
+
+def bouncing_scene():
+    from nhphys.contacts import RollingContact
+
+    scene = nhphys.Scene()
+    ground = scene.add_ground(Plane())
+    scene.add_body(BALL, RollingContact(ground, lift_off=True, restitution=0.8), name="bouncer",
+                   height=1.0)
+    scene.add_body(BALL, RollingContact(ground), name="roller", position=[1.0, 0, 0],
+                   omega=[0, 3.0, 0])
+    return scene
+
+
+def test_a_scene_body_bounces_as_it_does_alone_and_the_scene_file_keeps_its_contact(backend):
+    scene = bouncing_scene()
+    traj = scene.simulate(1.0, 1e-3, backend=backend)
+    alone = drop(backend, 0.8, 1.0, 1e-3)
+    assert [dict(e, body=None) for e in traj.events] == [dict(e, body=None)
+                                                         for e in alone.events]
+    assert {e["body"] for e in traj.events} == {"bouncer"}
+    np.testing.assert_array_equal(traj.body("bouncer").position, alone.position)
+    np.testing.assert_array_equal(traj.mode[:, 0], alone.mode)
+    assert np.all(traj.mode[:, 1] == 0) and np.all(traj.gap[:, 1] == 0)
+    again = nhphys.Scene.from_toml(scene.to_toml()).simulate(1.0, 1e-3, backend=backend)
+    assert again.events == traj.events
+    np.testing.assert_array_equal(again.position, traj.position)

@@ -26,6 +26,10 @@ from nhphys.integrators.names import integrator_from_name
 
 BODY_FIELDS = ("position", "R", "omega", "contact_point", "energy", "work",
                "constraint_residual")
+# the fields of a body with a unilateral contact (RollingContact(lift_off=True)), in a scene
+# with one: ``mode`` (0 rolling, 1 flight; 0 for the other bodies) and ``gap`` (m; 0 for them)
+MODE_FIELDS = ("mode", "gap")
+MODE_DTYPES = {"mode": np.int8, "gap": np.float64}
 
 
 class Contact:
@@ -219,26 +223,40 @@ class RollingContact(Contact):
     ground : nhphys.surfaces.Surface or nhphys.surfaces.MovingGround
         Added to the scene if it is not there yet.
 
+    lift_off : bool
+        A unilateral contact: the body leaves the ground where the ground would have to pull
+        it, flies and lands (``RollingBody(lift_off=True)``, ``docs/contact-modes.md``); the
+        scene's trajectory then has ``mode`` and ``gap`` per body and ``traj.events``.
+    restitution : float
+        Newton's restitution in [0, 1] of its impacts (with ``lift_off``).
+
     Initial conditions (as :class:`nhphys.systems.RollingBody`): ``position`` (a point on the
     ground where the body touches it), ``orientation`` (3x3 rotation or quaternion
-    (w, x, y, z)), ``omega`` (body angular velocity).
+    (w, x, y, z)), ``omega`` (body angular velocity); with ``lift_off`` also ``height`` and
+    ``velocity`` (a start in flight).
     """
 
-    def __init__(self, ground):
+    def __init__(self, ground, lift_off=False, restitution=0.0):
         if not hasattr(getattr(ground, "surface", ground), "mesh_arrays"):
             raise TypeError(f"Expected `ground` to be an nhphys.surfaces Surface or "
                             f"MovingGround, got {ground!r}.")
+        from nhphys.systems.rolling import check_modes
+
         self.ground = ground
+        self.lift_off, self.restitution = check_modes(lift_off, restitution, None)
 
     def __repr__(self):
-        return f"RollingContact(ground={self.ground!r})"
+        extra = (f", lift_off=True, restitution={self.restitution!r}" if self.lift_off
+                 else "")
+        return f"RollingContact(ground={self.ground!r}{extra})"
 
     def system(self, body, gravity, forces=()):
         from nhphys.systems import RollingBody
 
         if body.shape is None:
             raise ValueError(f"Expected body {body.name!r} to have a `shape` to roll on.")
-        return RollingBody(body, self.ground, gravity=gravity, forces=forces)
+        return RollingBody(body, self.ground, gravity=gravity, forces=forces,
+                           lift_off=self.lift_off, restitution=self.restitution)
 
     def check(self, system, start_arguments):
         # a body that cannot be put on the ground fails here, when it is added
@@ -248,10 +266,11 @@ class RollingContact(Contact):
                          start_arguments.get("ground_point", np.zeros(3)))
 
     def fields(self, body, system, saved):
-        return {k: saved[k] for k in BODY_FIELDS}
+        # a unilateral contact's mode and gap ride along (SceneRun fills them for the others)
+        return {k: saved[k] for k in BODY_FIELDS + MODE_FIELDS if k in saved}
 
 
 CONTACTS = (RollingContact, KnifeEdgeContact, SuslovContact)
 
-__all__ = ["BODY_FIELDS", "CONTACTS", "Contact", "KnifeEdgeContact", "RollingContact",
+__all__ = ["BODY_FIELDS", "MODE_DTYPES", "MODE_FIELDS", "CONTACTS", "Contact", "KnifeEdgeContact", "RollingContact",
            "SuslovContact"]

@@ -32,6 +32,8 @@ from nhphys._validation import as_positive_scalar, as_vector3
 from nhphys.contacts import (
     BODY_FIELDS,
     CONTACTS,
+    MODE_DTYPES,
+    MODE_FIELDS,
     Contact,
     KnifeEdgeContact,
     RollingContact,
@@ -94,7 +96,7 @@ def __getattr__(name):
 
 def _releases_gil(run):
     """Whether ``run`` steps in a compiled loop that never takes the GIL (no Python ground)."""
-    if getattr(run, "backend", None) != "cython":
+    if getattr(run, "backend", None) != "cython" or getattr(run, "holds_gil", False):
         return False
     ground = getattr(run, "ground", None)
     return ground is None or type(ground).__name__ != "PythonChartSurface"
@@ -531,7 +533,20 @@ class SceneRun:
         }
 
     def _stack(self, per_body):
-        return {k: np.stack([f[k] for f in per_body], axis=1) for k in BODY_FIELDS}
+        stacked = {k: np.stack([f[k] for f in per_body], axis=1) for k in BODY_FIELDS}
+        if any(getattr(b.contact, "lift_off", False) for b in self.scene.bodies):
+            for k in MODE_FIELDS:  # the bodies in permanent contact: mode 0 and gap 0
+                n = len(per_body[0]["position"])
+                stacked[k] = np.stack([f[k] if k in f else np.zeros(n, dtype=MODE_DTYPES[k])
+                                       for f in per_body], axis=1)
+        return stacked
+
+    def event_list(self):
+        """The mode changes of the bodies with a unilateral contact, in time order, each with
+        the ``body`` it happened to (see :attr:`nhphys.Trajectory.events`)."""
+        events = [dict(event, body=b.name) for b, r in zip(self.scene.bodies, self.runs)
+                  if hasattr(r, "event_list") for event in r.event_list()]
+        return sorted(events, key=lambda event: event["t"])
 
     def initial(self):
         return self._stack([b.contact.fields(b.body, b.system, r.initial())

@@ -35,12 +35,7 @@ def start_modes(integrator, system, dt, backend, R0, omega0, ground_point, heigh
                          "the ground rolls, so its centre's velocity follows from `omega0`.")
     R0 = np.eye(3) if R0 is None else R0
     omega0 = np.zeros(3) if omega0 is None else omega0
-    previous = system.allow_negative_normal_force
-    system.allow_negative_normal_force = True  # a pulling ground: the body starts in flight
-    try:
-        state = system.place(R0, omega0, ground_point)
-    finally:
-        system.allow_negative_normal_force = previous
+    state = system.place(R0, omega0, ground_point)  # (a pulling ground is not refused here)
     mode = spec.FLIGHT if height > 0 else spec.ROLLING
     if height > 0:
         state["a"] = state["a"] + height * state["contact"].n
@@ -85,6 +80,7 @@ class ModesRun(Run):
 
     state_names = ("A", "a", "Pi", "p", "s", "n", "F", "chart", "z", "clock", "mode",
                    "events")
+    holds_gil = True  # its kernel loop evaluates the normal force through the GIL
 
     def __init__(self, system, state, dt, integrator, backend, mode):
         from nhphys.lie.retraction import get_retraction

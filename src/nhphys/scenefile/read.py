@@ -716,12 +716,13 @@ def _inertia(value, field):
 
 
 INITIAL = {  # contact type -> the initial conditions it takes (nhphys.conditions)
-    "rolling": {"position": vector3, "orientation": rotation, "omega": vector3},
+    "rolling": {"position": vector3, "orientation": rotation, "omega": vector3,
+                "height": real, "velocity": vector3},
     "suslov": {"orientation": rotation, "omega": vector3, "momentum": vector3},
     "knife_edge": {"position": vector2, "heading": real, "velocity": real, "turning_rate": real},
 }
 CONTACTS = {
-    "rolling": (("ground",), "a rolling contact"),
+    "rolling": (("ground", "lift_off", "restitution"), "a rolling contact"),
     "knife_edge": (("ground", "offset"), "a knife-edge contact"),
     "suslov": (("axis", "pivot"), "a Suslov contact"),
 }
@@ -805,7 +806,8 @@ def _contact(value, field, grounds):
                             f"({len(grounds)} grounds in the file)")
     surface = grounds[ground]
     if kind == "rolling":
-        return RollingContact(surface), kind
+        return _built(field, RollingContact, surface,
+                      **table.kwargs({"lift_off": boolean, "restitution": real})), kind
     if not isinstance(surface, Plane):
         what = "a moving ground" if hasattr(surface, "motion") else \
             f"a {type(surface).__name__}"

@@ -237,6 +237,8 @@ def describe_body(b, ground_names):
     contact = b.contact
     if type(contact) is RollingContact:
         out["contact"] = {"type": "rolling", "ground": ground_names[id(contact.ground)]}
+        if contact.lift_off:
+            out["contact"].update(lift_off=True, restitution=float(contact.restitution))
     elif type(contact) is KnifeEdgeContact:
         out["contact"] = {"type": "knife_edge", "ground": ground_names[id(contact.ground)]}
         if contact.offset != 0.0 or math.copysign(1.0, contact.offset) < 0:

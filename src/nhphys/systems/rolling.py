@@ -106,6 +106,8 @@ def check_modes(lift_off, restitution, system):
     if restitution and not lift_off:
         raise ValueError("Expected `restitution` only with `lift_off=True`: a bilateral contact "
                          "has no impacts.")
+    if system is None:  # a contact's settings, before its system exists
+        return bool(lift_off), restitution
     if lift_off and system.forces:
         raise ValueError("`lift_off=True` does not yet support force elements (`forces`).")
     if lift_off and system.motion is not None:
@@ -313,8 +315,8 @@ class RollingBody:
         if st:
             raise ValueError(f"Could not place the body on the ground near {ground_point}.")
         self._check_regular(shape, ground, R0, c)
-        if self.motion is None and not self.allow_negative_normal_force:
-            self._check_pressing(R0, c, omega0)
+        if self.motion is None and not (self.allow_negative_normal_force or self.lift_off):
+            self._check_pressing(R0, c, omega0)  # a unilateral contact flies off instead
         return {
             "A": R0.copy(), "a": a, "Pi": self.inertia @ omega0,
             "p": -self.mass * (R0 @ np.cross(omega0, c.s)), "s": c.s,

@@ -229,6 +229,8 @@ class RollingContact(Contact):
         scene's trajectory then has ``mode`` and ``gap`` per body and ``traj.events``.
     restitution : float
         Newton's restitution in [0, 1] of its impacts (with ``lift_off``).
+    mu : float
+        Coulomb's friction coefficient, >= 0 (with ``lift_off``; ``inf``: it never slides).
 
     Initial conditions (as :class:`nhphys.systems.RollingBody`): ``position`` (a point on the
     ground where the body touches it), ``orientation`` (3x3 rotation or quaternion
@@ -236,18 +238,19 @@ class RollingContact(Contact):
     ``velocity`` (a start in flight).
     """
 
-    def __init__(self, ground, lift_off=False, restitution=0.0):
+    def __init__(self, ground, lift_off=False, restitution=0.0, mu=np.inf):
         if not hasattr(getattr(ground, "surface", ground), "mesh_arrays"):
             raise TypeError(f"Expected `ground` to be an nhphys.surfaces Surface or "
                             f"MovingGround, got {ground!r}.")
         from nhphys.systems.rolling import check_modes
 
         self.ground = ground
-        self.lift_off, self.restitution = check_modes(lift_off, restitution, None)
+        self.lift_off, self.restitution, self.mu = check_modes(lift_off, restitution, mu,
+                                                               None)
 
     def __repr__(self):
-        extra = (f", lift_off=True, restitution={self.restitution!r}" if self.lift_off
-                 else "")
+        extra = (f", lift_off=True, restitution={self.restitution!r}, mu={self.mu!r}"
+                 if self.lift_off else "")
         return f"RollingContact(ground={self.ground!r}{extra})"
 
     def system(self, body, gravity, forces=()):
@@ -256,7 +259,7 @@ class RollingContact(Contact):
         if body.shape is None:
             raise ValueError(f"Expected body {body.name!r} to have a `shape` to roll on.")
         return RollingBody(body, self.ground, gravity=gravity, forces=forces,
-                           lift_off=self.lift_off, restitution=self.restitution)
+                           lift_off=self.lift_off, restitution=self.restitution, mu=self.mu)
 
     def check(self, system, start_arguments):
         # a body that cannot be put on the ground fails here, when it is added

@@ -718,6 +718,11 @@ cdef struct State:
     double normal_force
     double guess[6]    # the extrapolated start of the step's (xi, F), when has_guess
     bint has_guess
+    # contact modes only (modes_run; the rolling step neither reads nor writes them)
+    double slip[3]     # the slip direction where the slip is too small to give it
+    double slip_ref[3]  # a sliding step's direction at its start (its guard's)
+    double N_end       # a sliding step's end-kick normal force, when has_N_end
+    bint has_N_end
 
 
 cdef struct StepProblem:
@@ -1738,7 +1743,7 @@ cdef class RollingField:
         cdef cnp.ndarray arr = as_state(y, FIELD_STATE)
         cdef const double* Y = <const double*>cnp.PyArray_DATA(arr)
         cdef double rates[FIELD_STATE]
-        cdef double ex[16]
+        cdef double ex[19]
         cdef double ws[3]
         cdef double q[3]
         cdef double v[3]
@@ -1776,8 +1781,8 @@ cdef class RollingField:
         return out
 
     cdef int _eval(self, double t, const double* y, double* out, double* extra) noexcept:
-        # the rates into out (15) at time t; if extra is not NULL, s, x, n, n_M, ds/dt and the
-        # normal force into it (16)
+        # the rates into out (15) at time t; if extra is not NULL, s, x, n, n_M, ds/dt, the
+        # normal force and the contact force (without force elements) into it (19)
         cdef const double* A = y
         cdef const double* z = y + 9
         cdef const double* w = y + 11
@@ -1923,18 +1928,19 @@ cdef class RollingField:
         if self.forces is None:
             if not solve_small(3, It, out + 11):
                 return SINGULAR_CONTACT
-            if extra != NULL:  # N = n . m (d2a/dt2 + g k)
+            if extra != NULL:  # F = m (d2a/dt2 + g k), N = n . F
                 cross3(out + 11, s, q)
                 matvec3(A, q, u)
-                extra[15] = 0.0
                 for i in range(3):
-                    extra[15] += n[i] * self.mass * (acc0[i] - u[i] + self.gravity * self.up_[i])
+                    extra[16 + i] = self.mass * (acc0[i] - u[i] + self.gravity * self.up_[i])
+                extra[15] = n[0] * extra[16] + n[1] * extra[17] + n[2] * extra[18]
         else:
             power = self._forced(t, A, x, n, An, s, w, ws, acc0, It, out + 11, &N)
             if power != power:  # NaN: the forced system is singular
                 return SINGULAR_CONTACT
             if extra != NULL:
                 extra[15] = N
+                extra[16] = extra[17] = extra[18] = 0.0  # (not computed with forces)
         # dA/dt = A hat(Omega): row r of A crossed with Omega; dW/dt the forces' power
         for r in range(3):
             cross3(A + 3 * r, w, out + 3 * r)
@@ -2009,17 +2015,24 @@ cdef class RollingField:
         return power
 
 
-# -- contact modes: lift-off, flight, touchdown (twin: nhphys/twins/modes.py) -------------------
+
+# -- contact modes: rolling, flight, sliding (twin: nhphys/twins/modes.py) -----------------------
 
 DEF MODE_ROLLING = 0
 DEF MODE_FLIGHT = 1
+DEF MODE_SLIDING = 2
 DEF EVENT_LIFT_OFF = 1
 DEF EVENT_TOUCHDOWN = 2
+DEF EVENT_SLIP = 3
+DEF EVENT_STICK = 4
 DEF EVENT_SIZE = 6  # t, kind, mode before, mode after, normal impulse, kinetic energy change
 DEF MODES_FRAME_SIZE = 35  # FRAME_SIZE and the mode
 DEF MAX_EVENTS_PER_STEP = 4
 DEF LOCATE_TOL = 4 * 2.220446049250313e-16  # the bracket of a located event, relative to h
 DEF LOCATE_ITER = 100
+DEF SLIDE_SWEEPS = 50
+DEF SLIDE_TOL = 1e-14
+DEF SLIP_FLOOR = 1e-12
 
 
 cdef struct FreeBody:
@@ -2048,10 +2061,23 @@ cdef int free_jacobian(void* problem, const double* x, double* J) noexcept nogil
     return OK
 
 
-cdef int flight_step(ConvexShape shape, ChartSurface ground, double mass, const double* I,
-                     const double* Iinv, double gravity, const double* up, double h,
-                     int map_code, double newton_tol, int max_newton, State* S,
-                     Contact* c) noexcept nogil:
+cdef class ModesModel:
+    # what the steps of modes_run read (twin: Model)
+    cdef ConvexShape shape
+    cdef ChartSurface ground
+    cdef GroundMotion motion
+    cdef ForceSet forces
+    cdef RollingField field
+    cdef double mass, gravity, restitution, mu, newton_tol
+    cdef const double* I
+    cdef const double* Iinv
+    cdef const double* up
+    cdef const double* substeps
+    cdef Py_ssize_t n_sub
+    cdef int map_code, max_newton, options
+
+
+cdef int flight_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     # one flight step from *S (twin: flight_step); *c the closest-approach pair at its end
     cdef FreeBody P
     cdef NewtonRule rule
@@ -2066,35 +2092,35 @@ cdef int flight_step(ConvexShape shape, ChartSurface ground, double mass, const 
     cdef double half_weight[3]
     cdef double size
     cdef int i, st
-    matvec3(Iinv, S.Pi, xi)
+    matvec3(m.Iinv, S.Pi, xi)
     for i in range(3):
         xi[i] = h * xi[i]
     size = norm3(xi)
     for i in range(3):
         floor[i] = size
-    P.I = I
+    P.I = m.I
     P.Pi = S.Pi
     P.h = h
-    P.map_code = map_code
-    rule.correction_tol = newton_tol
+    P.map_code = m.map_code
+    rule.correction_tol = m.newton_tol
     rule.residual_tol = ROUNDOFF
-    rule.max_iter = max_newton
+    rule.max_iter = m.max_newton
     st = newton_solve(free_residual, free_jacobian, &P, 3, xi, floor, rule)
-    if st == OK and map_code == 0 and norm3(xi) >= M_PI:
+    if st == OK and m.map_code == 0 and norm3(xi) >= M_PI:
         st = FAR_BRANCH
     if st:
         return st
-    retract(xi, map_code, Q)
+    retract(xi, m.map_code, Q)
     matmul3(S.A, Q, A1)
     reorthonormalize(A1)
     for i in range(3):
-        half_weight[i] = 0.5 * h * mass * gravity * up[i]
+        half_weight[i] = 0.5 * h * m.mass * m.gravity * m.up[i]
         p_half[i] = S.p[i] - half_weight[i]
-        a1[i] = S.a[i] + (h / mass) * p_half[i]
-    st = contact(shape, ground, A1, a1, S.chart, S.z, newton_tol, max_newton, c)
+        a1[i] = S.a[i] + (h / m.mass) * p_half[i]
+    st = contact(m.shape, m.ground, A1, a1, S.chart, S.z, m.newton_tol, m.max_newton, c)
     if st:
         return st
-    matvec3(I, xi, Ix)
+    matvec3(m.I, xi, Ix)
     cross3(xi, Ix, xIx)
     for i in range(9):
         S.A[i] = A1[i]
@@ -2112,20 +2138,345 @@ cdef int flight_step(ConvexShape shape, ChartSurface ground, double mass, const 
     return OK
 
 
-cdef class ModesModel:
-    # what the steps of modes_run read (twin: Model)
-    cdef ConvexShape shape
-    cdef ChartSurface ground
-    cdef GroundMotion motion
-    cdef ForceSet forces
-    cdef RollingField field
-    cdef double mass, gravity, restitution, newton_tol
-    cdef const double* I
-    cdef const double* Iinv
-    cdef const double* up
-    cdef const double* substeps
-    cdef Py_ssize_t n_sub
-    cdef int map_code, max_newton, options
+cdef inline void contact_velocity(ModesModel m, const State* S, const double* s,
+                                  double* u) noexcept:
+    # the velocity of the body's material point at s (twin: contact_velocity)
+    cdef double w[3]
+    cdef double ws[3]
+    cdef double Aws[3]
+    cdef int i
+    matvec3(m.Iinv, S.Pi, w)
+    cross3(w, s, ws)
+    matvec3(S.A, ws, Aws)
+    for i in range(3):
+        u[i] = S.p[i] / m.mass + Aws[i]
+
+
+cdef inline void tangential(const double* u, const double* n, double* out) noexcept nogil:
+    cdef double un = dot3(n, u)
+    cdef int i
+    for i in range(3):
+        out[i] = u[i] - un * n[i]
+
+
+cdef void slip_direction(ModesModel m, const State* S, double* t) noexcept:
+    # the unit slip direction of a sliding state (twin: slip_direction)
+    cdef double u[3]
+    cdef double u_t[3]
+    cdef double w[3]
+    cdef double size, speed
+    cdef int i
+    contact_velocity(m, S, S.s, u)
+    tangential(u, S.n, u_t)
+    size = norm3(u_t)
+    matvec3(m.Iinv, S.Pi, w)
+    speed = norm3(S.p) / m.mass + norm3(w) * norm3(S.s)
+    for i in range(3):
+        t[i] = u_t[i] / size if (size > SLIP_FLOOR * speed and size > 0.0) else S.slip[i]
+
+
+cdef struct SlideProblem:
+    # (xi, N) of a sliding step (twin: sliding_step)
+    PyObject* shape
+    PyObject* ground
+    const double* I
+    const State* st
+    double h
+    double mass
+    int map_code
+    double newton_tol
+    int max_newton
+    double d_k[3]
+    double kick_dir[3]
+    double weight[3]
+    double c2
+    int chart
+    double z[2]
+    double A1[9]
+    Contact c1
+
+
+cdef void slide_pose(SlideProblem* P, const double* x, double* A1, double* a1) noexcept nogil:
+    cdef double Q[9]
+    cdef int i
+    retract(x, P.map_code, Q)
+    matmul3(P.st.A, Q, A1)
+    for i in range(3):
+        a1[i] = P.st.a[i] + (P.h / P.mass) * (P.st.p[i] + 0.5 * P.h * (
+            x[3] * P.d_k[i] - P.weight[i]))
+
+
+cdef int slide_residual(void* problem, double* x, double* E, double* E_scale) noexcept nogil:
+    cdef SlideProblem* P = <SlideProblem*>problem
+    cdef double a1[3]
+    cdef double M[3]
+    cdef double G[3]
+    cdef double kick[3]
+    cdef double momentum, gap
+    cdef int i, st
+    slide_pose(P, x, P.A1, a1)
+    st = contact(<ConvexShape>P.shape, <ChartSurface>P.ground, P.A1, a1, P.chart, P.z,
+                 P.newton_tol, P.max_newton, &P.c1)
+    if st:
+        return st
+    P.chart = P.c1.chart
+    P.z[0] = P.c1.z[0]
+    P.z[1] = P.c1.z[1]
+    momentum_minus(x, P.I, P.h, P.map_code, M, G)
+    for i in range(3):
+        kick[i] = P.kick_dir[i] * x[3]
+        E[i] = G[i] - P.st.Pi[i] - kick[i]
+    E[3] = P.c1.gap
+    momentum = max_abs(G, 3) + max_abs(P.st.Pi, 3) + max_abs(kick, 3)
+    gap = max_abs(P.c1.x, 3) + max_abs(P.c1.s, 3)
+    for i in range(3):
+        E_scale[i] = momentum
+    E_scale[3] = gap
+    return OK
+
+
+cdef int slide_jacobian(void* problem, const double* x, double* jac) noexcept nogil:
+    cdef SlideProblem* P = <SlideProblem*>problem
+    cdef double D[9]
+    cdef double Jr[9]
+    cdef double An[3]
+    cdef double row[3]
+    cdef int i, j
+    momentum_minus_jacobian(x, P.I, P.h, P.map_code, D)
+    for i in range(3):
+        for j in range(3):
+            jac[4 * i + j] = D[3 * i + j]
+        jac[4 * i + 3] = -P.kick_dir[i]
+    matTvec3(P.A1, P.c1.n, An)
+    cross3(P.c1.s, An, row)
+    jac_right(x, P.map_code, Jr)
+    for j in range(3):
+        jac[12 + j] = row[0] * Jr[j] + row[1] * Jr[3 + j] + row[2] * Jr[6 + j]
+    jac[15] = P.c2 * dot3(P.c1.n, P.d_k)
+    return OK
+
+
+cdef int sliding_step(ModesModel m, double h, State* S, Contact* c) noexcept:
+    # one sliding step from *S (twin: sliding_step)
+    cdef SlideProblem P
+    cdef NewtonRule rule
+    cdef double t_k[3]
+    cdef double At_d[3]
+    cdef double x[4]
+    cdef double floor[4]
+    cdef double A1[9]
+    cdef double a1[3]
+    cdef double p_half[3]
+    cdef double pi_end[3]
+    cdef double w[3]
+    cdef double d1[3]
+    cdef double t1[3]
+    cdef double u1[3]
+    cdef double u_k[3]
+    cdef double v3[3]
+    cdef double v4[3]
+    cdef double N, N0, N1 = 0.0, Pi1[3], p1[3]
+    cdef int i, st
+    slip_direction(m, S, t_k)
+    for i in range(3):
+        P.d_k[i] = S.n[i] - m.mu * t_k[i]
+        P.weight[i] = m.mass * m.gravity * m.up[i]
+    matTvec3(S.A, P.d_k, At_d)
+    cross3(S.s, At_d, P.kick_dir)
+    for i in range(3):
+        P.kick_dir[i] = 0.5 * h * P.kick_dir[i]
+    P.shape = <PyObject*>m.shape
+    P.ground = <PyObject*>m.ground
+    P.I = m.I
+    P.st = S
+    P.h = h
+    P.mass = m.mass
+    P.map_code = m.map_code
+    P.newton_tol = m.newton_tol
+    P.max_newton = m.max_newton
+    P.c2 = h * h / (2 * m.mass)
+    P.chart = S.chart
+    P.z[0] = S.z[0]
+    P.z[1] = S.z[1]
+    matvec3(m.Iinv, S.Pi, w)
+    for i in range(3):
+        x[i] = h * w[i]
+    N0 = S.N_end if S.has_N_end else m.mass * m.gravity * fabs(dot3(S.n, m.up))
+    x[3] = N0
+    for i in range(3):
+        floor[i] = norm3(x) + 1e-15 * fabs(h) / m.newton_tol
+    floor[3] = fabs(N0) + m.mass * m.gravity
+    rule.correction_tol = m.newton_tol
+    rule.residual_tol = ROUNDOFF
+    rule.max_iter = m.max_newton
+    st = newton_solve(slide_residual, slide_jacobian, &P, 4, x, floor, rule)
+    if st == OK and m.map_code == 0 and norm3(x) >= M_PI:
+        st = FAR_BRANCH
+    if st:
+        return st
+    N = x[3]
+    slide_pose(&P, x, A1, a1)
+    reorthonormalize(A1)
+    for i in range(3):
+        p_half[i] = S.p[i] + 0.5 * h * (N * P.d_k[i] - P.weight[i])
+        a1[i] = S.a[i] + (h / m.mass) * p_half[i]
+    st = contact(m.shape, m.ground, A1, a1, P.chart, P.z, m.newton_tol, m.max_newton, c)
+    if st:
+        return st
+    momentum_plus(x, m.I, h, m.map_code, pi_end)
+    # the end kick: N' and the slip direction it leaves (twin: end_slip)
+    end_slip(m, h, A1, c.s, c.n, p_half, pi_end, t_k, t1, &N1, u1)
+    for i in range(3):
+        d1[i] = c.n[i] - m.mu * t1[i]
+    matTvec3(A1, d1, v3)
+    cross3(c.s, v3, v4)
+    for i in range(3):
+        Pi1[i] = pi_end[i] + 0.5 * h * N1 * v4[i]
+        p1[i] = p_half[i] + 0.5 * h * (N1 * d1[i] - P.weight[i])
+    contact_velocity(m, S, S.s, u_k)
+    for i in range(9):
+        S.A[i] = A1[i]
+    for i in range(3):
+        S.a[i] = a1[i]
+        S.Pi[i] = Pi1[i]
+        S.p[i] = p1[i]
+        S.s[i] = c.s[i]
+        S.n[i] = c.n[i]
+        S.slip[i] = t1[i]
+    S.chart = c.chart
+    S.z[0] = c.z[0]
+    S.z[1] = c.z[1]
+    S.t += h
+    S.N_end = N1
+    S.has_N_end = True
+    S.normal_force = 0.5 * (N + N1)
+    contact_velocity(m, S, S.s, u1)
+    S.work = S.work + 0.5 * h * (N * dot3(P.d_k, u_k) + N1 * dot3(d1, u1))
+    return OK
+
+
+cdef inline double slip_normal_force(double c_n, double h, double a_nn, double mu,
+                                     const double* b, const double* t) noexcept nogil:
+    return -c_n / (0.5 * h * (a_nn - mu * dot3(b, t)))
+
+
+cdef void end_slip(ModesModel m, double h, const double* A1, const double* s1,
+                   const double* n1, const double* p_half, const double* pi_end,
+                   const double* t_k, double* t1, double* N1, double* u1) noexcept:
+    # the sliding step's end kick: the slip direction t1, the normal force N1 and the contact
+    # point's velocity u1 at the end (twin: end_slip)
+    cdef double Sh[9]
+    cdef double T1[9]
+    cdef double T2[9]
+    cdef double T3[9]
+    cdef double K[9]
+    cdef double w3[3]
+    cdef double ws[3]
+    cdef double v3[3]
+    cdef double u_free[3]
+    cdef double b[3]
+    cdef double T[6]
+    cdef double t0[3]
+    cdef double t[3]
+    cdef double d[3]
+    cdef double Kd[3]
+    cdef double dN[3]
+    cdef double du[9]
+    cdef double P[9]
+    cdef double G[6]
+    cdef double jac[4]
+    cdef double w[2]
+    cdef double r[2]
+    cdef double a_nn, c_n, size, dmax, wmax, umax, N
+    cdef int i, j, k, it
+    cdef bint found = False
+    hat3(s1, Sh)
+    matmul3(A1, Sh, T1)
+    matmul3(T1, m.Iinv, T2)
+    matmul3(T2, Sh, T3)
+    for i in range(3):
+        for j in range(3):
+            K[3 * i + j] = -(T3[3 * i] * A1[3 * j] + T3[3 * i + 1] * A1[3 * j + 1]
+                             + T3[3 * i + 2] * A1[3 * j + 2])
+        K[4 * i] += 1.0 / m.mass
+    matvec3(m.Iinv, pi_end, w3)
+    cross3(w3, s1, ws)
+    matvec3(A1, ws, v3)
+    for i in range(3):
+        u_free[i] = p_half[i] / m.mass - 0.5 * h * m.gravity * m.up[i] + v3[i]
+    matvec3(K, n1, b)
+    a_nn = dot3(n1, b)
+    c_n = dot3(n1, u_free)
+    tangent_basis(n1, T)
+    tangential(t_k, n1, t0)
+    size = norm3(t0)
+    for i in range(3):
+        t0[i] = t0[i] / size
+    # u1 at t0, and the slip w = T^T u1
+    N = slip_normal_force(c_n, h, a_nn, m.mu, b, t0)
+    for i in range(3):
+        d[i] = n1[i] - m.mu * t0[i]
+    matvec3(K, d, Kd)
+    for i in range(3):
+        u1[i] = u_free[i] + (0.5 * h * N) * Kd[i]
+    for k in range(2):
+        w[k] = T[k] * u1[0] + T[2 + k] * u1[1] + T[4 + k] * u1[2]
+    size = 0.0
+    for it in range(SLIDE_SWEEPS):
+        size = sqrt(w[0] * w[0] + w[1] * w[1])
+        if not size > 0.0:
+            break
+        for i in range(3):
+            t[i] = (T[2 * i] * w[0] + T[2 * i + 1] * w[1]) / size
+        N = slip_normal_force(c_n, h, a_nn, m.mu, b, t)
+        for i in range(3):
+            d[i] = n1[i] - m.mu * t[i]
+        matvec3(K, d, Kd)
+        for i in range(3):
+            u1[i] = u_free[i] + (0.5 * h * N) * Kd[i]
+        for k in range(2):
+            r[k] = -(w[k] - (T[k] * u1[0] + T[2 + k] * u1[1] + T[4 + k] * u1[2]))
+        # du/dt = h/2 (K d dN^T - mu N K), dN/dt = N mu b / (a_nn - mu b . t)
+        for i in range(3):
+            dN[i] = (N * m.mu / (a_nn - m.mu * dot3(b, t))) * b[i]
+        for i in range(3):
+            for j in range(3):
+                du[3 * i + j] = 0.5 * h * (Kd[i] * dN[j] - m.mu * N * K[3 * i + j])
+        # P = (I - t t^T) T / size (3 x 2), G = du P (3 x 2), jac = I - T^T G
+        for i in range(3):
+            for k in range(2):
+                P[2 * i + k] = (T[2 * i + k] - t[i] * (t[0] * T[k] + t[1] * T[2 + k]
+                                                      + t[2] * T[4 + k])) / size
+        for i in range(3):
+            for k in range(2):
+                G[2 * i + k] = (du[3 * i] * P[k] + du[3 * i + 1] * P[2 + k]
+                                + du[3 * i + 2] * P[4 + k])
+        for j in range(2):
+            for k in range(2):
+                jac[2 * j + k] = (1.0 if j == k else 0.0) - (
+                    T[j] * G[k] + T[2 + j] * G[2 + k] + T[4 + j] * G[4 + k])
+        if not solve_small(2, jac, r):
+            break
+        w[0] += r[0]
+        w[1] += r[1]
+        dmax = fabs(r[0]) if fabs(r[0]) > fabs(r[1]) else fabs(r[1])
+        wmax = fabs(w[0]) if fabs(w[0]) > fabs(w[1]) else fabs(w[1])
+        umax = max_abs(u_free, 3)
+        if dmax <= SLIDE_TOL * (wmax if wmax > umax else umax):
+            size = sqrt(w[0] * w[0] + w[1] * w[1])
+            if size > 0.0:
+                for i in range(3):
+                    t[i] = (T[2 * i] * w[0] + T[2 * i + 1] * w[1]) / size
+                found = dot3(t, t0) > 0.0
+            break
+    for i in range(3):
+        t1[i] = t[i] if found else t0[i]
+    N1[0] = slip_normal_force(c_n, h, a_nn, m.mu, b, t1)
+    for i in range(3):
+        d[i] = n1[i] - m.mu * t1[i]
+    matvec3(K, d, Kd)
+    for i in range(3):
+        u1[i] = u_free[i] + (0.5 * h * N1[0]) * Kd[i]
 
 
 cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) noexcept:
@@ -2133,12 +2484,16 @@ cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) n
     cdef Py_ssize_t j
     cdef double size
     cdef double w[3]
+    cdef double ref[3]
     cdef int i, st
+    if mode == MODE_SLIDING:
+        slip_direction(m, S, ref)
     for j in range(m.n_sub):
         size = h * m.substeps[j]
         if mode == MODE_FLIGHT:
-            st = flight_step(m.shape, m.ground, m.mass, m.I, m.Iinv, m.gravity, m.up, size,
-                             m.map_code, m.newton_tol, m.max_newton, S, c)
+            st = flight_step(m, size, S, c)
+        elif mode == MODE_SLIDING:
+            st = sliding_step(m, size, S, c)
         else:
             matvec3(m.Iinv, S.Pi, w)
             for i in range(3):
@@ -2149,14 +2504,17 @@ cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) n
                               S, c, m.options & ~EXTRAPOLATE)
         if st:
             return st
+    if mode == MODE_SLIDING:
+        for i in range(3):
+            S.slip_ref[i] = ref[i]
     return OK
 
 
-cdef int normal_force_at(ModesModel m, const State* S, double* N) noexcept:
-    # the continuous model's normal force at a rolling state (twin: normal_force)
+cdef int contact_force(ModesModel m, const State* S, double* N, double* F) noexcept:
+    # the continuous rolling model's normal and contact force (twin: contact_force)
     cdef double y[FIELD_STATE]
     cdef double rates[FIELD_STATE]
-    cdef double ex[16]
+    cdef double ex[19]
     cdef int i, st
     for i in range(9):
         y[i] = S.A[i]
@@ -2167,15 +2525,57 @@ cdef int normal_force_at(ModesModel m, const State* S, double* N) noexcept:
     m.field.chart = S.chart
     st = m.field._eval(S.t, y, rates, ex)
     N[0] = ex[15] if st == OK else 0.0
+    for i in range(3):
+        F[i] = ex[16 + i] if st == OK else 0.0
     return st
+
+
+cdef int friction_margin(ModesModel m, const State* S, double* g, double* direction,
+                         bint* has_direction) noexcept:
+    # the rolling guard and the direction a slip starts in (twin: friction_margin)
+    cdef double N
+    cdef double F[3]
+    cdef double F_t[3]
+    cdef double size
+    cdef int i, st
+    st = contact_force(m, S, &N, F)
+    has_direction[0] = False
+    g[0] = N
+    if st or m.mu == INFINITY:
+        return st
+    tangential(F, S.n, F_t)
+    size = norm3(F_t)
+    g[0] = m.mu * N - size
+    if size > 0.0:
+        has_direction[0] = True
+        for i in range(3):
+            direction[i] = -F_t[i] / size
+    return OK
+
+
+cdef void slide_guards(ModesModel m, const State* S, double* g_normal, double* g_slip) noexcept:
+    # the sliding guards at an end state, in newtons (twin: slide_guards)
+    cdef double u[3]
+    cdef double u_t[3]
+    contact_velocity(m, S, S.s, u)
+    tangential(u, S.n, u_t)
+    g_normal[0] = S.N_end
+    g_slip[0] = m.mass * m.gravity * dot3(u_t, S.slip_ref)
 
 
 cdef int guard_of(ModesModel m, int mode, const State* S, const Contact* c,
                   double* g) noexcept:
+    cdef double gn, gs
+    cdef double direction[3]
+    cdef bint has
     if mode == MODE_FLIGHT:
         g[0] = c.gap
         return OK
-    return normal_force_at(m, S, g)
+    if mode == MODE_SLIDING:
+        slide_guards(m, S, &gn, &gs)
+        g[0] = gn if gn < gs else gs
+        return OK
+    return friction_margin(m, S, g, direction, &has)
 
 
 cdef double kinetic_energy(ModesModel m, const State* S) noexcept:
@@ -2184,34 +2584,20 @@ cdef double kinetic_energy(ModesModel m, const State* S) noexcept:
     return 0.5 * dot3(S.p, S.p) / m.mass + 0.5 * dot3(S.Pi, w)
 
 
-cdef int impact(ModesModel m, State* S, const Contact* c, double h, int* after,
-                double* impulse, double* change) noexcept:
-    # the rough impact with restitution at touchdown (twin: impact)
-    cdef double v[3]
-    cdef double w[3]
-    cdef double ws[3]
-    cdef double Aws[3]
+cdef int impulse_to(ModesModel m, State* S, const Contact* c, const double* target,
+                    double* P, double* change) noexcept:
+    # the impulse at the contact point that brings its velocity to target, applied (twin)
     cdef double u[3]
     cdef double Sh[9]
     cdef double T1[9]
     cdef double T2[9]
     cdef double T3[9]
     cdef double K[9]
-    cdef double P[3]
     cdef double AtP[3]
     cdef double sP[3]
-    cdef double un, rest_speed, e, before, N
-    cdef int i, j, st
-    for i in range(3):
-        v[i] = S.p[i] / m.mass
-    matvec3(m.Iinv, S.Pi, w)
-    cross3(w, c.s, ws)
-    matvec3(S.A, ws, Aws)
-    for i in range(3):
-        u[i] = v[i] + Aws[i]
-    un = dot3(c.n, u)
-    if un > 0.0:
-        un = 0.0
+    cdef double before
+    cdef int i, j
+    contact_velocity(m, S, c.s, u)
     hat3(c.s, Sh)
     matmul3(S.A, Sh, T1)
     matmul3(T1, m.Iinv, T2)
@@ -2221,10 +2607,8 @@ cdef int impact(ModesModel m, State* S, const Contact* c, double h, int* after,
             K[3 * i + j] = -(T3[3 * i] * S.A[3 * j] + T3[3 * i + 1] * S.A[3 * j + 1]
                              + T3[3 * i + 2] * S.A[3 * j + 2])
         K[4 * i] += 1.0 / m.mass
-    rest_speed = 0.5 * m.gravity * fabs(dot3(c.n, m.up)) * fabs(h)
-    e = m.restitution if m.restitution * -un > rest_speed else 0.0
     for i in range(3):
-        P[i] = -e * un * c.n[i] - u[i]
+        P[i] = target[i] - u[i]
     if not solve_small(3, K, P):
         return SINGULAR_JACOBIAN
     before = kinetic_energy(m, S)
@@ -2240,14 +2624,51 @@ cdef int impact(ModesModel m, State* S, const Contact* c, double h, int* after,
     S.z[1] = c.z[1]
     change[0] = kinetic_energy(m, S) - before
     S.work = S.work + change[0]
+    return OK
+
+
+cdef int settle(ModesModel m, State* S) noexcept:
+    # the mode of a body just put in rolling contact (twin: settle)
+    cdef double g, N
+    cdef double F[3]
+    cdef double direction[3]
+    cdef bint has
+    cdef int i, st
+    for i in range(3):
+        S.F[i] = m.mass * m.gravity * m.up[i]
+    S.normal_force = 0.0
+    st = friction_margin(m, S, &g, direction, &has)
+    if st != OK or g >= 0.0:
+        return MODE_ROLLING
+    st = contact_force(m, S, &N, F)
+    if N <= 0.0:
+        return MODE_FLIGHT
+    for i in range(3):
+        S.slip[i] = direction[i]
+    return MODE_SLIDING
+
+
+cdef int impact(ModesModel m, State* S, const Contact* c, double h, int* after,
+                double* impulse, double* change) noexcept:
+    # the rough impact with restitution at touchdown (twin: impact)
+    cdef double u[3]
+    cdef double target[3]
+    cdef double P[3]
+    cdef double un, rest_speed, e
+    cdef int i, st
+    contact_velocity(m, S, c.s, u)
+    un = dot3(c.n, u)
+    if un > 0.0:
+        un = 0.0
+    rest_speed = 0.5 * m.gravity * fabs(dot3(c.n, m.up)) * fabs(h)
+    e = m.restitution if m.restitution * -un > rest_speed else 0.0
+    for i in range(3):
+        target[i] = -e * un * c.n[i]
+    st = impulse_to(m, S, c, target, P, change)
+    if st:
+        return st
     impulse[0] = dot3(c.n, P)
-    after[0] = MODE_FLIGHT if e > 0.0 else MODE_ROLLING
-    if after[0] == MODE_ROLLING:
-        for i in range(3):
-            S.F[i] = m.mass * m.gravity * m.up[i]
-        st = normal_force_at(m, S, &N)
-        if st == OK and N < 0.0:  # the ground cannot hold it there: it flies on
-            after[0] = MODE_FLIGHT
+    after[0] = MODE_FLIGHT if e > 0.0 else settle(m, S)
     S.normal_force = 0.0
     return OK
 
@@ -2259,10 +2680,16 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
     cdef State trial, lo_state, hi_state
     cdef Contact ct, lo_c, hi_c
     cdef double t_end = S.t + h, remaining = h, g_end, g0, g, theta
-    cdef double lo, hi, g_lo, g_hi, impulse, change
-    cdef int st, side, it, after
-    cdef bint have_lo
+    cdef double lo, hi, g_lo, g_hi, impulse, change, gn, gs, N
+    cdef double u[3]
+    cdef double u_t[3]
+    cdef double direction[3]
+    cdef double zero[3]
+    cdef double P[3]
+    cdef int st, side, it, after, before, kind
+    cdef bint have_lo, has
     cdef double* row
+    zero[0] = zero[1] = zero[2] = 0.0
     while True:
         trial = S[0]
         st = composed_step(m, mode[0], &trial, remaining, &ct)
@@ -2279,8 +2706,15 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
             return TOO_MANY_EVENTS
         if mode[0] == MODE_FLIGHT:
             g0 = gap[0]
+        elif mode[0] == MODE_SLIDING:
+            contact_velocity(m, S, S.s, u)
+            tangential(u, S.n, u_t)
+            g0 = m.mass * m.gravity * norm3(u_t)
+            gn = S.N_end if S.has_N_end else m.mass * m.gravity
+            if gn < g0:
+                g0 = gn
         else:
-            st = normal_force_at(m, S, &g0)
+            st = friction_margin(m, S, &g0, direction, &has)
             if st:
                 return st
         # the Illinois method on [0, remaining] (twin: locate)
@@ -2324,22 +2758,48 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
             S[0] = hi_state
             c[0] = hi_c
         remaining = remaining - theta
-        row = &events[EVENT_SIZE * n_found[0]]
-        n_found[0] += 1
-        if mode[0] == MODE_ROLLING:  # lift-off: the velocities carry on into the flight
-            S.normal_force = 0.0
-            gap[0] = 0.0
-            row[0], row[1], row[2], row[3], row[4], row[5] = (
-                S.t, EVENT_LIFT_OFF, MODE_ROLLING, MODE_FLIGHT, 0.0, 0.0)
-            mode[0] = MODE_FLIGHT
-        else:
+        before = mode[0]
+        impulse = 0.0
+        change = 0.0
+        if mode[0] == MODE_FLIGHT:
             st = impact(m, S, c, h, &after, &impulse, &change)
             if st:
                 return st
-            gap[0] = 0.0
-            row[0], row[1], row[2], row[3], row[4], row[5] = (
-                S.t, EVENT_TOUCHDOWN, MODE_FLIGHT, after, impulse, change)
             mode[0] = after
+            kind = EVENT_TOUCHDOWN
+        elif mode[0] == MODE_SLIDING:
+            slide_guards(m, S, &gn, &gs)
+            if gn <= gs:
+                S.normal_force = 0.0
+                mode[0] = MODE_FLIGHT
+                kind = EVENT_LIFT_OFF
+            else:  # the slip has stopped: the contact point is brought to rest
+                st = impulse_to(m, S, c, zero, P, &change)
+                if st:
+                    return st
+                impulse = dot3(c.n, P)
+                kind = EVENT_STICK
+                mode[0] = settle(m, S)
+        else:
+            st = contact_force(m, S, &N, u)
+            if st:
+                return st
+            friction_margin(m, S, &g, direction, &has)
+            if N <= 0.0 or not has:  # lift-off: the velocities carry on into the flight
+                S.normal_force = 0.0
+                mode[0] = MODE_FLIGHT
+                kind = EVENT_LIFT_OFF
+            else:  # the needed friction left the cone: the slip starts against it
+                for it in range(3):
+                    S.slip[it] = direction[it]
+                mode[0] = MODE_SLIDING
+                kind = EVENT_SLIP
+        gap[0] = 0.0
+        S.has_N_end = False
+        row = &events[EVENT_SIZE * n_found[0]]
+        n_found[0] += 1
+        row[0], row[1], row[2], row[3], row[4], row[5] = (
+            S.t, kind, before, mode[0], impulse, change)
         if fabs(remaining) <= LOCATE_TOL * fabs(h):
             break
     S.t = t_end
@@ -2352,12 +2812,13 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
 def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, ForceSet forces,
               double mass, const double[:, ::1] inertia, const double[:, ::1] inertia_inv,
               double gravity, const double[::1] up, bint support_form, double restitution,
-              double h, const double[::1] substeps, Py_ssize_t n_steps, Py_ssize_t save_every,
-              int map_code, double newton_tol, int max_newton, int options,
-              double[:, ::1] A, double[::1] a, double[::1] Pi, double[::1] p, double[::1] s,
-              double[::1] n, double[::1] F, Py_ssize_t[::1] chart, double[::1] z,
-              double[::1] clock, Py_ssize_t[::1] mode, double[:, ::1] out,
-              double[:, ::1] events, Py_ssize_t[::1] n_events, Py_ssize_t[::1] info):
+              double mu, double h, const double[::1] substeps, Py_ssize_t n_steps,
+              Py_ssize_t save_every, int map_code, double newton_tol, int max_newton,
+              int options, double[:, ::1] A, double[::1] a, double[::1] Pi, double[::1] p,
+              double[::1] s, double[::1] n, double[::1] F, double[::1] slip,
+              Py_ssize_t[::1] chart, double[::1] z, double[::1] clock, Py_ssize_t[::1] mode,
+              double[:, ::1] out, double[:, ::1] events, Py_ssize_t[::1] n_events,
+              Py_ssize_t[::1] info):
     """Advance ``n_steps`` steps through mode changes, saving every ``save_every``-th frame
     (see the twin, :func:`nhphys.twins.modes.modes_run`). Returns 0, or ``k + 1`` if step ``k``
     failed (``info[0]`` says why)."""
@@ -2380,7 +2841,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
     m.shape, m.ground, m.motion, m.forces = shape, ground, motion, forces
     m.field = RollingField(shape, ground, <int>chart[0], mass, inertia, gravity, up,
                            support_form)
-    m.mass, m.gravity, m.restitution = mass, gravity, restitution
+    m.mass, m.gravity, m.restitution, m.mu = mass, gravity, restitution, mu
     m.newton_tol, m.max_newton, m.map_code, m.options = newton_tol, max_newton, map_code, options
     m.I, m.Iinv, m.up = &inertia[0, 0], &inertia_inv[0, 0], &up[0]
     m.substeps, m.n_sub = &substeps[0], substeps.shape[0]
@@ -2393,6 +2854,8 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
         S.s[i] = s[i]
         S.n[i] = n[i]
         S.F[i] = F[i]
+        S.slip[i] = slip[i]
+        S.slip_ref[i] = slip[i]
         S.xi[i] = 0.0
     S.chart = <int>chart[0]
     S.z[0] = z[0]
@@ -2401,6 +2864,8 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
     S.work = clock[1]
     S.normal_force = 0.0
     S.has_guess = False
+    S.N_end = 0.0
+    S.has_N_end = False
     current = <int>mode[0]
     if current == MODE_FLIGHT:
         st = contact(shape, ground, S.A, S.a, S.chart, S.z, newton_tol, max_newton, &c)
@@ -2434,6 +2899,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
             s[i] = S.s[i]
             n[i] = S.n[i]
             F[i] = S.F[i]
+            slip[i] = S.slip[i]
         chart[0] = S.chart
         z[0] = S.z[0]
         z[1] = S.z[1]

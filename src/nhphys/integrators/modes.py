@@ -23,32 +23,51 @@ def start_modes(integrator, system, dt, backend, R0, omega0, ground_point, heigh
     The body is placed touching the ground near ``ground_point`` with orientation ``R0`` and
     body angular velocity ``omega0``; with ``height > 0`` it is then raised by ``height``
     along the ground's normal there and starts in flight, its centre moving at ``velocity0``
-    (default at rest). At ``height = 0`` it starts rolling (no slip), unless the ground would
-    have to pull it there, in which case it starts in flight with the same velocities.
+    (default at rest). At ``height = 0`` it starts on the ground: rolling (no slip), or, with
+    a ``velocity0`` (only with a finite ``mu``) whose contact point slips, sliding; and from
+    there in the mode the contact force allows (sliding where rolling needs more friction than
+    ``mu`` gives, flight where the ground would have to pull).
     """
     height = float(as_float_array(height, "height"))
     if not np.isfinite(height) or height < 0:
         raise ValueError(f"Expected `height` >= 0 (the body starts on or above the ground), "
                          f"got {height}.")
-    if velocity0 is not None and height == 0:
-        raise ValueError("Expected `velocity0` only with `height` > 0: a body that starts on "
-                         "the ground rolls, so its centre's velocity follows from `omega0`.")
+    if velocity0 is not None and height == 0 and not np.isfinite(system.mu):
+        raise ValueError("Expected `velocity0` only with `height` > 0 or a finite `mu`: a body "
+                         "that starts on the ground without sliding rolls, so its centre's "
+                         "velocity follows from `omega0`.")
     R0 = np.eye(3) if R0 is None else R0
     omega0 = np.zeros(3) if omega0 is None else omega0
     state = system.place(R0, omega0, ground_point)  # (a pulling ground is not refused here)
-    mode = spec.FLIGHT if height > 0 else spec.ROLLING
-    if height > 0:
-        state["a"] = state["a"] + height * state["contact"].n
-        velocity = np.zeros(3) if velocity0 is None else as_vector3(velocity0, "velocity0")
+    state["slip"] = np.zeros(3)
+    n = state["contact"].n
+    velocity = None if velocity0 is None else as_vector3(velocity0, "velocity0")
+    if velocity is not None:
         state["p"] = system.mass * velocity
-    else:
-        shape, ground = system._twins()
-        field = rolling_spec.RollingField(shape, ground, state["chart"], system.mass,
-                                          system.inertia, system.gravity, system.up,
-                                          system.support_shape)
-        y = np.concatenate([np.ravel(state["A"]), state["z"], omega0, [0.0]])
-        if field._rates(0.0, y, extras=True)[2][5] < 0:
-            mode = spec.FLIGHT
+    if height > 0:
+        state["a"] = state["a"] + height * n
+        if velocity is None:
+            state["p"] = np.zeros(3)
+        return ModesRun(system, state, dt, integrator, backend, spec.FLIGHT)
+    shape, ground = system._twins()
+    model = spec.Model(shape, ground, None, None, system.mass, system.inertia,
+                       system.inertia_inv, system.gravity, system.up, system.support_shape,
+                       system.restitution, system.mu, 0, 1e-14, 50, 0)
+    probe = {"A": state["A"], "Pi": state["Pi"], "p": state["p"], "s": state["s"], "n": n,
+             "chart": state["chart"], "z": state["z"], "t": 0.0, "slip": np.zeros(3)}
+    u = spec.contact_velocity(model, probe)
+    u_t = spec.tangential(u, n)
+    scale = np.linalg.norm(state["p"]) / system.mass + np.linalg.norm(omega0) * np.linalg.norm(
+        state["s"])
+    if abs(u @ n) > 1e-12 * max(scale, 1.0):
+        raise ValueError(f"Expected `velocity0` to keep the contact point on the ground, but "
+                         f"its velocity along the ground's normal is {u @ n:.4g} m/s (give a "
+                         "height to start in flight).")
+    if np.linalg.norm(u_t) > spec.SLIP_FLOOR * max(scale, 1e-300):
+        state["slip"] = u_t / np.linalg.norm(u_t)
+        return ModesRun(system, state, dt, integrator, backend, spec.SLIDING)
+    mode = spec.settle(model, probe)
+    state["slip"] = probe["slip"]
     return ModesRun(system, state, dt, integrator, backend, mode)
 
 
@@ -78,7 +97,7 @@ class ModesRun(Run):
         The mode changes so far (:data:`nhphys.twins.modes.EVENT_FIELDS`).
     """
 
-    state_names = ("A", "a", "Pi", "p", "s", "n", "F", "chart", "z", "clock", "mode",
+    state_names = ("A", "a", "Pi", "p", "s", "n", "F", "slip", "chart", "z", "clock", "mode",
                    "events")
     holds_gil = True  # its kernel loop evaluates the normal force through the GIL
 
@@ -110,6 +129,7 @@ class ModesRun(Run):
         self.s = np.array(state["s"], dtype=float)
         self.n = np.array(state["contact"].n, dtype=float)
         self.F = system.mass * system.gravity * self.up
+        self.slip = np.array(state["slip"], dtype=float)
         self.chart = np.array([state["chart"]], dtype=np.intp)
         self.z = np.array(state["z"], dtype=float)
         self.clock = np.zeros(2)
@@ -139,10 +159,10 @@ class ModesRun(Run):
             return self.modes_run(
                 self.shape, self.ground, self.motion, self.forces, system.mass, self.inertia,
                 self.inertia_inv, system.gravity, self.up, system.support_shape,
-                system.restitution, self.dt, self.substeps, n_steps, save_every,
+                system.restitution, system.mu, self.dt, self.substeps, n_steps, save_every,
                 self.map_code, self.newton_tol, self.max_newton, self.options, self.A, self.a,
-                self.Pi, self.p, self.s, self.n, self.F, self.chart, self.z, self.clock,
-                self.mode, out, events, n_events, info)
+                self.Pi, self.p, self.s, self.n, self.F, self.slip, self.chart, self.z,
+                self.clock, self.mode, out, events, n_events, info)
         finally:  # the events of the committed steps, however the loop ended
             self.events = np.concatenate([self.events, events[:int(n_events[0])]])
 
@@ -152,10 +172,15 @@ class ModesRun(Run):
     def _observables(self, saved):
         fields = self.system.observables(rolling_spec.unpack_frames(saved[:, :-1]))
         mode = saved[:, -1].astype(np.int8)
-        flying = mode == spec.FLIGHT
-        # in flight the contact and no-slip conditions do not apply: their residuals are 0
-        for name in ("contact_residual", "slip_residual", "constraint_residual"):
-            fields[name] = np.where(flying, 0.0, fields[name])
+        flying, sliding = mode == spec.FLIGHT, mode == spec.SLIDING
+        # in flight the contact and no-slip conditions do not apply, sliding the no-slip one:
+        # their residuals there are 0 (the slip is its own field)
+        slip = fields["slip_residual"]
+        fields["slip_speed"] = np.where(sliding, slip, 0.0)
+        fields["slip_residual"] = np.where(flying | sliding, 0.0, slip)
+        fields["contact_residual"] = np.where(flying, 0.0, fields["contact_residual"])
+        fields["constraint_residual"] = np.maximum(fields["contact_residual"],
+                                                   fields["slip_residual"])
         fields["gap"] = saved[:, rolling_spec.FRAME_FIELDS[8][1]].copy()
         fields["mode"] = mode
         return fields

@@ -239,6 +239,8 @@ def describe_body(b, ground_names):
         out["contact"] = {"type": "rolling", "ground": ground_names[id(contact.ground)]}
         if contact.lift_off:
             out["contact"].update(lift_off=True, restitution=float(contact.restitution))
+            if np.isfinite(contact.mu):
+                out["contact"]["mu"] = float(contact.mu)
     elif type(contact) is KnifeEdgeContact:
         out["contact"] = {"type": "knife_edge", "ground": ground_names[id(contact.ground)]}
         if contact.offset != 0.0 or math.copysign(1.0, contact.offset) < 0:

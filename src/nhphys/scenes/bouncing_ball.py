@@ -7,14 +7,14 @@ in, and so on: the touchdowns are at ``t_1 = sqrt(2 h_0 / g)``,
 ``t_n+1 = t_n + 2 e^n sqrt(2 h_0 / g)``, the normal impulse of the n-th is
 ``m (1 + e) v_n`` with ``v_n = e^(n-1) sqrt(2 g h_0)``, and it loses ``(1 - e^2) m v_n^2 / 2``.
 When a rebound would last less than a step the impact is made plastic (impulse ``m v_n``,
-loss ``m v_n^2 / 2``) and the ball rests (rolls) on the plane. The script prints every located event against these closed forms and
-the largest change of ``energy - work``. Figure: the height of the ball's lowest point above
-the plane against time, touchdowns marked, with the rebound heights against ``e^2n h_0``
-(``height.png``).
+loss ``m v_n^2 / 2``) and the ball rests (rolls) on the plane. The script prints every
+located event against these closed forms and the largest change of ``energy - work``.
+Figure: the height of the ball's lowest point above the plane against time, touchdowns
+marked, with the rebound heights against ``e^2n h_0`` (``height.png``).
 
 Run ``python -m nhphys.scenes.bouncing_ball [--out DIR] [--restitution E] [--height H]``:
-writes ``height.png`` into ``out/bouncing_ball/`` and prints its path. A script only, with no
-``scene`` for ``nhphys view``: scenes do not yet take a unilateral contact.
+writes ``height.png`` into ``out/bouncing_ball/`` and prints its path.
+``nhphys view bouncing_ball`` shows it live.
 """
 
 import argparse
@@ -24,11 +24,21 @@ import sys
 import numpy as np
 
 import nhphys
+from nhphys import RollingContact, Scene
 from nhphys.surfaces import Plane, Sphere
 from nhphys.systems import RollingBody
 
 MASS, RADIUS, G = 1.0, 0.1, 9.81
+RESTITUTION, HEIGHT = 0.8, 1.0
 ball = nhphys.RigidBody(MASS, [0.4 * MASS * RADIUS**2] * 3, Sphere(RADIUS), name="ball")
+floor = Plane(extent=0.5)
+
+scene = Scene(name="bouncing_ball", camera=(0.0, -1.0, 0.35))
+scene.add_ground(floor, color="#d9d4c7")
+scene.add_body(ball, RollingContact(floor, lift_off=True, restitution=RESTITUTION),
+               color="#b0413e", resolution=32, height=HEIGHT)
+
+defaults = {"t_final": 4.5, "dt": 1e-3, "integrator": "exp", "fps": 30.0, "size": (360, 480)}
 
 
 def closed_form(count, restitution, height, plastic_last=False):
@@ -53,13 +63,13 @@ def main(argv=None):
     parser.add_argument("--out", default=os.path.join("out", "bouncing_ball"))
     parser.add_argument("--t-final", type=float, default=5.0)
     parser.add_argument("--dt", type=float, default=1e-3)
-    parser.add_argument("--restitution", type=float, default=0.8)
-    parser.add_argument("--height", type=float, default=1.0)
+    parser.add_argument("--restitution", type=float, default=RESTITUTION)
+    parser.add_argument("--height", type=float, default=HEIGHT)
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     e, h0 = args.restitution, args.height
 
-    system = RollingBody(ball, Plane(), gravity=G, lift_off=True, restitution=e)
+    system = RollingBody(ball, floor, gravity=G, lift_off=True, restitution=e)
     traj = nhphys.simulate(system, args.t_final, args.dt, height=h0)
     touchdowns = [ev for ev in traj.events if ev["kind"] == "touchdown"]
     plastic = bool(touchdowns) and touchdowns[-1]["after"] == "rolling"

@@ -96,8 +96,9 @@ def event_message(code, shape, at_start=False):
     return name, text.format(shape=kind, face=face, angle=angle)
 
 
-def check_modes(lift_off, restitution, system):
-    """``(lift_off, restitution)`` checked for ``system`` (a :class:`RollingBody`)."""
+def check_modes(lift_off, restitution, mu, system):
+    """``(lift_off, restitution, mu)`` checked for ``system`` (a :class:`RollingBody`, or
+    ``None`` for a contact's settings before its system exists)."""
     if not isinstance(lift_off, (bool, np.bool_)):
         raise TypeError(f"Expected `lift_off` to be True or False, got {lift_off!r}.")
     restitution = float(as_float_array(restitution, "restitution"))
@@ -106,13 +107,22 @@ def check_modes(lift_off, restitution, system):
     if restitution and not lift_off:
         raise ValueError("Expected `restitution` only with `lift_off=True`: a bilateral contact "
                          "has no impacts.")
-    if system is None:  # a contact's settings, before its system exists
-        return bool(lift_off), restitution
+    if isinstance(mu, bool) or not isinstance(mu, (int, float, np.integer, np.floating)):
+        raise TypeError(f"Expected the friction coefficient `mu` to be a number, got {mu!r}.")
+    mu = float(mu)  # inf is allowed: the contact never slides
+    if not mu >= 0.0:
+        raise ValueError(f"Expected the friction coefficient `mu` >= 0 (inf: no sliding), "
+                         f"got {mu}.")
+    if mu != np.inf and not lift_off:
+        raise ValueError("Expected a finite `mu` only with `lift_off=True`: sliding comes with "
+                         "the unilateral contact.")
+    if system is None:
+        return bool(lift_off), restitution, mu
     if lift_off and system.forces:
         raise ValueError("`lift_off=True` does not yet support force elements (`forces`).")
     if lift_off and system.motion is not None:
         raise ValueError("`lift_off=True` does not yet support a moving ground.")
-    return bool(lift_off), restitution
+    return bool(lift_off), restitution, mu
 
 
 def rolling_shape(body, module, backend):
@@ -165,6 +175,12 @@ class RollingBody:
         Newton's coefficient of restitution ``e`` in [0, 1] of the rough impact at touchdown
         (0: the body lands and rolls; 1: it bounces back at the speed it came in). Only with
         ``lift_off``.
+    mu : float
+        Coulomb's friction coefficient, >= 0: the body rolls while the friction force rolling
+        needs stays inside the cone ``|F_t| <= mu N``, and slides (the contact point slipping
+        against a friction force ``mu N``) where it would leave it, until the slip stops.
+        Default ``inf``: it never slides. Only with ``lift_off``; a body on the ground with a
+        ``velocity`` whose contact point slips starts sliding.
 
     Examples
     --------
@@ -187,7 +203,8 @@ class RollingBody:
         return names + ("height", "velocity0") if self.lift_off else names
 
     def __init__(self, body, ground, gravity=9.81, up=(0.0, 0.0, 1.0), forces=None,
-                 allow_negative_normal_force=False, lift_off=False, restitution=0.0):
+                 allow_negative_normal_force=False, lift_off=False, restitution=0.0,
+                 mu=np.inf):
         from nhphys.forces import check_forces
         from nhphys.surfaces import Surface
 
@@ -216,7 +233,7 @@ class RollingBody:
         self.inertia_inv = np.linalg.inv(body.inertia)
         self.forces = check_forces(forces)
         self.allow_negative_normal_force = bool(allow_negative_normal_force)
-        self.lift_off, self.restitution = check_modes(lift_off, restitution, self)
+        self.lift_off, self.restitution, self.mu = check_modes(lift_off, restitution, mu, self)
 
     def __repr__(self):
         extra = f", forces={list(self.forces)!r}" if self.forces else ""

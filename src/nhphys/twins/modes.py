@@ -87,29 +87,43 @@ is 0), then the mode (1): ``MODES_FRAME_SIZE`` numbers.
 
 import numpy as np
 
-from nhphys.twins.newton import CODES, INFO_COMMITTED, OK
+from nhphys.twins.newton import CODES, INFO_COMMITTED, OK, NewtonRule, newton_solve
 from nhphys.twins.rolling import (
     EXTRAPOLATE,
+    FAR_BRANCH,
     FRAME_SIZE,
+    ROUNDOFF,
     RollingField,
     contact,
     frame,
     hat,
+    jac_right,
     retract,
     rolling_step,
+    tangent_basis,
 )
-from nhphys.twins.suslov import cross, reorthonormalize, retraction_step
+from nhphys.twins.suslov import (
+    EXP,
+    cross,
+    momentum_minus_jacobian,
+    momentum_pair,
+    reorthonormalize,
+    retraction_step,
+)
 
-ROLLING, FLIGHT = 0, 1
-MODE_NAMES = {ROLLING: "rolling", FLIGHT: "flight"}
-LIFT_OFF, TOUCHDOWN = 1, 2
-EVENT_NAMES = {LIFT_OFF: "lift-off", TOUCHDOWN: "touchdown"}
+ROLLING, FLIGHT, SLIDING = 0, 1, 2
+MODE_NAMES = {ROLLING: "rolling", FLIGHT: "flight", SLIDING: "sliding"}
+LIFT_OFF, TOUCHDOWN, SLIP, STICK = 1, 2, 3, 4
+EVENT_NAMES = {LIFT_OFF: "lift-off", TOUCHDOWN: "touchdown", SLIP: "slip", STICK: "stick"}
 EVENT_FIELDS = ("t", "kind", "mode_before", "mode_after", "impulse", "energy_change")
 EVENT_SIZE = len(EVENT_FIELDS)
 MODES_FRAME_SIZE = FRAME_SIZE + 1
 MAX_EVENTS_PER_STEP = 4
 LOCATE_TOL = 4 * np.finfo(float).eps  # the bracket of a located event, relative to the step
 LOCATE_ITER = 100
+SLIDE_SWEEPS = 50  # at most, for the end kick's slip direction
+SLIDE_TOL = 1e-14  # ... settled when it moves less than this
+SLIP_FLOOR = 1e-12  # a slip below this (relative to the body's speeds) has no direction
 TOO_MANY_EVENTS = CODES["TOO_MANY_EVENTS"]
 EYE = np.eye(3)
 
@@ -118,12 +132,12 @@ class Model:
     """What the steps of :func:`modes_run` read (the twin's bundle of its arguments)."""
 
     def __init__(self, shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
-                 support_form, restitution, map_code, newton_tol, max_newton, options):
+                 support_form, restitution, mu, map_code, newton_tol, max_newton, options):
         self.shape, self.ground, self.motion, self.forces = shape, ground, motion, forces
         self.mass, self.gravity = float(mass), float(gravity)
         self.inertia, self.inertia_inv = inertia, inertia_inv
         self.up = up
-        self.restitution = float(restitution)
+        self.restitution, self.mu = float(restitution), float(mu)
         self.map_code, self.newton_tol, self.max_newton = map_code, newton_tol, max_newton
         self.options = int(options)
         self.field = RollingField(shape, ground, 0, mass, inertia, gravity, up, support_form)
@@ -152,14 +166,174 @@ def flight_step(model, h, state):
     return OK, new, c
 
 
+def contact_velocity(model, state, s=None):
+    """The velocity (3,) of the body's material point at ``s`` (the state's contact point)."""
+    s = state["s"] if s is None else s
+    return state["p"] / model.mass + state["A"] @ cross(model.inertia_inv @ state["Pi"], s)
+
+
+def tangential(u, n):
+    return u - (n @ u) * n
+
+
+def slip_direction(model, state):
+    """The unit slip direction (3,) of a sliding state: its contact point's tangential
+    velocity, or the stored ``slip`` where that is too small to have a direction (the start
+    of a slip)."""
+    u_t = tangential(contact_velocity(model, state), state["n"])
+    size = np.linalg.norm(u_t)
+    speed = (np.linalg.norm(state["p"]) / model.mass
+             + np.linalg.norm(model.inertia_inv @ state["Pi"]) * np.linalg.norm(state["s"]))
+    if size > SLIP_FLOOR * speed and size > 0.0:
+        return u_t / size
+    return state["slip"]
+
+
+def sliding_step(model, h, state):
+    """One sliding step of size ``h`` (module docstring, "The sliding step"):
+    ``(status, new_state, contact)``."""
+    m, g, up, mu = model.mass, model.gravity, model.up, model.mu
+    A, a, Pi, p, s_k, n_k = (state[k] for k in ("A", "a", "Pi", "p", "s", "n"))
+    I, Iinv = model.inertia, model.inertia_inv
+    t_k = slip_direction(model, state)
+    d_k = n_k - mu * t_k  # the first kick's force per newton of normal force
+    weight = m * g * up
+    kick_dir = 0.5 * h * cross(s_k, A.T @ d_k)  # Pi_half = Pi + kick_dir N
+    c2 = h * h / (2 * m)
+    warm = {"chart": state["chart"], "z": state["z"].copy()}
+    at = {}
+
+    def pose(x):
+        A1 = A @ retract(x[:3], model.map_code)
+        a1 = a + (h / m) * (p + 0.5 * h * (x[3] * d_k - weight))
+        return A1, a1
+
+    def residual(x):
+        A1, a1 = pose(x)
+        st, c1 = contact(model.shape, model.ground, A1, a1, warm["chart"], warm["z"],
+                         model.newton_tol, model.max_newton)
+        if st:
+            return st, None, None
+        warm.update(chart=c1.chart, z=c1.z)
+        pi_minus, _ = momentum_pair(x[:3], I, h, model.map_code)
+        kick = kick_dir * x[3]
+        E = np.concatenate([pi_minus - Pi - kick, [c1.gap]])
+        momentum = np.abs(pi_minus).max() + np.abs(Pi).max() + np.abs(kick).max()
+        gap = np.abs(c1.x).max() + np.abs(c1.s).max()
+        at.update(A1=A1, c1=c1)
+        return OK, E, np.array([momentum] * 3 + [gap])
+
+    def jacobian(x):
+        A1, c1 = at["A1"], at["c1"]
+        jac = np.zeros((4, 4))
+        jac[:3, :3] = momentum_minus_jacobian(x[:3], I, h, model.map_code)
+        jac[:3, 3] = -kick_dir
+        jac[3, :3] = cross(c1.s, A1.T @ c1.n) @ jac_right(x[:3], model.map_code)
+        jac[3, 3] = c2 * (c1.n @ d_k)
+        return OK, jac
+
+    xi0 = h * (Iinv @ Pi)
+    N0 = state.get("N_end", m * g * abs(n_k @ up))
+    x = np.concatenate([xi0, [N0]])
+    floor = np.array([np.linalg.norm(xi0) + 1e-15 * abs(h) / model.newton_tol] * 3
+                     + [abs(N0) + m * g])
+    with np.errstate(invalid="ignore", over="ignore"):
+        st = newton_solve(residual, jacobian, x, floor,
+                          NewtonRule(model.newton_tol, ROUNDOFF, model.max_newton))
+    if st == OK and model.map_code == EXP and np.linalg.norm(x[:3]) >= np.pi:
+        st = FAR_BRANCH
+    if st:
+        return st, None, None
+    xi, N = x[:3], x[3]
+    A1 = reorthonormalize(A @ retract(xi, model.map_code))
+    p_half = p + 0.5 * h * (N * d_k - weight)
+    a1 = a + (h / m) * p_half
+    st, c1 = contact(model.shape, model.ground, A1, a1, warm["chart"], warm["z"],
+                     model.newton_tol, model.max_newton)
+    if st:
+        return st, None, None
+    _, pi_end = momentum_pair(xi, I, h, model.map_code)
+    s1, n1 = c1.s, c1.n
+    # the end kick F' = N' (n_1 - mu t_1): N' makes the contact point's normal velocity zero
+    # and t_1 is the direction of the slip it leaves (module docstring, "The sliding step")
+    t1, N1, u1 = end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k)
+    d1 = n1 - mu * t1
+    Pi1 = pi_end + 0.5 * h * N1 * cross(s1, A1.T @ d1)
+    p1 = p_half + 0.5 * h * (N1 * d1 - weight)
+    u_k = contact_velocity(model, state, s_k)
+    new = dict(state, A=A1, a=a1, Pi=Pi1, p=p1, s=s1, n=n1.copy(), chart=c1.chart, z=c1.z,
+               t=state["t"] + h, slip=t1, N_end=N1, normal_force=0.5 * (N + N1))
+    u1 = contact_velocity(model, new)
+    new["work"] = state["work"] + 0.5 * h * (N * (d_k @ u_k) + N1 * (d1 @ u1))
+    return OK, new, c1
+
+
+def end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k):
+    """The sliding step's end kick: ``(t_1, N', u_1)``, the slip direction (3,), the normal
+    force and the contact point's velocity (3,) at the end (module docstring, "The sliding
+    step").
+
+    With the contact's inverse mass ``K`` (3, 3) at the end pose, the kick ``F' = N' (n - mu
+    t_1)`` leaves the contact point at ``u_1 = u_free + h/2 N' K (n - mu t_1)``; ``n . u_1 = 0``
+    gives ``N'(t_1)``, and the slip ``w = T^T u_1`` (``T`` a tangent basis) must point along
+    ``t_1 = T w / |w|``: Newton on ``w`` (2 unknowns), from the start's direction carried to
+    the new tangent plane. Where it finds no slip along that direction (the slip reverses or
+    stops inside the step) the start's direction is kept, and the guard locates the stop.
+    """
+    m, Iinv, mu = model.mass, model.inertia_inv, model.mu
+    S1 = hat(s1)
+    K = EYE / m - A1 @ S1 @ Iinv @ S1 @ A1.T
+    u_free = (p_half / m - 0.5 * h * model.gravity * model.up
+              + A1 @ cross(Iinv @ pi_end, s1))
+    b = K @ n1
+    a_nn, c_n = n1 @ b, n1 @ u_free
+    T = tangent_basis(n1)
+    t0 = tangential(t_k, n1)
+    t0 = t0 / np.linalg.norm(t0)
+
+    def at(t):
+        N1 = -c_n / (0.5 * h * (a_nn - mu * (b @ t)))
+        return N1, u_free + (0.5 * h * N1) * (K @ (n1 - mu * t))
+
+    N1, u1 = at(t0)
+    w = T.T @ u1
+    found = False
+    for _ in range(SLIDE_SWEEPS):
+        size = np.linalg.norm(w)
+        if not size > 0.0:
+            break
+        t = T @ w / size
+        N1, u1 = at(t)
+        residual = w - T.T @ u1
+        dN = (N1 * mu / (a_nn - mu * (b @ t))) * b
+        du_dt = 0.5 * h * (np.outer(K @ (n1 - mu * t), dN) - mu * N1 * K)
+        jac = np.eye(2) - T.T @ du_dt @ (EYE - np.outer(t, t)) @ T / size
+        try:
+            dw = np.linalg.solve(jac, -residual)
+        except np.linalg.LinAlgError:
+            break
+        w = w + dw
+        if np.abs(dw).max() <= SLIDE_TOL * max(np.abs(w).max(), np.abs(u_free).max()):
+            size = np.linalg.norm(w)
+            found = size > 0.0 and (T @ w) @ t0 > 0.0
+            break
+    t1 = T @ w / size if found else t0
+    N1, u1 = at(t1)
+    return t1, N1, u1
+
+
 def composed_step(model, mode, state, h, substeps):
     """A whole step of size ``h`` in ``mode``: the sub-steps ``h * substeps`` one after another;
-    ``(status, new_state, contact)``."""
+    ``(status, new_state, contact)``. A sliding step's end state keeps the slip direction of
+    its start, ``slip_ref``, which its guard reads."""
     c = None
+    ref = slip_direction(model, state) if mode == SLIDING else None
     for frac in substeps:
         size = h * frac
         if mode == FLIGHT:
             st, state, c = flight_step(model, size, state)
+        elif mode == SLIDING:
+            st, state, c = sliding_step(model, size, state)
         else:
             start = dict(state, xi=size * (model.inertia_inv @ state["Pi"]), guess=None)
             st, state, c = rolling_step(
@@ -167,27 +341,59 @@ def composed_step(model, mode, state, h, substeps):
                 model.inertia, model.inertia_inv, model.gravity, model.up, size, model.map_code,
                 model.newton_tol, model.max_newton, start,
                 options=model.options & ~EXTRAPOLATE)
+            if st == OK:
+                state["slip"] = start["slip"]
         if st:
             return st, None, None
+    if ref is not None:
+        state = dict(state, slip_ref=ref)
     return OK, state, c
 
 
-def normal_force(model, state):
-    """``(status, N)``: the continuous model's normal contact force at a rolling ``state``."""
+def contact_force(model, state):
+    """``(status, N, F)``: the continuous rolling model's normal and contact force (space)."""
     field = model.field
     field.chart = int(state["chart"])
     y = np.concatenate([state["A"].ravel(), state["z"], model.inertia_inv @ state["Pi"], [0.0]])
     result = field._rates(state["t"], y, extras=True)
     if result[0] != OK:
-        return result[0], 0.0
-    return OK, result[2][5]
+        return result[0], 0.0, None
+    return OK, result[2][5], result[2][6]
+
+
+def normal_force(model, state):
+    """``(status, N)``: the continuous model's normal contact force at a rolling ``state``."""
+    st, N, _ = contact_force(model, state)
+    return st, N
+
+
+def friction_margin(model, state):
+    """``(status, g)``: the rolling guard, ``N`` without friction (``mu = inf``), else
+    ``mu N - |F_t|`` (the needed friction inside the Coulomb cone); and the direction a slip
+    starts in, ``-F_t / |F_t|`` (``None`` for ``mu = inf``)."""
+    st, N, F = contact_force(model, state)
+    if st or not np.isfinite(model.mu):
+        return st, N, None
+    F_t = tangential(F, state["n"])
+    size = np.linalg.norm(F_t)
+    return OK, model.mu * N - size, (-F_t / size if size > 0.0 else None)
+
+
+def slide_guards(model, state):
+    """``(N', s)``: the sliding guards at an end state, in newtons: the end kick's normal
+    force and ``m g`` times the slip velocity along the step's starting direction."""
+    u_t = tangential(contact_velocity(model, state), state["n"])
+    return state["N_end"], model.mass * model.gravity * (u_t @ state["slip_ref"])
 
 
 def guard(model, mode, state, c):
     """``(status, g)``: the guard of ``mode`` at ``state`` (its contact ``c``)."""
     if mode == FLIGHT:
         return OK, c.gap
-    return normal_force(model, state)
+    if mode == SLIDING:
+        return OK, min(slide_guards(model, state))
+    st, g, _ = friction_margin(model, state)
+    return st, g
 
 
 def kinetic_energy(model, state):
@@ -231,30 +437,47 @@ def locate(evaluate, g0, h, g_end):
     return OK, hi, r_hi
 
 
-def impact(model, state, c, h):
-    """The rough impact with restitution at the touchdown ``state`` (its contact ``c``; module
-    docstring): ``(new_state, mode_after, normal_impulse, energy_change)``."""
-    m, Iinv = model.mass, model.inertia_inv
-    A, s, n = state["A"], c.s, c.n
-    v, omega = state["p"] / m, Iinv @ state["Pi"]
-    u = v + A @ cross(omega, s)
-    un = min(n @ u, 0.0)  # approaching (a positive value is the round-off of a graze)
+def impulse_to(model, state, c, target):
+    """The impulse ``P`` (space) at the contact point that brings its velocity to ``target``
+    (3,), applied: ``(new_state, P, energy_change)`` (module docstring, "The impact")."""
+    m, Iinv, A, s = model.mass, model.inertia_inv, state["A"], c.s
+    u = contact_velocity(model, state, s)
     S = hat(s)
     K = EYE / m - A @ S @ Iinv @ S @ A.T
-    rest_speed = 0.5 * model.gravity * abs(n @ model.up) * abs(h)
-    e = model.restitution if model.restitution * -un > rest_speed else 0.0
-    P = np.linalg.solve(K, -e * un * n - u)
+    P = np.linalg.solve(K, target - u)
     new = dict(state, p=state["p"] + P, Pi=state["Pi"] + cross(s, A.T @ P), s=c.s,
                n=c.n.copy(), chart=c.chart, z=c.z)
     change = kinetic_energy(model, new) - kinetic_energy(model, state)
     new["work"] = state["work"] + change
-    mode = FLIGHT if e > 0.0 else ROLLING
-    if mode == ROLLING:
-        new["F"] = model.mass * model.gravity * model.up
-        st, N = normal_force(model, new)
-        if st == OK and N < 0.0:  # the ground cannot hold it there: it flies on
-            mode = FLIGHT
-        new["normal_force"] = 0.0
+    return new, P, change
+
+
+def settle(model, state):
+    """The mode of a body just put in rolling contact (after an impact or a stick): rolling,
+    sliding (the needed friction is outside the cone: ``slip`` the direction it starts in),
+    or flight (the ground would pull)."""
+    state["F"] = model.mass * model.gravity * model.up
+    state["normal_force"] = 0.0
+    st, g, direction = friction_margin(model, state)
+    if st != OK or g >= 0.0:
+        return ROLLING
+    st, N = normal_force(model, state)
+    if N <= 0.0:  # the ground cannot hold it there: it flies on
+        return FLIGHT
+    state["slip"] = direction
+    return SLIDING
+
+
+def impact(model, state, c, h):
+    """The rough impact with restitution at the touchdown ``state`` (its contact ``c``; module
+    docstring): ``(new_state, mode_after, normal_impulse, energy_change)``."""
+    n = c.n
+    un = min(n @ contact_velocity(model, state, c.s), 0.0)  # approaching (a positive value is
+    rest_speed = 0.5 * model.gravity * abs(n @ model.up) * abs(h)  # the round-off of a graze)
+    e = model.restitution if model.restitution * -un > rest_speed else 0.0
+    new, P, change = impulse_to(model, state, c, -e * un * n)
+    mode = FLIGHT if e > 0.0 else settle(model, new)
+    new["normal_force"] = 0.0
     return new, mode, n @ P, change
 
 
@@ -277,8 +500,12 @@ def modes_step(model, mode, state, h, substeps, events):
             return TOO_MANY_EVENTS, mode, None, None
         if mode == FLIGHT:
             g0 = state.get("gap", 0.0)
+        elif mode == SLIDING:  # the slip along its own direction is its size
+            u_t = tangential(contact_velocity(model, state), state["n"])
+            g0 = min(state.get("N_end", model.mass * model.gravity),
+                     model.mass * model.gravity * np.linalg.norm(u_t))
         else:
-            st, g0 = normal_force(model, state)
+            st, g0, _ = friction_margin(model, state)
             if st:
                 return st, mode, None, None
 
@@ -294,15 +521,28 @@ def modes_step(model, mode, state, h, substeps, events):
             return st, mode, None, None
         state, c = (new, c) if result == "end" else result
         remaining = remaining - theta
-        if mode == ROLLING:  # lift-off: the velocities carry on into the flight
-            state = dict(state, normal_force=0.0, gap=0.0)
-            events.append([state["t"], LIFT_OFF, ROLLING, FLIGHT, 0.0, 0.0])
-            mode = FLIGHT
+        before, impulse, change = mode, 0.0, 0.0
+        if mode == FLIGHT:
+            state, mode, impulse, change = impact(model, state, c, h)
+            kind = TOUCHDOWN
+        elif mode == SLIDING and slide_guards(model, state)[0] <= slide_guards(model, state)[1]:
+            state, mode, kind = dict(state, normal_force=0.0), FLIGHT, LIFT_OFF
+        elif mode == SLIDING:  # the slip has stopped: the contact point is brought to rest
+            state, P, change = impulse_to(model, state, c, np.zeros(3))
+            impulse, kind = c.n @ P, STICK
+            mode = settle(model, state)
         else:
-            state, after, impulse, change = impact(model, state, c, h)
-            state["gap"] = 0.0
-            events.append([state["t"], TOUCHDOWN, FLIGHT, after, impulse, change])
-            mode = after
+            st, N = normal_force(model, state)
+            if st:
+                return st, mode, None, None
+            _, _, direction = friction_margin(model, state)
+            if N <= 0.0 or direction is None:  # lift-off: the velocities carry on in flight
+                state, mode, kind = dict(state, normal_force=0.0), FLIGHT, LIFT_OFF
+            else:  # the needed friction left the cone: the slip starts against it
+                state, mode, kind = dict(state, slip=direction), SLIDING, SLIP
+        state["gap"] = 0.0
+        state.pop("N_end", None)
+        events.append([state["t"], kind, before, mode, impulse, change])
         if abs(remaining) <= LOCATE_TOL * abs(h):
             break
     state = dict(state, t=t_end, gap=c.gap)
@@ -310,9 +550,9 @@ def modes_step(model, mode, state, h, substeps, events):
 
 
 def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
-              support_form, restitution, h, substeps, n_steps, save_every, map_code, newton_tol,
-              max_newton, options, A, a, Pi, p, s, n, F, chart, z, clock, mode, out, events,
-              n_events, info):
+              support_form, restitution, mu, h, substeps, n_steps, save_every, map_code,
+              newton_tol, max_newton, options, A, a, Pi, p, s, n, F, slip, chart, z, clock, mode,
+              out, events, n_events, info):
     """Advance ``n_steps`` steps through mode changes, saving every ``save_every``-th frame.
 
     Parameters
@@ -323,15 +563,20 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
         The shape is a support-function shape (the continuous normal force's contact equation).
     restitution : float
         Newton's coefficient ``e`` in [0, 1] of the rough impact.
+    mu : float
+        Coulomb's friction coefficient, > 0 (``inf``: the contact never slides).
     h : float
     substeps : ndarray (k,)
     n_steps, save_every, map_code, max_newton, options : int
     newton_tol : float
     A (3, 3), a (3,), Pi (3,), p (3,), s (3,), n (3,), F (3,) : ndarray   # IN/OUT state
+    slip (3,) : ndarray                      # IN/OUT the slip direction where the slip is
+                                             # too small to give it (the start of a slip)
     chart (1,) intp, z (2,) : ndarray        # IN/OUT the contact's (in flight: the closest
                                              # approach's) ground chart coordinates
-    clock (2,) : ndarray                     # IN/OUT the time and the work (of the impacts)
-    mode (1,) intp : ndarray                 # IN/OUT ROLLING or FLIGHT
+    clock (2,) : ndarray                     # IN/OUT the time and the work (of the impacts
+                                             # and of friction)
+    mode (1,) intp : ndarray                 # IN/OUT ROLLING, FLIGHT or SLIDING
     out : ndarray (n_steps // save_every, MODES_FRAME_SIZE)    # OUT
     events : ndarray (MAX_EVENTS_PER_STEP n_steps, EVENT_SIZE)  # OUT, the mode changes
     n_events : ndarray (1,) intp             # OUT, how many rows of ``events`` are written
@@ -344,10 +589,11 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
         then hold the state at its start, and the events of the committed steps are written).
     """
     model = Model(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
-                  support_form, restitution, map_code, newton_tol, max_newton, options)
+                  support_form, restitution, mu, map_code, newton_tol, max_newton, options)
     state = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
-             "n": n.copy(), "F": F.copy(), "xi": np.zeros(3), "chart": int(chart[0]),
-             "z": z.copy(), "t": float(clock[0]), "work": float(clock[1])}
+             "n": n.copy(), "F": F.copy(), "slip": slip.copy(), "xi": np.zeros(3),
+             "chart": int(chart[0]), "z": z.copy(), "t": float(clock[0]),
+             "work": float(clock[1])}
     current = int(mode[0])
     if current == FLIGHT:
         st, c = contact(shape, ground, state["A"], state["a"], state["chart"], state["z"],
@@ -369,7 +615,7 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
             events[n_events[0]] = row
             n_events[0] += 1
         A[:], a[:], Pi[:], p[:], s[:] = state["A"], state["a"], state["Pi"], state["p"], state["s"]
-        n[:], F[:], z[:] = state["n"], state["F"], state["z"]
+        n[:], F[:], z[:], slip[:] = state["n"], state["F"], state["z"], state["slip"]
         chart[0], mode[0] = state["chart"], current
         clock[0], clock[1] = state["t"], state["work"]
         if (k + 1) % save_every == 0:

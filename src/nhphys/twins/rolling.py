@@ -1224,7 +1224,8 @@ class RollingField:
 
     def _rates(self, t, y, extras=False):
         """``(status, dy/dt (15,))`` at time ``t``, and with ``extras`` also
-        ``(s, x, n, n_M, ds/dt, N)`` (``N`` the normal force)."""
+        ``(s, x, n, n_M, ds/dt, N, F)`` (``N`` the normal force, ``F`` the contact force
+        (space; ``None`` with force elements))."""
         A, z, omega = y[:9].reshape(3, 3), y[9:11], y[11:14]
         x, J, H, n, W = ground_geometry(self.ground, self.chart, z)
         An = A.T @ n
@@ -1251,9 +1252,11 @@ class RollingField:
             s, cross(s_dot, omega) + self.gravity * (A.T @ self.up))
         # d2a/dt2 = acc0 - A (dOmega/dt x s)
         acc0 = -A @ (cross(omega, cross(omega, s)) + cross(omega, s_dot))
+        F = None  # the contact force (space), with no force elements
         if self.forces is None:
             omega_dot = np.linalg.solve(I_tilde, rhs)
-            N = n @ (m * (acc0 - A @ cross(omega_dot, s) + self.gravity * self.up))
+            F = m * (acc0 - A @ cross(omega_dot, s) + self.gravity * self.up)
+            N = n @ F
             power = 0.0
         else:
             try:
@@ -1262,7 +1265,7 @@ class RollingField:
                 return SINGULAR_CONTACT, None
         out = np.concatenate([np.cross(A, omega).ravel(), z_dot, omega_dot, [power]])
         if extras:
-            return OK, out, (s, x, n, n_M, s_dot, N)
+            return OK, out, (s, x, n, n_M, s_dot, N, F)
         return OK, out
 
     def _forced(self, t, A, x, n, nb, s, omega, acc0, I_tilde, rhs):
@@ -1306,7 +1309,7 @@ class RollingField:
         result = self._rates(t, y, extras=True)
         if result[0] != OK:
             raise ValueError(f"Expected a state with a regular contact (status {result[0]}).")
-        _, _, (s, x, n, n_M, _, N) = result
+        _, _, (s, x, n, n_M, _, N, _) = result
         A, omega = y[:9].reshape(3, 3), y[11:14]
         return np.concatenate([A.ravel(), x - A @ s, self.inertia @ omega,
                                -self.mass * (A @ cross(omega, s)), s, x, n, n_M,

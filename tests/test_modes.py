@@ -208,3 +208,141 @@ def test_a_scene_body_bounces_as_it_does_alone_and_the_scene_file_keeps_its_cont
     again = nhphys.Scene.from_toml(scene.to_toml()).simulate(1.0, 1e-3, backend=backend)
     assert again.events == traj.events
     np.testing.assert_array_equal(again.position, traj.position)
+
+
+# -- sliding --------------------------------------------------------------------------------------
+
+def launch(backend, mu, velocity, omega=(0.0, 0.0, 0.0), t_final=1.0, dt=1e-3, ground=None,
+           **kw):
+    system = RollingBody(BALL, ground or Plane(), lift_off=True, mu=mu)
+    return nhphys.simulate(system, t_final, dt, backend=backend, velocity=velocity,
+                           omega=omega, **kw)
+
+
+@pytest.mark.parametrize("velocity, omega", [
+    ([2.0, 0.0, 0.0], [0.0, 0.0, 0.0]),  # the textbook case: no spin
+    ([1.5, 0.8, 0.0], [4.0, -30.0, 9.0]),  # back spin, side spin and spin about the normal
+])
+def test_a_sliding_ball_starts_rolling_at_the_closed_form_time_and_speed(backend, velocity,
+                                                                         omega):
+    mu = 0.2
+    traj = launch(backend, mu, velocity, omega)
+    (event,) = traj.events
+    assert event["kind"] == "stick" and event["after"] == "rolling"
+    # the slip u = v + omega x (-r k) decays along a fixed direction at (7/2) mu g
+    u0 = np.array(velocity) + np.cross(omega, [0.0, 0.0, -R_BALL])
+    t_star = 2 * np.linalg.norm(u0) / (7 * mu * G)
+    assert event["t"] == pytest.approx(t_star, rel=1e-9)
+    # after it the ball rolls at the velocity friction left it: v0 - mu g t* u0 / |u0|
+    v_star = np.array(velocity) - mu * G * t_star * u0 / np.linalg.norm(u0)
+    after = traj.t > event["t"]
+    np.testing.assert_allclose(traj.velocity[after][-1], v_star, rtol=0, atol=1e-12)
+    assert np.all(traj.mode[~after][1:] == 2) and np.all(traj.mode[after] == 0)
+    assert traj.constraint_residual.max() <= 1e-12  # the gap is closed while sliding too
+    # the friction's work: the energy lost is its work, exactly here (velocities linear in t)
+    balance = traj.energy - traj.work
+    assert np.ptp(balance) <= 1e-12 * abs(balance[0])
+    assert traj.work[-1] < 0
+
+
+def test_a_ball_slides_down_a_steep_incline_at_the_closed_form_accelerations(backend):
+    # on an incline of angle alpha with tan(alpha) > 7/2 mu a ball cannot roll: it slides from
+    # rest, its centre accelerating at g (sin - mu cos) and its spin at (5/2) mu g cos / r
+    mu, alpha = 0.1, 0.6
+    normal = [np.sin(alpha), 0.0, np.cos(alpha)]
+    system = RollingBody(BALL, Plane(normal=normal), lift_off=True, mu=mu)
+    traj = nhphys.simulate(system, 0.5, 1e-3, backend=backend)
+    assert traj.events == [] and np.all(traj.mode == 2)
+    down = np.array([np.cos(alpha), 0.0, -np.sin(alpha)])
+    speed = traj.velocity @ down
+    np.testing.assert_allclose(speed, G * (np.sin(alpha) - mu * np.cos(alpha)) * traj.t,
+                               rtol=0, atol=1e-12)
+    spin = np.einsum("nij,nj->ni", traj.R, traj.omega)[:, 1]  # about the space y axis
+    np.testing.assert_allclose(np.abs(spin), 2.5 * mu * G * np.cos(alpha) / R_BALL * traj.t,
+                               rtol=0, atol=1e-10)
+
+
+def dome_slip_time(v0, mu, R=1.0):
+    """A homogeneous ball rolling from the top of a sphere needs the friction
+    (2/7) m g sin(theta) against the normal force m g (17 cos(theta) - 10) / 7 - m v0^2 / rho;
+    it slips where their ratio reaches mu (theta from brentq), at the time of the rolling
+    motion (as in dome_lift_off_time)."""
+    from scipy.optimize import brentq
+
+    rho = R + R_BALL
+    theta = brentq(lambda q: 2 / 7 * np.sin(q)
+                   - mu * (17 / 7 * np.cos(q) - 10 / 7 - v0**2 / (G * rho)), 1e-9, 1.2,
+                   xtol=1e-15)
+    t, _ = quad(lambda q: rho / np.sqrt(v0**2 + 10 / 7 * G * rho * (1 - np.cos(q))), 0, theta,
+                epsabs=1e-13, epsrel=1e-13, limit=200)
+    return t
+
+
+def test_a_ball_on_a_dome_slips_where_the_closed_form_says_then_slides_off(backend):
+    mu, v0 = 0.5, 0.5
+    system = RollingBody(BALL, Sphere(1.0), lift_off=True, mu=mu)
+    traj = nhphys.simulate(system, 1.0, 1e-3, integrator=Retraction(order=4), backend=backend,
+                           position=[0, 0, 1.0], omega=[0, v0 / R_BALL, 0])
+    kinds = [(e["kind"], e["before"], e["after"]) for e in traj.events]
+    assert kinds == [("slip", "rolling", "sliding"), ("lift-off", "sliding", "flight")]
+    assert traj.events[0]["t"] == pytest.approx(dome_slip_time(v0, mu), rel=1e-9)
+    # it slips before it would have left the dome rolling
+    assert traj.events[1]["t"] < dome_lift_off_time(v0)
+    sliding = traj.mode == 2
+    assert sliding.any() and traj.constraint_residual[sliding].max() <= 1e-12
+    assert np.all(traj.slip_speed[sliding] > 0)
+
+
+def test_the_slip_time_converges_at_second_order(backend):
+    exact = dome_slip_time(0.5, 0.5)
+
+    def slip_time(dt):
+        system = RollingBody(BALL, Sphere(1.0), lift_off=True, mu=0.5)
+        traj = nhphys.simulate(system, 0.9, dt, backend=backend, position=[0, 0, 1.0],
+                               omega=[0, 5.0, 0])
+        return traj.events[0]["t"]
+
+    errors = [abs(slip_time(dt) - exact) for dt in (4e-3, 2e-3)]
+    assert 3.5 <= errors[0] / errors[1] <= 4.5
+
+
+def test_infinite_friction_is_the_unilateral_rolling_bit_for_bit(backend):
+    a = dome(backend, 2e-3, order=2, t_final=1.0)
+    system = RollingBody(BALL, Sphere(1.0), lift_off=True, mu=np.inf)
+    b = nhphys.simulate(system, 1.0, 2e-3, backend=backend, position=[0, 0, 1.0],
+                        omega=[0, 0.5 / R_BALL, 0])
+    assert a.events == b.events
+    np.testing.assert_array_equal(a.position, b.position)
+
+
+@pytest.mark.parity
+def test_kernel_and_twin_agree_through_slips_and_sticks():
+    def run(backend):
+        system = RollingBody(BALL, Sphere(1.0), lift_off=True, mu=0.3, restitution=0.4)
+        return nhphys.simulate(system, 1.4, 1e-3, backend=backend, position=[0, 0, 1.0],
+                               omega=[1.0, 4.0, 2.0])
+
+    kernel, twin = run("cython"), run("python")
+    assert [e["kind"] for e in kernel.events] == [e["kind"] for e in twin.events]
+    assert {"slip", "lift-off"} <= {e["kind"] for e in kernel.events}
+    np.testing.assert_allclose([e["t"] for e in kernel.events],
+                               [e["t"] for e in twin.events], rtol=0, atol=1e-10)
+    for name in ("position", "R", "omega", "velocity", "work", "slip_speed"):
+        np.testing.assert_allclose(kernel[name], twin[name], rtol=0, atol=1e-10, err_msg=name)
+
+
+@pytest.mark.parametrize("mu, error, match", [
+    (-0.1, ValueError, "mu"),
+    (float("nan"), ValueError, "mu"),
+    ("0.3", TypeError, "mu"),
+])
+def test_bad_friction_is_refused(mu, error, match):
+    with pytest.raises(error, match=match):
+        RollingBody(BALL, Plane(), lift_off=True, mu=mu)
+    with pytest.raises(ValueError, match="lift_off"):
+        RollingBody(BALL, Plane(), mu=0.3)
+
+
+def test_a_launch_into_the_ground_is_refused(backend):
+    with pytest.raises(ValueError, match="normal"):
+        launch(backend, 0.3, [1.0, 0.0, -0.5])

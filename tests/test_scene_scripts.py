@@ -26,9 +26,10 @@ SCENES = {  # name: (arguments that keep the run short, figures)
     "motor_hill": (["--t-final", "2"], ["climb.png", "energy.png"]),
     "euler_disk_resistance": (["--t-final", "1"], ["spiral.png", "energy.png"]),
     "turntable": (["--turns", "0.5"], ["paths.png", "accuracy.png"]),
-    # a unilateral contact: lift-off, flight and impacts (docs/contact-modes.md)
+    # a unilateral contact: lift-off, flight, impacts and sliding (docs/contact-modes.md)
     "bouncing_ball": ([], ["height.png"]),
     "dome_lift_off": (["--t-final", "1.2"], ["lift_off.png"]),
+    "billiard": ([], ["path.png"]),  # sliding with Coulomb friction, then rolling
     # the ensemble studies (docs/ensembles.md), on tiny grids and in this process
     "rattleback_map": (["--size", "4", "--t-final", "4", "--no-cluster"], ["reversal_map.png"]),
     "coin_fall": (["--size", "4", "--t-final", "0.5", "--no-cluster"], ["fall_map.png"]),

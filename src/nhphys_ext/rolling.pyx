@@ -2553,28 +2553,165 @@ cdef int friction_margin(ModesModel m, const State* S, double* g, double* direct
     return OK
 
 
-cdef void slide_guards(ModesModel m, const State* S, double* g_normal, double* g_slip) noexcept:
-    # the sliding guards at an end state, in newtons (twin: slide_guards)
+cdef int sliding_normal_force(ModesModel m, const State* S, double* N) noexcept:
+    # the continuous sliding model's normal force at a state (twin: sliding_normal_force)
+    cdef double x[3]
+    cdef double J[6]
+    cdef double H[12]
+    cdef double n[3]
+    cdef double WH[4]
+    cdef double An[3]
+    cdef double d[3]
+    cdef double s[3]
+    cdef double Sp[9]
+    cdef double n_M[3]
+    cdef double G[4]
+    cdef double gi[4]
+    cdef double JWgi[6]
+    cdef double LH[9]
+    cdef double T1[9]
+    cdef double Kb[9]
+    cdef double M[9]
+    cdef double w[3]
+    cdef double ws[3]
     cdef double u[3]
     cdef double u_t[3]
+    cdef double v3[3]
+    cdef double v4[3]
+    cdef double rhs[3]
+    cdef double sd[3]
+    cdef double xd[3]
+    cdef double Lx[3]
+    cdef double t[3]
+    cdef double Iw[3]
+    cdef double wdot0[3]
+    cdef double q[3]
+    cdef double Sh[9]
+    cdef double K[9]
+    cdef double Kd[3]
+    cdef double det, sum_, c0
+    cdef State probe
+    cdef int i, j, a, b, k, st
+    ground_geometry(m.ground, S.chart, S.z, x, J, H, n, WH)
+    if m.ground.raised:
+        return CALLBACK_RAISED
+    matTvec3(S.A, n, An)
+    for i in range(3):
+        d[i] = -An[i]
+    st = m.shape.support(d, s, Sp, n_M)
+    if st != OK:
+        return st
+    G[0] = J[0] * J[0] + J[2] * J[2] + J[4] * J[4]
+    G[1] = J[0] * J[1] + J[2] * J[3] + J[4] * J[5]
+    G[2] = G[1]
+    G[3] = J[1] * J[1] + J[3] * J[3] + J[5] * J[5]
+    det = G[0] * G[3] - G[1] * G[2]
+    gi[0] = G[3] / det
+    gi[1] = -G[1] / det
+    gi[2] = -G[2] / det
+    gi[3] = G[0] / det
+    for i in range(3):
+        for b in range(2):
+            sum_ = 0.0
+            for a in range(2):
+                for k in range(2):
+                    sum_ += J[2 * i + a] * WH[2 * a + k] * gi[2 * k + b]
+            JWgi[2 * i + b] = sum_
+    for i in range(3):
+        for j in range(3):
+            LH[3 * i + j] = JWgi[2 * i] * J[2 * j] + JWgi[2 * i + 1] * J[2 * j + 1]
+    matmul3(LH, S.A, T1)
+    for i in range(3):
+        for j in range(3):
+            Kb[3 * i + j] = S.A[i] * T1[j] + S.A[3 + i] * T1[3 + j] + S.A[6 + i] * T1[6 + j]
+    # u, u_t; (I - S' Kb) ds/dt = S' (Omega x A^T n + A^T LH u_t)
+    matvec3(m.Iinv, S.Pi, w)
+    cross3(w, s, ws)
+    matvec3(S.A, ws, u)
+    for i in range(3):
+        u[i] = S.p[i] / m.mass + u[i]
+    tangential(u, n, u_t)
+    cross3(w, An, v3)
+    matvec3(LH, u_t, q)
+    matTvec3(S.A, q, v4)
+    for i in range(3):
+        v3[i] = v3[i] + v4[i]
+    matvec3(Sp, v3, rhs)
+    matmul3(Sp, Kb, M)
+    for i in range(9):
+        M[i] = -M[i]
+    M[0] += 1.0
+    M[4] += 1.0
+    M[8] += 1.0
+    for i in range(3):
+        sd[i] = rhs[i]
+    if not solve_small(3, M, sd):
+        return SINGULAR_CONTACT
+    matvec3(S.A, sd, xd)
+    for i in range(3):
+        xd[i] = u_t[i] + xd[i]
+    probe = S[0]
+    for i in range(3):
+        probe.s[i] = s[i]
+        probe.n[i] = n[i]
+    slip_direction(m, &probe, t)
+    for i in range(3):
+        d[i] = n[i] - m.mu * t[i]
+    hat3(s, Sh)
+    matmul3(S.A, Sh, T1)
+    matmul3(T1, m.Iinv, M)
+    matmul3(M, Sh, T1)
+    for i in range(3):
+        for j in range(3):
+            K[3 * i + j] = -(T1[3 * i] * S.A[3 * j] + T1[3 * i + 1] * S.A[3 * j + 1]
+                             + T1[3 * i + 2] * S.A[3 * j + 2])
+        K[4 * i] += 1.0 / m.mass
+    matvec3(K, d, Kd)
+    matvec3(m.I, w, Iw)
+    cross3(Iw, w, q)
+    matvec3(m.Iinv, q, wdot0)
+    # c0 = -(LH dx/dt) . u_t - g n . k + n . A (Omega x (Omega x s) + Omega x ds/dt
+    #      + wdot0 x s)
+    matvec3(LH, xd, Lx)
+    cross3(w, ws, v3)
+    cross3(w, sd, v4)
+    for i in range(3):
+        v3[i] = v3[i] + v4[i]
+    cross3(wdot0, s, v4)
+    for i in range(3):
+        v3[i] = v3[i] + v4[i]
+    matvec3(S.A, v3, q)
+    c0 = -dot3(Lx, u_t) - m.gravity * dot3(n, m.up) + dot3(n, q)
+    N[0] = -c0 / dot3(n, Kd)
+    return OK
+
+
+cdef int slide_guards(ModesModel m, const State* S, double* g_normal,
+                      double* g_slip) noexcept:
+    # the sliding guards at a state, in newtons (twin: slide_guards)
+    cdef double u[3]
+    cdef double u_t[3]
+    cdef int st
+    st = sliding_normal_force(m, S, g_normal)
     contact_velocity(m, S, S.s, u)
     tangential(u, S.n, u_t)
-    g_normal[0] = S.N_end
     g_slip[0] = m.mass * m.gravity * dot3(u_t, S.slip_ref)
+    return st
 
 
 cdef int guard_of(ModesModel m, int mode, const State* S, const Contact* c,
                   double* g) noexcept:
     cdef double gn, gs
+    cdef int st
     cdef double direction[3]
     cdef bint has
     if mode == MODE_FLIGHT:
         g[0] = c.gap
         return OK
     if mode == MODE_SLIDING:
-        slide_guards(m, S, &gn, &gs)
+        st = slide_guards(m, S, &gn, &gs)
         g[0] = gn if gn < gs else gs
-        return OK
+        return st
     return friction_margin(m, S, g, direction, &has)
 
 
@@ -2707,10 +2844,12 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
         if mode[0] == MODE_FLIGHT:
             g0 = gap[0]
         elif mode[0] == MODE_SLIDING:
+            st = sliding_normal_force(m, S, &gn)
+            if st:
+                return st
             contact_velocity(m, S, S.s, u)
             tangential(u, S.n, u_t)
             g0 = m.mass * m.gravity * norm3(u_t)
-            gn = S.N_end if S.has_N_end else m.mass * m.gravity
             if gn < g0:
                 g0 = gn
         else:
@@ -2768,8 +2907,10 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
             mode[0] = after
             kind = EVENT_TOUCHDOWN
         elif mode[0] == MODE_SLIDING:
-            slide_guards(m, S, &gn, &gs)
-            if gn <= gs:
+            st = slide_guards(m, S, &gn, &gs)
+            if st:
+                return st
+            if gn - gs <= 0.0:
                 S.normal_force = 0.0
                 mode[0] = MODE_FLIGHT
                 kind = EVENT_LIFT_OFF

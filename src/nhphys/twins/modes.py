@@ -1,11 +1,12 @@
 r"""Python twin of the contact modes of ``nhphys_ext.rolling`` (``modes_run``): a convex body
-that rolls on a ground while the ground pushes it, leaves it where the ground would have to
-pull, flies, and lands with an impact.
+that rolls on a ground while the ground pushes it and friction holds it, slides where friction
+cannot, leaves the ground where the ground would have to pull, flies, and lands with an impact.
 
 Modes and guards
 ----------------
-A body is in one of two modes; each has a guard, a function of the state at the end of a step
-that is positive while the mode holds:
+A body is in one of three modes; each has a guard, a function of the state at the end of a
+step that is positive while the mode holds (the third, ``SLIDING``, comes with a finite
+friction coefficient ``mu`` and is described in "The sliding step"):
 
 * ``ROLLING``: the rolling step of :mod:`nhphys.twins.rolling` (contact and no-slip exact).
   Guard: the normal contact force ``N`` of the continuous model at the state (eq. 29,
@@ -28,6 +29,62 @@ the angular momentum about the centre of mass in space, ``A Pi``, exactly
 (``A_1 Pi_1 = A tau(xi) tau(xi)^T Pi^-(xi) = A Pi``: ``Pi^+ = tau^T Pi^-`` for both
 retractions), and moves the centre on the exact parabola (Stormer-Verlet integrates a constant
 acceleration exactly), up to rounding.
+
+The sliding step
+----------------
+A sliding body keeps the gap closed (a holonomic constraint, as in rolling) but its contact
+point slips, against a Coulomb force: the contact force is ``N (n - mu t)`` with ``t`` the unit
+slip direction, the direction of the contact point's tangential velocity ``u_t``. It is the
+rolling step of :mod:`nhphys.twins.rolling` with the no-slip rows replaced by this force law,
+the law taken at each end of the step (the symmetric pair of the discrete Lagrange-d'Alembert
+principle):
+
+1. first kick with the force at the start, ``N (n_k - mu t_k)`` at ``s_k``, ``t_k`` the start's
+   slip direction (known): ``Pi_half = Pi + h/2 N s_k x A_k^T d_k``,
+   ``p_half = p + h/2 (N d_k - m g k)``, ``d_k = n_k - mu t_k``;
+2. drift of the free body: ``Pi^-(xi) = Pi_half``, ``A_1 = A_k tau(xi)``,
+   ``a_1 = a_k + h p_half / m``;
+3. the unknowns ``(xi, N)`` (4) solve the momentum relation (3) and ``gap(A_1, a_1) = 0`` (1)
+   by Newton, with the Jacobian ``[[dPi^-/dxi, -h/2 s_k x A_k^T d_k],
+   [(s_1 x A_1^T n_1)^T J_r(xi), h^2/(2m) n_1 . d_k]]`` (the rolling step's gap row);
+4. second kick with the force at the end, ``N' (n_1 - mu t_1)`` at ``s_1``:
+   ``Pi_1 = Pi^+(xi) + h/2 N' s_1 x A_1^T d_1``, ``p_1 = p_half + h/2 (N' d_1 - m g k)``. With
+   the contact's inverse mass ``K`` (see "The impact") the contact point then moves at
+   ``u_1 = u_free + h/2 N' K d_1``, ``u_free`` its velocity after the kick without the
+   contact force. ``N'`` closes the normal velocity, ``n_1 . u_1 = 0``, which is linear in
+   ``N'`` for a given ``t_1``; and ``t_1`` must be the direction of the slip it leaves,
+   ``t_1 = u_1t / |u_1t|``: the implicit Coulomb law at the end (:func:`end_slip`, Newton on
+   the tangential slip). Where no slip along the start's direction solves it, the slip stops
+   or reverses inside the step; the step then keeps ``t_1 = t_k`` and the guard below locates
+   the stop.
+
+Replacing ``h`` by ``-h`` exchanges the two kicks, so the step is symmetric; with no friction
+(``mu = 0``) it is RATTLE for the body on the surface. The work of friction is the trapezoidal
+rule on the contact force's power at the material contact point,
+``h/2 (N d_k . u_k + N' d_1 . u_1)``, added to ``work``. For a ball on a plane (constant
+``N = m g`` and a fixed slip direction) the step is exact: the velocities are linear in time.
+
+Guards of sliding: the normal force ``N`` of the continuous sliding model at the state (lift-off),
+and ``m g (u_t . t_ref)`` with ``t_ref`` the slip direction at the start of the step (the slip
+stops); the guard is the smaller, so the event located is the first. (The end kick's ``N'``
+is no guard: a partial step of size ``theta`` fixes the first kick's force only to
+``eps / theta^2`` through the gap, and ``N'`` inherits it.) ``N`` makes the gap's second
+derivative vanish. With ``u = v + A (Omega x s)`` the velocity of the body's material contact
+point, ``u_t`` its tangential part, ``L_H`` the ground's Weingarten map in space and ``S'`` the
+support map's derivative, the contact pair moves by ``ds/dt``, ``(I - S' A^T L_H A) ds/dt =
+S' (Omega x A^T n + A^T L_H u_t)`` (the rolling contact equation and the slip's part: the
+ground point moves at ``dx/dt = u_t + A ds/dt``, the normal turns by ``dn/dt = -L_H dx/dt``),
+and ``d2 gap/dt2 = dn/dt . u_t + n . du/dt = 0`` with
+``du/dt = dv/dt + A (Omega x (Omega x s) + dOmega/dt x s + Omega x ds/dt)`` and the
+Newton-Euler equations under ``N (n - mu t)`` is affine in ``N``:
+``N = -c_0 / (n . K (n - mu t))``, ``c_0 = -(L_H dx/dt) . u_t - g n . k + n . A (Omega x
+(Omega x s) + Omega x ds/dt + (I^-1 (I Omega x Omega)) x s)``. With a finite ``mu`` the rolling guard is
+``mu N - |F_t|``, ``F`` the contact force rolling needs (the continuous model's): it reaches
+zero before ``N`` does, so a body that would lift off slides first. At a slip the sliding
+starts in the direction ``-F_t / |F_t|`` (the friction that was needed, now at its limit,
+opposes it); at a stop the impulse that brings the contact point to rest is applied (it is
+round-off small: the slip has stopped) and the body rolls if the friction rolling needs is
+inside the cone, else it slides on in the new direction.
 
 Locating a mode change
 ----------------------
@@ -93,9 +150,11 @@ from nhphys.twins.rolling import (
     FAR_BRANCH,
     FRAME_SIZE,
     ROUNDOFF,
+    SINGULAR_CONTACT,
     RollingField,
     contact,
     frame,
+    ground_geometry,
     hat,
     jac_right,
     retract,
@@ -379,11 +438,40 @@ def friction_margin(model, state):
     return OK, model.mu * N - size, (-F_t / size if size > 0.0 else None)
 
 
+def sliding_normal_force(model, state):
+    """``(status, N)``: the normal force of the continuous sliding model at ``state``
+    (module docstring, "The sliding step": the gap's second derivative vanishes)."""
+    m, Iinv, A = model.mass, model.inertia_inv, state["A"]
+    x, J, H, n, W = ground_geometry(model.ground, int(state["chart"]), state["z"])
+    An = A.T @ n
+    st, s, Sp, n_M = model.shape.support(-An)
+    if st:
+        return st, 0.0
+    LH = J @ W @ np.linalg.solve(J.T @ J, J.T)
+    omega = Iinv @ state["Pi"]
+    u = state["p"] / m + A @ cross(omega, s)
+    u_t = tangential(u, n)
+    try:
+        s_dot = np.linalg.solve(EYE - Sp @ A.T @ LH @ A, Sp @ (cross(omega, An) + A.T @ LH @ u_t))
+    except np.linalg.LinAlgError:
+        return SINGULAR_CONTACT, 0.0
+    x_dot = u_t + A @ s_dot
+    d = n - model.mu * slip_direction(model, dict(state, s=s, n=n))
+    S = hat(s)
+    K = EYE / m - A @ S @ Iinv @ S @ A.T
+    wdot0 = Iinv @ cross(model.inertia @ omega, omega)
+    c0 = (-(LH @ x_dot) @ u_t - model.gravity * (n @ model.up)
+          + n @ (A @ (cross(omega, cross(omega, s)) + cross(omega, s_dot) + cross(wdot0, s))))
+    return OK, -c0 / (n @ K @ d)
+
+
 def slide_guards(model, state):
-    """``(N', s)``: the sliding guards at an end state, in newtons: the end kick's normal
-    force and ``m g`` times the slip velocity along the step's starting direction."""
+    """``(status, N, s)``: the sliding guards at a state, in newtons: the continuous sliding
+    model's normal force and ``m g`` times the slip velocity along the step's starting slip
+    direction ``slip_ref``."""
+    st, N = sliding_normal_force(model, state)
     u_t = tangential(contact_velocity(model, state), state["n"])
-    return state["N_end"], model.mass * model.gravity * (u_t @ state["slip_ref"])
+    return st, N, model.mass * model.gravity * (u_t @ state["slip_ref"])
 
 
 def guard(model, mode, state, c):
@@ -391,7 +479,8 @@ def guard(model, mode, state, c):
     if mode == FLIGHT:
         return OK, c.gap
     if mode == SLIDING:
-        return OK, min(slide_guards(model, state))
+        st, N, slip = slide_guards(model, state)
+        return st, min(N, slip)
     st, g, _ = friction_margin(model, state)
     return st, g
 
@@ -501,9 +590,11 @@ def modes_step(model, mode, state, h, substeps, events):
         if mode == FLIGHT:
             g0 = state.get("gap", 0.0)
         elif mode == SLIDING:  # the slip along its own direction is its size
+            st, N = sliding_normal_force(model, state)
+            if st:
+                return st, mode, None, None
             u_t = tangential(contact_velocity(model, state), state["n"])
-            g0 = min(state.get("N_end", model.mass * model.gravity),
-                     model.mass * model.gravity * np.linalg.norm(u_t))
+            g0 = min(N, model.mass * model.gravity * np.linalg.norm(u_t))
         else:
             st, g0, _ = friction_margin(model, state)
             if st:
@@ -525,7 +616,7 @@ def modes_step(model, mode, state, h, substeps, events):
         if mode == FLIGHT:
             state, mode, impulse, change = impact(model, state, c, h)
             kind = TOUCHDOWN
-        elif mode == SLIDING and slide_guards(model, state)[0] <= slide_guards(model, state)[1]:
+        elif mode == SLIDING and np.subtract(*slide_guards(model, state)[1:]) <= 0.0:
             state, mode, kind = dict(state, normal_force=0.0), FLIGHT, LIFT_OFF
         elif mode == SLIDING:  # the slip has stopped: the contact point is brought to rest
             state, P, change = impulse_to(model, state, c, np.zeros(3))

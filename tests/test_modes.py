@@ -7,7 +7,7 @@ from scipy.integrate import quad
 
 import nhphys
 from nhphys.forces import Force
-from nhphys.integrators import Reference, Retraction
+from nhphys.integrators import Adaptive, Reference, Retraction
 from nhphys.surfaces import Ellipsoid, Plane, Sphere
 from nhphys.systems import RollingBody
 
@@ -175,12 +175,12 @@ def test_bad_starts_are_refused(backend, start, match):
         nhphys.simulate(system, 0.01, 1e-3, backend=backend, **start)
 
 
-def test_a_bilateral_body_refuses_flight_starts_and_reference_refuses_lift_off():
+def test_a_bilateral_body_refuses_flight_starts_and_adaptive_refuses_lift_off():
     with pytest.raises(TypeError, match="height"):
         nhphys.simulate(RollingBody(BALL, Plane()), 0.01, 1e-3, height=1.0)
     with pytest.raises(ValueError, match="lift_off"):
         nhphys.simulate(RollingBody(BALL, Plane(), lift_off=True), 0.01, 1e-3,
-                        integrator=Reference())
+                        integrator=Adaptive())
 
 
 def bouncing_scene():
@@ -346,3 +346,43 @@ def test_bad_friction_is_refused(mu, error, match):
 def test_a_launch_into_the_ground_is_refused(backend):
     with pytest.raises(ValueError, match="normal"):
         launch(backend, 0.3, [1.0, 0.0, -0.5])
+
+
+# -- the reference ----------------------------------------------------------------------------
+
+def friction_dome(integrator, backend, dt=1e-3):
+    system = RollingBody(BALL, Sphere(1.0), lift_off=True, mu=0.3, restitution=0.4)
+    return nhphys.simulate(system, 1.2, dt, integrator=integrator, backend=backend,
+                           position=[0, 0, 1.0], omega=[1.0, 4.0, 2.0])
+
+
+@pytest.fixture(scope="module")
+def friction_dome_reference():
+    return friction_dome(Reference(rtol=1e-12, atol=1e-14), "python")
+
+
+def test_the_reference_bounces_at_the_closed_form_times():
+    traj = drop("python", 0.8, 1.2, 1e-3, integrator=Reference(rtol=1e-12, atol=1e-14))
+    fall = np.sqrt(2 / G)
+    np.testing.assert_allclose([e["t"] for e in touchdowns(traj)], [fall, fall + 1.6 * fall],
+                               rtol=1e-9)
+    assert traj.meta["backend"] == "python"
+
+
+@pytest.mark.slow
+def test_slip_and_lift_off_converge_at_second_order_to_the_reference(backend,
+                                                                     friction_dome_reference):
+    ref = friction_dome_reference
+    assert [(e["kind"], e["after"]) for e in ref.events] == [("slip", "sliding"),
+                                                             ("lift-off", "flight")]
+    times = np.array([e["t"] for e in ref.events])
+    errors = []
+    for dt in (2e-3, 1e-3):
+        traj = friction_dome(Retraction(), backend, dt)
+        assert [e["kind"] for e in traj.events] == ["slip", "lift-off"]
+        errors.append(np.abs([e["t"] for e in traj.events] - times))
+    ratio = errors[0] / errors[1]
+    assert np.all((3.5 <= ratio) & (ratio <= 4.5)), ratio
+    # the frames follow the reference to the same order
+    traj = friction_dome(Retraction(), backend, 1e-3)
+    assert np.abs(traj.position - ref.position).max() <= 1e-5

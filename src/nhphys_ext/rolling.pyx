@@ -2486,10 +2486,12 @@ cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) n
     cdef double w[3]
     cdef double ref[3]
     cdef int i, st
+    cdef Py_ssize_t n_sub = m.n_sub
     if mode == MODE_SLIDING:
         slip_direction(m, S, ref)
-    for j in range(m.n_sub):
-        size = h * m.substeps[j]
+        n_sub = 1  # the basic step (twin: composed_step)
+    for j in range(n_sub):
+        size = h * (1.0 if mode == MODE_SLIDING else m.substeps[j])
         if mode == MODE_FLIGHT:
             st = flight_step(m, size, S, c)
         elif mode == MODE_SLIDING:

@@ -16,7 +16,8 @@ from nhphys.twins import modes as spec
 from nhphys.twins import rolling as rolling_spec
 
 
-def start_modes(integrator, system, dt, backend, R0, omega0, ground_point, height=0.0,
+def start_modes(integrator, system, dt, backend, R0=None, omega0=None,
+                ground_point=(0.0, 0.0, 0.0), height=0.0,
                 velocity0=None):
     """The :class:`ModesRun` of ``Retraction`` ``integrator`` on ``system`` (validated).
 

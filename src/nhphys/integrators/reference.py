@@ -156,6 +156,13 @@ class Reference:
                              f"{seconds!r}.")
 
     def start(self, system, dt, backend, **initial_conditions):
+        if getattr(system, "lift_off", False):  # a unilateral contact: mode by mode
+            from nhphys.integrators.modes import start_modes
+            from nhphys.integrators.modes_reference import ModesReferenceRun
+            from nhphys.integrators.retraction import Retraction
+
+            mirror = start_modes(Retraction(), system, dt, "python", **initial_conditions)
+            return ModesReferenceRun(mirror, self.rtol, self.atol)
         state0 = system.reference_state(**initial_conditions)
         return ReferenceRun(system, state0, dt, self.rtol, self.atol, self.max_steps,
                             self.max_seconds)

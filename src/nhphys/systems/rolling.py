@@ -492,8 +492,8 @@ class RollingBody:
         on a moving ground too; the chart is kept for the whole reference run.
         """
         if self.lift_off:
-            raise ValueError("`Reference` and `Adaptive` do not yet support `lift_off=True` (they "
-                             "integrate the bilateral contact); use `Retraction`.")
+            raise ValueError("`Adaptive` does not yet support `lift_off=True` (it integrates "
+                             "the bilateral contact); use `Retraction` or `Reference`.")
         from nhphys.forces import build_force_set
         from nhphys.twins import forces as twin
 

@@ -384,9 +384,13 @@ def end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k):
 def composed_step(model, mode, state, h, substeps):
     """A whole step of size ``h`` in ``mode``: the sub-steps ``h * substeps`` one after another;
     ``(status, new_state, contact)``. A sliding step's end state keeps the slip direction of
-    its start, ``slip_ref``, which its guard reads."""
+    its start, ``slip_ref``, which its guard reads. Sliding always takes the basic (second
+    order) step: the compositions of order 4 and more have a backward sub-step, in which
+    friction would accelerate the slip, and a slip just started would turn around in it."""
     c = None
     ref = slip_direction(model, state) if mode == SLIDING else None
+    if mode == SLIDING:  # the basic step: a composition's backward sub-step would run
+        substeps = (1.0,)  # Coulomb friction backwards and turn a starting slip around
     for frac in substeps:
         size = h * frac
         if mode == FLIGHT:

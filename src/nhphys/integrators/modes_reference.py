@@ -1,0 +1,256 @@
+"""The reference of a body with a unilateral contact: scipy's DOP853 on each mode's continuous
+equations, with every mode change located by its event function.
+
+For cross-checks of :class:`nhphys.integrators.modes.ModesRun` (the structure-preserving run):
+independent of its discretisation, sharing with it only the models, which are the same
+continuous physics (:mod:`nhphys.twins.modes`):
+
+* rolling: eq. (29) of :class:`nhphys.twins.rolling.RollingField` on ``(A, z, Omega, W)``;
+  its event, the rolling guard (``N``, or ``mu N - |F_t|`` with friction);
+* flight: the free rigid body, ``dA/dt = A hat(Omega)``, ``da/dt = v``,
+  ``I dOmega/dt = I Omega x Omega``, ``dv/dt = -g k``, on ``(A, a, Omega, v, W)``; its event, the
+  gap of the closest-approach pair;
+* sliding: the same state, under the contact force ``N (n - mu t)`` with ``N`` the continuous
+  sliding normal force (:func:`nhphys.twins.modes.sliding_normal_force`) and ``t`` the slip's
+  direction, ``dW/dt`` its power at the material contact point; its events, ``N`` and the slip
+  velocity along the segment's starting direction (if the slip turns by 90 degrees without
+  stopping, the segment restarts with the new direction and no event).
+
+At an event the run applies the same laws as the structure-preserving run (the rough impact
+with the rest-speed rule, the stick impulse, the slip direction ``-F_t / |F_t|``), then goes on
+in the new mode. The frames have the layout of ``ModesRun``'s, so the two trajectories have the
+same fields.
+"""
+
+import numpy as np
+
+from nhphys.errors import NewtonError
+from nhphys.twins import modes as spec
+from nhphys.twins import rolling as rolling_spec
+from nhphys.twins.newton import OK
+from nhphys.twins.suslov import cross
+
+STOP_SLIP = 1e-9  # a slip this small (relative to the body's speeds) at its event has stopped
+ONSET_SLIP = 1e-7  # below this (relative) a slip takes the segment's direction
+MAX_SEGMENTS = 10_000  # per call of advance: more is a cascade, reported as a failure
+
+
+class ModesReferenceRun:
+    """Integrates mode by mode (see the module docstring); ``initial`` and ``advance`` give
+    the fields of :class:`nhphys.integrators.modes.ModesRun`."""
+
+    def __init__(self, run, rtol, atol):
+        self.mirror = run  # the ModesRun started the same way: its initial state and fields
+        system = run.system
+        self.system = system
+        shape, ground = system._twins()
+        self.model = spec.Model(shape, ground, None, None, system.mass, system.inertia,
+                                system.inertia_inv, system.gravity, system.up,
+                                system.support_shape, system.restitution, system.mu, 0,
+                                1e-14, 50, 0)
+        self.dt, self.rtol, self.atol = run.dt, rtol, atol
+        self.steps_done = 0
+        self.events = np.empty((0, spec.EVENT_SIZE))
+        self.mode = int(run.mode[0])
+        self.t = 0.0
+        self.chart, self.z = int(run.chart[0]), np.array(run.z, dtype=float)
+        self.slip = np.array(run.slip, dtype=float)
+        self.y = self._full(run.A, run.a, run.system.inertia_inv @ run.Pi, run.p / system.mass,
+                            0.0)
+        self.backend = "python"
+
+    # -- states ---------------------------------------------------------------------------
+    @staticmethod
+    def _full(A, a, omega, v, W):
+        return np.concatenate([np.ravel(A), a, omega, v, [W]])
+
+    def _state(self, y, t=0.0):
+        """The twin's state dict of a full state ``y`` (19,), its contact solved."""
+        m = self.model
+        A = y[:9].reshape(3, 3)
+        st, c = rolling_spec.contact(m.shape, m.ground, A, y[9:12], self.chart, self.z, 1e-14,
+                                     50)
+        if st:
+            raise NewtonError(self.steps_done, t, f"the reference's contact solve failed "
+                              f"(status {st})")
+        self.chart, self.z = c.chart, c.z
+        state = {"A": A, "a": y[9:12], "Pi": self.system.inertia @ y[12:15],
+                 "p": self.system.mass * y[15:18], "s": c.s, "n": c.n, "chart": c.chart,
+                 "z": c.z, "t": t, "work": y[18], "slip": self.slip, "slip_ref": self.slip}
+        return state, c
+
+    def _rolling_y(self, state):
+        return np.concatenate([state["A"].ravel(), state["z"],
+                               self.system.inertia_inv @ state["Pi"], [state["work"]]])
+
+    def _from_rolling(self, y15):
+        field = self.model.field
+        field.chart = self.chart
+        _, _, (s, x, n, n_M, _, N, F) = field._rates(0.0, y15, extras=True)
+        A, omega = y15[:9].reshape(3, 3), y15[11:14]
+        return self._full(A, x - A @ s, omega, -A @ cross(omega, s), y15[14])
+
+    # -- the modes' equations -------------------------------------------------------------
+    def _flight_rhs(self, t, y):
+        A, omega = y[:9].reshape(3, 3), y[12:15]
+        I, Iinv = self.system.inertia, self.system.inertia_inv
+        return np.concatenate([np.cross(A, omega).ravel(), y[15:18],
+                               Iinv @ cross(I @ omega, omega),
+                               -self.system.gravity * self.system.up, [0.0]])
+
+    def _sliding_rhs(self, t, y):
+        m, I, Iinv = self.system.mass, self.system.inertia, self.system.inertia_inv
+        state, c = self._state(y, t)
+        st, N = spec.sliding_normal_force(self.model, state)
+        A, omega = state["A"], y[12:15]
+        u = spec.contact_velocity(self.model, state)
+        F = N * (c.n - self.system.mu * self._direction(state, u))
+        return np.concatenate([np.cross(A, omega).ravel(), y[15:18],
+                               Iinv @ (cross(I @ omega, omega) + cross(c.s, A.T @ F)),
+                               F / m - self.system.gravity * self.system.up, [F @ u]])
+
+    def _direction(self, state, u):
+        """The slip direction: the slip's own, once it is above ``ONSET_SLIP`` of the speeds,
+        else the segment's (a slip just started grows from zero along it; below that size its
+        own direction is round-off, and the right-hand side would jump with it)."""
+        u_t = spec.tangential(u, state["n"])
+        size = np.linalg.norm(u_t)
+        speed = (np.linalg.norm(state["p"]) / self.system.mass
+                 + np.linalg.norm(self.system.inertia_inv @ state["Pi"])
+                 * np.linalg.norm(state["s"]))
+        return u_t / size if size > ONSET_SLIP * speed else self.slip
+
+    def _rolling_rhs(self, t, y):
+        field = self.model.field
+        field.chart = self.chart
+        st, out = field._rates(t, y)
+        return out if st == OK else np.full(15, np.nan)
+
+    # -- events ---------------------------------------------------------------------------
+    def _events(self):
+        model = self.model
+        if self.mode == spec.ROLLING:
+            def rolling(t, y):
+                state = {"A": y[:9].reshape(3, 3), "z": y[9:11], "chart": self.chart,
+                         "Pi": self.system.inertia @ y[11:14], "t": t,
+                         "n": rolling_spec.ground_geometry(model.ground, self.chart,
+                                                           y[9:11])[3]}
+                return spec.friction_margin(model, state)[1]
+            return [rolling]
+        if self.mode == spec.FLIGHT:
+            def gap(t, y):
+                return self._state(y, t)[1].gap
+            return [gap]
+
+        def normal(t, y):
+            return spec.sliding_normal_force(model, self._state(y, t)[0])[1]
+
+        def slip(t, y):
+            state, _ = self._state(y, t)
+            u_t = spec.tangential(spec.contact_velocity(model, state), state["n"])
+            return u_t @ self.slip
+        return [normal, slip]
+
+    def _rhs(self):
+        return {spec.ROLLING: self._rolling_rhs, spec.FLIGHT: self._flight_rhs,
+                spec.SLIDING: self._sliding_rhs}[self.mode]
+
+    def _y_of_mode(self):
+        return self._rolling_y(self._state(self.y, self.t)[0]) if self.mode == spec.ROLLING \
+            else self.y
+
+    # -- the transitions ------------------------------------------------------------------
+    def _switch(self, which, t, y_mode):
+        """Apply the law of the event ``which`` of the current mode at time ``t``."""
+        model = self.model
+        before, impulse, change = self.mode, 0.0, 0.0
+        y = self._from_rolling(y_mode) if self.mode == spec.ROLLING else y_mode
+        state, c = self._state(y, t)
+        if self.mode == spec.ROLLING:
+            st, N = spec.normal_force(model, state)
+            _, _, direction = spec.friction_margin(model, state)
+            if N <= 0.0 or direction is None:
+                self.mode, kind = spec.FLIGHT, spec.LIFT_OFF
+            else:
+                self.slip = direction
+                self.mode, kind = spec.SLIDING, spec.SLIP
+        elif self.mode == spec.FLIGHT:
+            state, self.mode, impulse, change = spec.impact(model, dict(state, F=np.zeros(3)),
+                                                            c, self.dt)
+            kind = spec.TOUCHDOWN
+        elif which == 0:
+            self.mode, kind = spec.FLIGHT, spec.LIFT_OFF
+        else:
+            u_t = spec.tangential(spec.contact_velocity(model, state), state["n"])
+            speed = (np.linalg.norm(y[15:18]) + np.linalg.norm(y[12:15])
+                     * np.linalg.norm(state["s"]))
+            if np.linalg.norm(u_t) > STOP_SLIP * speed:  # the slip turned: a new segment
+                self.slip = u_t / np.linalg.norm(u_t)
+                self.y, self.t = y, t
+                return
+            state, P, change = spec.impulse_to(model, state, c, np.zeros(3))
+            impulse, kind = c.n @ P, spec.STICK
+            self.mode = spec.settle(model, state)
+        if self.mode == spec.SLIDING and before != spec.SLIDING and kind != spec.SLIP:
+            self.slip = state["slip"]
+        self.y = self._full(state["A"], state["a"], self.system.inertia_inv @ state["Pi"],
+                            state["p"] / self.system.mass, state["work"])
+        self.t = t
+        self.events = np.vstack([self.events, [t, kind, before, self.mode, impulse, change]])
+
+    # -- frames ---------------------------------------------------------------------------
+    def _frame(self, y_mode, t, mode):
+        if mode == spec.ROLLING:
+            field = self.model.field
+            field.chart = self.chart
+            return np.concatenate([field.frame(y_mode, t), [mode]])
+        state, c = self._state(y_mode, t)
+        N = spec.sliding_normal_force(self.model, state)[1] if mode == spec.SLIDING else 0.0
+        state.update(normal_force=N, t=t)
+        return np.concatenate([rolling_spec.frame(state, c), [mode]])
+
+    def initial(self):
+        return self.mirror._observables(self._frame(self._y_of_mode(), 0.0, self.mode)[None])
+
+    def advance(self, n_steps, save_every):
+        from scipy.integrate import solve_ivp
+
+        t1 = (self.steps_done + n_steps) * self.dt
+        saved = (self.steps_done * self.dt
+                 + self.dt * save_every * np.arange(1, n_steps // save_every + 1))
+        frames = []
+        segments = 0
+        while self.t < t1:
+            segments += 1
+            if segments > MAX_SEGMENTS:
+                raise NewtonError(self.steps_done, self.t, "the reference met more than "
+                                  f"{MAX_SEGMENTS} mode changes in one call (a cascade)")
+            y0 = self._y_of_mode()
+            events = self._events()
+            for event in events:
+                event.terminal, event.direction = True, -1
+            sol = solve_ivp(self._rhs(), (self.t, t1), y0, method="DOP853", rtol=self.rtol,
+                            atol=self.atol, dense_output=True, events=events)
+            if sol.status == -1:
+                raise NewtonError(self.steps_done, self.t, f"the reference integration "
+                                  f"failed: {sol.message}")
+            t_end = sol.t[-1]
+            inside = saved[(saved > self.t) & (saved <= t_end)]
+            frames.extend(self._frame(sol.sol(ts), ts, self.mode) for ts in inside)
+            if sol.status == 1:  # an event
+                which = next(i for i, te in enumerate(sol.t_events) if te.size)
+                self._switch(which, t_end, sol.y[:, -1])
+            else:
+                y = sol.y[:, -1]
+                if self.mode == spec.ROLLING:
+                    y = self._from_rolling(y)
+                self.y, self.t = y, t_end
+        self.steps_done += n_steps
+        out = np.array(frames).reshape(-1, spec.MODES_FRAME_SIZE)
+        return self.mirror._observables(out)
+
+    def event_list(self):
+        return [{"t": float(t), "kind": spec.EVENT_NAMES[int(kind)],
+                 "before": spec.MODE_NAMES[int(before)], "after": spec.MODE_NAMES[int(after)],
+                 "impulse": float(impulse), "energy_change": float(change)}
+                for t, kind, before, after, impulse, change in self.events]

@@ -1661,6 +1661,41 @@ cdef int _field_project(object field, double* y) noexcept:
     return OK
 
 
+cdef inline void ground_operators(const double* J, const double* WH, const double* A,
+                                  double* gi, double* LH, double* K) noexcept nogil:
+    # from the ground's chart Jacobian J (3 x 2) and Weingarten matrix WH (2 x 2): the inverse
+    # metric gi = (J^T J)^-1, the Weingarten map on space vectors LH = J WH gi J^T (-dn = LH dx)
+    # and K = A^T LH A (row-major)
+    cdef double G[4]
+    cdef double JWgi[6]
+    cdef double T1[9]
+    cdef double det, sum_
+    cdef int i, j, a, b, k
+    G[0] = J[0] * J[0] + J[2] * J[2] + J[4] * J[4]
+    G[1] = J[0] * J[1] + J[2] * J[3] + J[4] * J[5]
+    G[2] = G[1]
+    G[3] = J[1] * J[1] + J[3] * J[3] + J[5] * J[5]
+    det = G[0] * G[3] - G[1] * G[2]
+    gi[0] = G[3] / det
+    gi[1] = -G[1] / det
+    gi[2] = -G[2] / det
+    gi[3] = G[0] / det
+    for i in range(3):
+        for b in range(2):
+            sum_ = 0.0
+            for a in range(2):
+                for k in range(2):
+                    sum_ += J[2 * i + a] * WH[2 * a + k] * gi[2 * k + b]
+            JWgi[2 * i + b] = sum_
+    for i in range(3):
+        for j in range(3):
+            LH[3 * i + j] = JWgi[2 * i] * J[2 * j] + JWgi[2 * i + 1] * J[2 * j + 1]
+    matmul3(LH, A, T1)
+    for i in range(3):
+        for j in range(3):
+            K[3 * i + j] = A[i] * T1[j] + A[3 + i] * T1[3 + j] + A[6 + i] * T1[6 + j]
+
+
 cdef class RollingField:
     """Eq. (29) of a body rolling on a ground at rest, ``field(t, y)``, and its projection
     (see the twin, :class:`nhphys.twins.rolling.RollingField`)."""
@@ -1796,7 +1831,6 @@ cdef class RollingField:
         cdef double Sp[9]
         cdef double n_M[3]
         cdef double gi[4]      # (J^T J)^-1
-        cdef double JWgi[6]    # J W g^-1 (3 x 2)
         cdef double LH[9]      # J W g^-1 J^T: -dn = LH dx in space
         cdef double T1[9]
         cdef double K[9]       # A^T LH A
@@ -1829,32 +1863,7 @@ cdef class RollingField:
         st = self.shape.support(d, s, Sp, n_M)
         if st != OK:
             return st
-        # g^-1 and the ground's Weingarten map on space vectors
-        det = 0.0
-        G[0] = J[0] * J[0] + J[2] * J[2] + J[4] * J[4]
-        G[1] = J[0] * J[1] + J[2] * J[3] + J[4] * J[5]
-        G[2] = G[1]
-        G[3] = J[1] * J[1] + J[3] * J[3] + J[5] * J[5]
-        det = G[0] * G[3] - G[1] * G[2]
-        gi[0] = G[3] / det
-        gi[1] = -G[1] / det
-        gi[2] = -G[2] / det
-        gi[3] = G[0] / det
-        for i in range(3):
-            for b in range(2):
-                sum_ = 0.0
-                for a in range(2):
-                    for k in range(2):
-                        sum_ += J[2 * i + a] * WH[2 * a + k] * gi[2 * k + b]
-                JWgi[2 * i + b] = sum_
-        for i in range(3):
-            for j in range(3):
-                LH[3 * i + j] = JWgi[2 * i] * J[2 * j] + JWgi[2 * i + 1] * J[2 * j + 1]
-        # K = A^T LH A
-        matmul3(LH, A, T1)
-        for i in range(3):
-            for j in range(3):
-                K[3 * i + j] = A[i] * T1[j] + A[3 + i] * T1[3 + j] + A[6 + i] * T1[6 + j]
+        ground_operators(J, WH, A, gi, LH, K)  # g^-1, L_H and K = A^T L_H A
         cross3(w, An, wn)  # Omega x A^T n
         if self.support_form:
             # (I - S' K) ds/dt = S' (Omega x A^T n)
@@ -2567,9 +2576,7 @@ cdef int sliding_normal_force(ModesModel m, const State* S, double* N) noexcept:
     cdef double s[3]
     cdef double Sp[9]
     cdef double n_M[3]
-    cdef double G[4]
     cdef double gi[4]
-    cdef double JWgi[6]
     cdef double LH[9]
     cdef double T1[9]
     cdef double Kb[9]
@@ -2591,9 +2598,9 @@ cdef int sliding_normal_force(ModesModel m, const State* S, double* N) noexcept:
     cdef double Sh[9]
     cdef double K[9]
     cdef double Kd[3]
-    cdef double det, sum_, c0
+    cdef double c0
     cdef State probe
-    cdef int i, j, a, b, k, st
+    cdef int i, j, st
     ground_geometry(m.ground, S.chart, S.z, x, J, H, n, WH)
     if m.ground.raised:
         return CALLBACK_RAISED
@@ -2603,29 +2610,7 @@ cdef int sliding_normal_force(ModesModel m, const State* S, double* N) noexcept:
     st = m.shape.support(d, s, Sp, n_M)
     if st != OK:
         return st
-    G[0] = J[0] * J[0] + J[2] * J[2] + J[4] * J[4]
-    G[1] = J[0] * J[1] + J[2] * J[3] + J[4] * J[5]
-    G[2] = G[1]
-    G[3] = J[1] * J[1] + J[3] * J[3] + J[5] * J[5]
-    det = G[0] * G[3] - G[1] * G[2]
-    gi[0] = G[3] / det
-    gi[1] = -G[1] / det
-    gi[2] = -G[2] / det
-    gi[3] = G[0] / det
-    for i in range(3):
-        for b in range(2):
-            sum_ = 0.0
-            for a in range(2):
-                for k in range(2):
-                    sum_ += J[2 * i + a] * WH[2 * a + k] * gi[2 * k + b]
-            JWgi[2 * i + b] = sum_
-    for i in range(3):
-        for j in range(3):
-            LH[3 * i + j] = JWgi[2 * i] * J[2 * j] + JWgi[2 * i + 1] * J[2 * j + 1]
-    matmul3(LH, S.A, T1)
-    for i in range(3):
-        for j in range(3):
-            Kb[3 * i + j] = S.A[i] * T1[j] + S.A[3 + i] * T1[3 + j] + S.A[6 + i] * T1[6 + j]
+    ground_operators(J, WH, S.A, gi, LH, Kb)
     # u, u_t; (I - S' Kb) ds/dt = S' (Omega x A^T n + A^T LH u_t)
     matvec3(m.Iinv, S.Pi, w)
     cross3(w, s, ws)

@@ -86,7 +86,7 @@ class ModesReferenceRun:
     def _from_rolling(self, y15):
         field = self.model.field
         field.chart = self.chart
-        _, _, (s, x, n, n_M, _, N, F) = field._rates(0.0, y15, extras=True)
+        _, _, (s, x, *_) = field._rates(0.0, y15, extras=True)
         A, omega = y15[:9].reshape(3, 3), y15[11:14]
         return self._full(A, x - A @ s, omega, -A @ cross(omega, s), y15[14])
 
@@ -102,6 +102,8 @@ class ModesReferenceRun:
         m, I, Iinv = self.system.mass, self.system.inertia, self.system.inertia_inv
         state, c = self._state(y, t)
         st, N = spec.sliding_normal_force(self.model, state)
+        if st:  # a contact event or a singular contact: the solver stops on the NaN
+            return np.full(y.size, np.nan)
         A, omega = state["A"], y[12:15]
         u = spec.contact_velocity(self.model, state)
         F = N * (c.n - self.system.mu * self._direction(state, u))
@@ -168,6 +170,9 @@ class ModesReferenceRun:
         state, c = self._state(y, t)
         if self.mode == spec.ROLLING:
             st, N = spec.normal_force(model, state)
+            if st:
+                raise NewtonError(self.steps_done, t, f"the reference's contact failed at a "
+                                  f"mode change (status {st})")
             _, _, direction = spec.friction_margin(model, state)
             if N <= 0.0 or direction is None:
                 self.mode, kind = spec.FLIGHT, spec.LIFT_OFF

@@ -446,9 +446,9 @@ def sliding_normal_force(model, state):
     """``(status, N)``: the normal force of the continuous sliding model at ``state``
     (module docstring, "The sliding step": the gap's second derivative vanishes)."""
     m, Iinv, A = model.mass, model.inertia_inv, state["A"]
-    x, J, H, n, W = ground_geometry(model.ground, int(state["chart"]), state["z"])
+    _, J, _, n, W = ground_geometry(model.ground, int(state["chart"]), state["z"])
     An = A.T @ n
-    st, s, Sp, n_M = model.shape.support(-An)
+    st, s, Sp, _ = model.shape.support(-An)
     if st:
         return st, 0.0
     LH = J @ W @ np.linalg.solve(J.T @ J, J.T)

@@ -386,3 +386,38 @@ def test_slip_and_lift_off_converge_at_second_order_to_the_reference(backend,
     # the frames follow the reference to the same order
     traj = friction_dome(Retraction(), backend, 1e-3)
     assert np.abs(traj.position - ref.position).max() <= 1e-5
+
+
+# -- robustness -------------------------------------------------------------------------------
+
+def test_a_run_continued_from_a_checkpoint_equals_the_run_in_one_go(backend):
+    system = RollingBody(BALL, Sphere(1.0), lift_off=True, mu=0.3, restitution=0.4)
+    start = {"R0": np.eye(3), "omega0": [1.0, 4.0, 2.0], "ground_point": [0, 0, 1.0]}
+    whole = Retraction().start(system, 1e-3, backend, **start)
+    frames = whole.advance(1200, 100)
+    first = Retraction().start(system, 1e-3, backend, **start)
+    first.advance(850, 50)
+    resumed = Retraction().start(system, 1e-3, backend, **start)
+    resumed.restore(first.checkpoint())
+    rest = resumed.advance(350, 50)
+    assert whole.event_list() == resumed.event_list()
+    assert {"slip", "lift-off"} <= {e["kind"] for e in whole.event_list()}
+    np.testing.assert_array_equal(frames["position"][-1], rest["position"][-1])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_throws_end_in_a_state_on_or_above_the_ground_without_hanging(backend, seed):
+    rng = np.random.default_rng(seed)
+    body = nhphys.RigidBody(1.0, rng.uniform(0.01, 0.03, 3), Ellipsoid(rng.uniform(0.1, 0.3, 3)))
+    system = RollingBody(body, Sphere(3.0, orientation="inward"), lift_off=True,
+                         mu=rng.uniform(0.1, 1.0), restitution=rng.uniform(0.0, 0.9))
+    q = rng.normal(size=4)
+    traj = nhphys.simulate(system, 1.0, 2e-3, backend=backend, position=[0, 0, -3.0],
+                           orientation=q / np.linalg.norm(q), omega=rng.normal(0, 5, 3),
+                           height=rng.uniform(0.0, 0.5), velocity=rng.normal(0, 1, 3))
+    assert np.all(traj.gap >= -1e-9)  # never through the bowl
+    on = traj.mode != 1
+    assert traj.contact_residual[on].max(initial=0) <= 1e-9
+    assert np.abs(np.einsum("nji,njk->nik", traj.R, traj.R) - np.eye(3)).max() <= 1e-13
+    balance = traj.energy - traj.work  # impacts and friction are in the work
+    assert np.ptp(balance) <= 1e-3 * max(abs(balance[0]), 1.0)

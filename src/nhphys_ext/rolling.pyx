@@ -721,8 +721,6 @@ cdef struct State:
     # contact modes only (modes_run; the rolling step neither reads nor writes them)
     double slip[3]     # the slip direction where the slip is too small to give it
     double slip_ref[3]  # a sliding step's direction at its start (its guard's)
-    double N_end       # a sliding step's end-kick normal force, when has_N_end
-    bint has_N_end
 
 
 cdef struct StepProblem:
@@ -2310,7 +2308,7 @@ cdef int sliding_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     matvec3(m.Iinv, S.Pi, w)
     for i in range(3):
         x[i] = h * w[i]
-    N0 = S.N_end if S.has_N_end else m.mass * m.gravity * fabs(dot3(S.n, m.up))
+    N0 = m.mass * m.gravity * fabs(dot3(S.n, m.up))  # (the twin's: not the last step's)
     x[3] = N0
     for i in range(3):
         floor[i] = norm3(x) + 1e-15 * fabs(h) / m.newton_tol
@@ -2356,8 +2354,6 @@ cdef int sliding_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     S.z[0] = c.z[0]
     S.z[1] = c.z[1]
     S.t += h
-    S.N_end = N1
-    S.has_N_end = True
     S.normal_force = 0.5 * (N + N1)
     contact_velocity(m, S, S.s, u1)
     S.work = S.work + 0.5 * h * (N * dot3(P.d_k, u_k) + N1 * dot3(d1, u1))
@@ -2923,7 +2919,6 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
                 mode[0] = MODE_SLIDING
                 kind = EVENT_SLIP
         gap[0] = 0.0
-        S.has_N_end = False
         row = &events[EVENT_SIZE * n_found[0]]
         n_found[0] += 1
         row[0], row[1], row[2], row[3], row[4], row[5] = (
@@ -2992,12 +2987,8 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
     S.work = clock[1]
     S.normal_force = 0.0
     S.has_guess = False
-    S.N_end = 0.0
-    S.has_N_end = False
     current = <int>mode[0]
-    if current == MODE_FLIGHT:
-        st = contact(shape, ground, S.A, S.a, S.chart, S.z, newton_tol, max_newton, &c)
-        gap = c.gap if st == OK else 0.0
+    gap = clock[2]
     info[0] = OK
     info[INFO_COMMITTED] = 0
     n_events[0] = 0
@@ -3034,6 +3025,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
         mode[0] = current
         clock[0] = S.t
         clock[1] = S.work
+        clock[2] = gap
         if (k + 1) % save_every == 0:
             write_frame(&out[(k + 1) // save_every - 1, 0], &S, &c)
             out[(k + 1) // save_every - 1, FRAME_SIZE] = current

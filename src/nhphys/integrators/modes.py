@@ -133,7 +133,7 @@ class ModesRun(Run):
         self.slip = np.array(state["slip"], dtype=float)
         self.chart = np.array([state["chart"]], dtype=np.intp)
         self.z = np.array(state["z"], dtype=float)
-        self.clock = np.zeros(2)
+        self.clock = np.zeros(3)  # the time, the work, and the gap (flight's guard)
         self.mode = np.array([mode], dtype=np.intp)
         self.events = np.empty((0, spec.EVENT_SIZE))
         shape, ground = system._twins()
@@ -142,6 +142,7 @@ class ModesRun(Run):
         if st:
             raise ValueError("Could not find the body's closest point to the ground at the "
                              "start.")
+        self.clock[2] = c.gap if mode == spec.FLIGHT else 0.0
         first = rolling_spec.frame({"A": self.A, "a": self.a, "Pi": self.Pi, "p": self.p}, c)
         self._first = np.concatenate([first, [mode]])
 

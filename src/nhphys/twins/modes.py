@@ -292,7 +292,8 @@ def sliding_step(model, h, state):
         return OK, jac
 
     xi0 = h * (Iinv @ Pi)
-    N0 = state.get("N_end", m * g * abs(n_k @ up))
+    N0 = m * g * abs(n_k @ up)  # (not the last step's force: a run's frames must not depend
+    # on where it was cut into calls, as a checkpoint cuts it)
     x = np.concatenate([xi0, [N0]])
     floor = np.array([np.linalg.norm(xi0) + 1e-15 * abs(h) / model.newton_tol] * 3
                      + [abs(N0) + m * g])
@@ -321,7 +322,7 @@ def sliding_step(model, h, state):
     p1 = p_half + 0.5 * h * (N1 * d1 - weight)
     u_k = contact_velocity(model, state, s_k)
     new = dict(state, A=A1, a=a1, Pi=Pi1, p=p1, s=s1, n=n1.copy(), chart=c1.chart, z=c1.z,
-               t=state["t"] + h, slip=t1, N_end=N1, normal_force=0.5 * (N + N1))
+               t=state["t"] + h, slip=t1, normal_force=0.5 * (N + N1))
     u1 = contact_velocity(model, new)
     new["work"] = state["work"] + 0.5 * h * (N * (d_k @ u_k) + N1 * (d1 @ u1))
     return OK, new, c1
@@ -636,7 +637,6 @@ def modes_step(model, mode, state, h, substeps, events):
             else:  # the needed friction left the cone: the slip starts against it
                 state, mode, kind = dict(state, slip=direction), SLIDING, SLIP
         state["gap"] = 0.0
-        state.pop("N_end", None)
         events.append([state["t"], kind, before, mode, impulse, change])
         if abs(remaining) <= LOCATE_TOL * abs(h):
             break
@@ -669,8 +669,9 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
                                              # too small to give it (the start of a slip)
     chart (1,) intp, z (2,) : ndarray        # IN/OUT the contact's (in flight: the closest
                                              # approach's) ground chart coordinates
-    clock (2,) : ndarray                     # IN/OUT the time and the work (of the impacts
-                                             # and of friction)
+    clock (3,) : ndarray                     # IN/OUT the time, the work (of the impacts and
+                                             # of friction) and the gap (the flight guard at
+                                             # the start of the next step)
     mode (1,) intp : ndarray                 # IN/OUT ROLLING, FLIGHT or SLIDING
     out : ndarray (n_steps // save_every, MODES_FRAME_SIZE)    # OUT
     events : ndarray (MAX_EVENTS_PER_STEP n_steps, EVENT_SIZE)  # OUT, the mode changes
@@ -688,12 +689,8 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
     state = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
              "n": n.copy(), "F": F.copy(), "slip": slip.copy(), "xi": np.zeros(3),
              "chart": int(chart[0]), "z": z.copy(), "t": float(clock[0]),
-             "work": float(clock[1])}
+             "work": float(clock[1]), "gap": float(clock[2])}
     current = int(mode[0])
-    if current == FLIGHT:
-        st, c = contact(shape, ground, state["A"], state["a"], state["chart"], state["z"],
-                        newton_tol, max_newton)
-        state["gap"] = c.gap if st == OK else 0.0
     info[0] = OK
     info[INFO_COMMITTED] = 0
     n_events[0] = 0
@@ -712,7 +709,7 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
         A[:], a[:], Pi[:], p[:], s[:] = state["A"], state["a"], state["Pi"], state["p"], state["s"]
         n[:], F[:], z[:], slip[:] = state["n"], state["F"], state["z"], state["slip"]
         chart[0], mode[0] = state["chart"], current
-        clock[0], clock[1] = state["t"], state["work"]
+        clock[0], clock[1], clock[2] = state["t"], state["work"], state["gap"]
         if (k + 1) % save_every == 0:
             out[(k + 1) // save_every - 1] = np.concatenate([frame(state, c), [current]])
         info[INFO_COMMITTED] = k + 1

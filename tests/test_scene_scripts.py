@@ -31,6 +31,7 @@ SCENES = {  # name: (arguments that keep the run short, figures)
     "dome_lift_off": (["--t-final", "1.2"], ["lift_off.png"]),
     "billiard": ([], ["path.png"]),  # sliding with Coulomb friction, then rolling
     "tippe_top": (["--t-final", "0.5"], ["inversion.png"]),  # inverts while it slides
+    "hump": (["--t-final", "2"], ["jump.png"]),  # leaves a hump, lands, bounces, rolls on
     # the ensemble studies (docs/ensembles.md), on tiny grids and in this process
     "rattleback_map": (["--size", "4", "--t-final", "4", "--no-cluster"], ["reversal_map.png"]),
     "coin_fall": (["--size", "4", "--t-final", "0.5", "--no-cluster"], ["fall_map.png"]),

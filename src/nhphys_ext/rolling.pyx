@@ -721,6 +721,7 @@ cdef struct State:
     # contact modes only (modes_run; the rolling step neither reads nor writes them)
     double slip[3]     # the slip direction where the slip is too small to give it
     double slip_ref[3]  # a sliding step's direction at its start (its guard's)
+    bint slip_armed    # ... and whether the slip had a direction of its own there
 
 
 cdef struct StepProblem:
@@ -2166,20 +2167,28 @@ cdef inline void tangential(const double* u, const double* n, double* out) noexc
         out[i] = u[i] - un * n[i]
 
 
-cdef void slip_direction(ModesModel m, const State* S, double* t) noexcept:
-    # the unit slip direction of a sliding state (twin: slip_direction)
+cdef bint slipping(ModesModel m, const State* S, double* u_t) noexcept:
+    # whether the contact point's tangential velocity u_t has a direction (twin: slipping)
     cdef double u[3]
-    cdef double u_t[3]
     cdef double w[3]
     cdef double size, speed
-    cdef int i
     contact_velocity(m, S, S.s, u)
     tangential(u, S.n, u_t)
     size = norm3(u_t)
     matvec3(m.Iinv, S.Pi, w)
     speed = norm3(S.p) / m.mass + norm3(w) * norm3(S.s)
+    return size > SLIP_FLOOR * speed and size > 0.0
+
+
+cdef void slip_direction(ModesModel m, const State* S, double* t) noexcept:
+    # the unit slip direction of a sliding state (twin: slip_direction)
+    cdef double u_t[3]
+    cdef double size
+    cdef int i
+    cdef bint slips = slipping(m, S, u_t)
+    size = norm3(u_t)
     for i in range(3):
-        t[i] = u_t[i] / size if (size > SLIP_FLOOR * speed and size > 0.0) else S.slip[i]
+        t[i] = u_t[i] / size if slips else S.slip[i]
 
 
 cdef struct SlideProblem:
@@ -2492,8 +2501,10 @@ cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) n
     cdef double ref[3]
     cdef int i, st
     cdef Py_ssize_t n_sub = m.n_sub
+    cdef bint armed = False
     if mode == MODE_SLIDING:
         slip_direction(m, S, ref)
+        armed = slipping(m, S, w)
         n_sub = 1  # the basic step (twin: composed_step)
     for j in range(n_sub):
         size = h * (1.0 if mode == MODE_SLIDING else m.substeps[j])
@@ -2514,6 +2525,7 @@ cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) n
     if mode == MODE_SLIDING:
         for i in range(3):
             S.slip_ref[i] = ref[i]
+        S.slip_armed = armed
     return OK
 
 
@@ -2676,6 +2688,9 @@ cdef int slide_guards(ModesModel m, const State* S, double* g_normal,
     cdef double u_t[3]
     cdef int st
     st = sliding_normal_force(m, S, g_normal)
+    if not S.slip_armed:  # a slip just started: it cannot stop in this step (twin)
+        g_slip[0] = INFINITY
+        return st
     contact_velocity(m, S, S.s, u)
     tangential(u, S.n, u_t)
     g_slip[0] = m.mass * m.gravity * dot3(u_t, S.slip_ref)
@@ -2980,6 +2995,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
         S.slip[i] = slip[i]
         S.slip_ref[i] = slip[i]
         S.xi[i] = 0.0
+    S.slip_armed = True
     S.chart = <int>chart[0]
     S.z[0] = z[0]
     S.z[1] = z[1]

@@ -66,7 +66,12 @@ rule on the contact force's power at the material contact point,
 
 Guards of sliding: the normal force ``N`` of the continuous sliding model at the state (lift-off),
 and ``m g (u_t . t_ref)`` with ``t_ref`` the slip direction at the start of the step (the slip
-stops); the guard is the smaller, so the event located is the first. (The end kick's ``N'``
+stops); the guard is the smaller, so the event located is the first. The stop's guard is not
+armed in a step that starts from a slip too small to have a direction (``SLIP_FLOOR``), the
+first step of a slip: at a slip's onset the needed friction is exactly at the cone's edge, so
+the slip grows from zero with zero slope, and its sign in that first step is that of the
+round-off; a stop located there would put the body back to rolling at the cone's edge again,
+one event after the other. (The end kick's ``N'``
 is no guard: a partial step of size ``theta`` fixes the first kick's force only to
 ``eps / theta^2`` through the gap, and ``N'`` inherits it.) ``N`` makes the gap's second
 derivative vanish. With ``u = v + A (Omega x s)`` the velocity of the body's material contact
@@ -235,17 +240,22 @@ def tangential(u, n):
     return u - (n @ u) * n
 
 
-def slip_direction(model, state):
-    """The unit slip direction (3,) of a sliding state: its contact point's tangential
-    velocity, or the stored ``slip`` where that is too small to have a direction (the start
-    of a slip)."""
+def slipping(model, state):
+    """``(slips, u_t)``: whether the contact point's tangential velocity ``u_t`` (3,) is large
+    enough to have a direction (above ``SLIP_FLOOR`` of the body's speeds)."""
     u_t = tangential(contact_velocity(model, state), state["n"])
     size = np.linalg.norm(u_t)
     speed = (np.linalg.norm(state["p"]) / model.mass
              + np.linalg.norm(model.inertia_inv @ state["Pi"]) * np.linalg.norm(state["s"]))
-    if size > SLIP_FLOOR * speed and size > 0.0:
-        return u_t / size
-    return state["slip"]
+    return bool(size > SLIP_FLOOR * speed and size > 0.0), u_t
+
+
+def slip_direction(model, state):
+    """The unit slip direction (3,) of a sliding state: its contact point's tangential
+    velocity, or the stored ``slip`` where that is too small to have a direction (the start
+    of a slip)."""
+    slips, u_t = slipping(model, state)
+    return u_t / np.linalg.norm(u_t) if slips else state["slip"]
 
 
 def sliding_step(model, h, state):
@@ -385,11 +395,14 @@ def end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k):
 def composed_step(model, mode, state, h, substeps):
     """A whole step of size ``h`` in ``mode``: the sub-steps ``h * substeps`` one after another;
     ``(status, new_state, contact)``. A sliding step's end state keeps the slip direction of
-    its start, ``slip_ref``, which its guard reads. Sliding always takes the basic (second
+    its start, ``slip_ref``, which its guard reads, and whether the slip had a direction of
+    its own there, ``slip_armed`` (a step that starts a slip from rest cannot stop it: see
+    "The sliding step"). Sliding always takes the basic (second
     order) step: the compositions of order 4 and more have a backward sub-step, in which
     friction would accelerate the slip, and a slip just started would turn around in it."""
     c = None
     ref = slip_direction(model, state) if mode == SLIDING else None
+    armed = mode == SLIDING and slipping(model, state)[0]
     if mode == SLIDING:  # the basic step: a composition's backward sub-step would run
         substeps = (1.0,)  # Coulomb friction backwards and turn a starting slip around
     for frac in substeps:
@@ -410,7 +423,7 @@ def composed_step(model, mode, state, h, substeps):
         if st:
             return st, None, None
     if ref is not None:
-        state = dict(state, slip_ref=ref)
+        state = dict(state, slip_ref=ref, slip_armed=armed)
     return OK, state, c
 
 
@@ -475,6 +488,8 @@ def slide_guards(model, state):
     model's normal force and ``m g`` times the slip velocity along the step's starting slip
     direction ``slip_ref``."""
     st, N = sliding_normal_force(model, state)
+    if not state.get("slip_armed", True):  # a slip just started: it cannot stop in this step
+        return st, N, np.inf
     u_t = tangential(contact_velocity(model, state), state["n"])
     return st, N, model.mass * model.gravity * (u_t @ state["slip_ref"])
 

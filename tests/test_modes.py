@@ -423,3 +423,14 @@ def test_random_throws_end_in_a_state_on_or_above_the_ground_without_hanging(bac
     assert np.abs(np.einsum("nji,njk->nik", traj.R, traj.R) - np.eye(3)).max() <= 1e-13
     balance = traj.energy - traj.work  # impacts and friction are in the work
     assert np.ptp(balance) <= 1e-3 * max(abs(balance[0]), 1.0)
+
+
+def test_an_ensemble_of_drops_equals_the_runs_one_by_one(backend):
+    system = RollingBody(BALL, Plane(), lift_off=True, restitution=0.8)
+    ds = nhphys.ensemble(system, 1.0, 1e-3, backend=backend, height=[0.5, 1.0],
+                         save_every=50)
+    for i, h0 in enumerate([0.5, 1.0]):
+        alone = nhphys.simulate(system, 1.0, 1e-3, backend=backend, height=h0, save_every=50)
+        np.testing.assert_array_equal(ds.position.values[i], alone.position)
+        np.testing.assert_array_equal(ds["mode"].values[i], alone.mode)
+    assert list(ds.status.values) == ["ok", "ok"]

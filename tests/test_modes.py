@@ -434,3 +434,53 @@ def test_an_ensemble_of_drops_equals_the_runs_one_by_one(backend):
         np.testing.assert_array_equal(ds.position.values[i], alone.position)
         np.testing.assert_array_equal(ds["mode"].values[i], alone.mode)
     assert list(ds.status.values) == ["ok", "ok"]
+
+
+# -- the Coulomb impact ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("v0", [2.0, 4.0])
+def test_a_coulomb_impact_sticks_inside_the_cone_and_slides_through_outside_it(backend, v0):
+    # a ball dropped from h = 0.3 m moving at v0 along x, without spin, onto a plane: the
+    # impulse brings the normal velocity to -e v_n; the tangential impulse that would stop the
+    # slip, m v0 / (1 + m r^2 / I) = m v0 / 3.5, is inside the cone mu P_n for v0 = 2 (the
+    # contact point sticks: v = 5 v0 / 7) and outside it for v0 = 4 (it slides through the
+    # impact: v = v0 - mu P_n / m, omega_y = mu P_n r / I)
+    mu, e, h0 = 0.2, 0.5, 0.3
+    system = RollingBody(BALL, Plane(), lift_off=True, restitution=e, mu=mu, impact="coulomb")
+    traj = nhphys.simulate(system, 0.3, 1e-3, backend=backend, height=h0, velocity=[v0, 0, 0])
+    event = traj.events[0]
+    v_n = np.sqrt(2 * G * h0)
+    P_n = (1 + e) * M_BALL * v_n
+    assert event["impulse"] == pytest.approx(P_n, rel=1e-12)
+    k = np.searchsorted(traj.t, event["t"], side="right")  # the first frame after the impact
+    dt_after = traj.t[k] - event["t"]
+    v = traj.velocity[k] + np.array([0.0, 0.0, G * dt_after])  # undo the flight's gravity
+    omega = traj.R[k] @ traj.omega[k]
+    inertia = 0.4 * M_BALL * R_BALL**2
+    sticks = M_BALL * v0 / 3.5 <= mu * P_n
+    assert sticks == (v0 == 2.0)
+    v_x = 5 * v0 / 7 if sticks else v0 - mu * P_n / M_BALL
+    spin = (v0 - v_x) * M_BALL * R_BALL / inertia
+    np.testing.assert_allclose(v, [v_x, 0.0, e * v_n], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(omega, [0.0, spin, 0.0], rtol=0, atol=1e-10)
+    loss = 0.5 * M_BALL * (v_x**2 + (e * v_n) ** 2 - v0**2 - v_n**2) + 0.5 * inertia * spin**2
+    assert event["energy_change"] == pytest.approx(loss, rel=1e-10)
+
+
+def test_a_plastic_coulomb_landing_with_a_fast_slip_lands_sliding(backend):
+    system = RollingBody(BALL, Plane(), lift_off=True, mu=0.2, impact="coulomb")
+    traj = nhphys.simulate(system, 1.0, 1e-3, backend=backend, height=0.3, velocity=[4.0, 0, 0])
+    kinds = [(e["kind"], e["after"]) for e in traj.events]
+    assert kinds == [("touchdown", "sliding"), ("stick", "rolling")]
+    # then the slip u = v - omega r decays at (7/2) mu g as on a plane
+    P_n = M_BALL * np.sqrt(2 * G * 0.3)
+    u_after = 4.0 - 0.2 * P_n / M_BALL - 0.2 * P_n * R_BALL**2 / (0.4 * M_BALL * R_BALL**2)
+    t_stick = traj.events[0]["t"] + 2 * u_after / (7 * 0.2 * G)
+    assert traj.events[1]["t"] == pytest.approx(t_stick, rel=1e-9)
+
+
+def test_bad_impact_laws_are_refused():
+    with pytest.raises(ValueError, match="impact"):
+        RollingBody(BALL, Plane(), lift_off=True, impact="elastic")
+    with pytest.raises(ValueError, match="lift_off"):
+        RollingBody(BALL, Plane(), impact="coulomb")

@@ -231,6 +231,8 @@ class RollingContact(Contact):
         Newton's restitution in [0, 1] of its impacts (with ``lift_off``).
     mu : float
         Coulomb's friction coefficient, >= 0 (with ``lift_off``; ``inf``: it never slides).
+    impact : {"rough", "coulomb"}
+        The impact law at touchdown (with ``lift_off``; see ``RollingBody``).
 
     Initial conditions (as :class:`nhphys.systems.RollingBody`): ``position`` (a point on the
     ground where the body touches it), ``orientation`` (3x3 rotation or quaternion
@@ -238,19 +240,20 @@ class RollingContact(Contact):
     ``velocity`` (a start in flight).
     """
 
-    def __init__(self, ground, lift_off=False, restitution=0.0, mu=np.inf):
+    def __init__(self, ground, lift_off=False, restitution=0.0, mu=np.inf, impact="rough"):
         if not hasattr(getattr(ground, "surface", ground), "mesh_arrays"):
             raise TypeError(f"Expected `ground` to be an nhphys.surfaces Surface or "
                             f"MovingGround, got {ground!r}.")
-        from nhphys.systems.rolling import check_modes
+        from nhphys.systems.rolling import check_impact, check_modes
 
         self.ground = ground
         self.lift_off, self.restitution, self.mu = check_modes(lift_off, restitution, mu,
                                                                None)
+        self.impact = check_impact(impact, self.lift_off)
 
     def __repr__(self):
-        extra = (f", lift_off=True, restitution={self.restitution!r}, mu={self.mu!r}"
-                 if self.lift_off else "")
+        extra = (f", lift_off=True, restitution={self.restitution!r}, mu={self.mu!r}, "
+                 f"impact={self.impact!r}" if self.lift_off else "")
         return f"RollingContact(ground={self.ground!r}{extra})"
 
     def system(self, body, gravity, forces=()):
@@ -259,7 +262,8 @@ class RollingContact(Contact):
         if body.shape is None:
             raise ValueError(f"Expected body {body.name!r} to have a `shape` to roll on.")
         return RollingBody(body, self.ground, gravity=gravity, forces=forces,
-                           lift_off=self.lift_off, restitution=self.restitution, mu=self.mu)
+                           lift_off=self.lift_off, restitution=self.restitution, mu=self.mu,
+                           impact=self.impact)
 
     def check(self, system, start_arguments):
         # a body that cannot be put on the ground fails here, when it is added

@@ -2077,6 +2077,7 @@ cdef class ModesModel:
     cdef ForceSet forces
     cdef RollingField field
     cdef double mass, gravity, restitution, mu, newton_tol
+    cdef int impact_law  # ROUGH 0, COULOMB 1 (twin: IMPACT_LAWS)
     cdef const double* I
     cdef const double* Iinv
     cdef const double* up
@@ -2719,34 +2720,31 @@ cdef double kinetic_energy(ModesModel m, const State* S) noexcept:
     return 0.5 * dot3(S.p, S.p) / m.mass + 0.5 * dot3(S.Pi, w)
 
 
-cdef int impulse_to(ModesModel m, State* S, const Contact* c, const double* target,
-                    double* P, double* change) noexcept:
-    # the impulse at the contact point that brings its velocity to target, applied (twin)
-    cdef double u[3]
+cdef void contact_mass(ModesModel m, const double* A, const double* s, double* K) noexcept:
+    # K = I/m - A hat(s) I^-1 hat(s) A^T (twin: contact_mass)
     cdef double Sh[9]
     cdef double T1[9]
     cdef double T2[9]
     cdef double T3[9]
-    cdef double K[9]
-    cdef double AtP[3]
-    cdef double sP[3]
-    cdef double before
     cdef int i, j
-    contact_velocity(m, S, c.s, u)
-    hat3(c.s, Sh)
-    matmul3(S.A, Sh, T1)
+    hat3(s, Sh)
+    matmul3(A, Sh, T1)
     matmul3(T1, m.Iinv, T2)
     matmul3(T2, Sh, T3)
     for i in range(3):
         for j in range(3):
-            K[3 * i + j] = -(T3[3 * i] * S.A[3 * j] + T3[3 * i + 1] * S.A[3 * j + 1]
-                             + T3[3 * i + 2] * S.A[3 * j + 2])
+            K[3 * i + j] = -(T3[3 * i] * A[3 * j] + T3[3 * i + 1] * A[3 * j + 1]
+                             + T3[3 * i + 2] * A[3 * j + 2])
         K[4 * i] += 1.0 / m.mass
-    for i in range(3):
-        P[i] = target[i] - u[i]
-    if not solve_small(3, K, P):
-        return SINGULAR_JACOBIAN
-    before = kinetic_energy(m, S)
+
+
+cdef void apply_impulse(ModesModel m, State* S, const Contact* c, const double* P,
+                        double* change) noexcept:
+    # S after the impulse P at the contact c, and the kinetic energy's change (twin)
+    cdef double AtP[3]
+    cdef double sP[3]
+    cdef double before = kinetic_energy(m, S)
+    cdef int i
     matTvec3(S.A, P, AtP)
     cross3(c.s, AtP, sP)
     for i in range(3):
@@ -2759,6 +2757,21 @@ cdef int impulse_to(ModesModel m, State* S, const Contact* c, const double* targ
     S.z[1] = c.z[1]
     change[0] = kinetic_energy(m, S) - before
     S.work = S.work + change[0]
+
+
+cdef int impulse_to(ModesModel m, State* S, const Contact* c, const double* target,
+                    double* P, double* change) noexcept:
+    # the impulse at the contact point that brings its velocity to target, applied (twin)
+    cdef double u[3]
+    cdef double K[9]
+    cdef int i
+    contact_velocity(m, S, c.s, u)
+    contact_mass(m, S.A, c.s, K)
+    for i in range(3):
+        P[i] = target[i] - u[i]
+    if not solve_small(3, K, P):
+        return SINGULAR_JACOBIAN
+    apply_impulse(m, S, c, P, change)
     return OK
 
 
@@ -2785,25 +2798,64 @@ cdef int settle(ModesModel m, State* S) noexcept:
 
 cdef int impact(ModesModel m, State* S, const Contact* c, double h, int* after,
                 double* impulse, double* change) noexcept:
-    # the rough impact with restitution at touchdown (twin: impact)
+    # the impact at touchdown (twin: impact)
     cdef double u[3]
-    cdef double target[3]
+    cdef double u_t[3]
     cdef double P[3]
-    cdef double un, rest_speed, e
+    cdef double P_t[3]
+    cdef double K[9]
+    cdef double Kc[9]
+    cdef double t[3]
+    cdef double d[3]
+    cdef double Kd[3]
+    cdef double un, rest_speed, e, P_n, lam, N, size
     cdef int i, st
+    cdef bint sliding = False
     contact_velocity(m, S, c.s, u)
     un = dot3(c.n, u)
     if un > 0.0:
         un = 0.0
     rest_speed = 0.5 * m.gravity * fabs(dot3(c.n, m.up)) * fabs(h)
     e = m.restitution if m.restitution * -un > rest_speed else 0.0
+    contact_mass(m, S.A, c.s, K)
+    for i in range(9):
+        Kc[i] = K[i]
     for i in range(3):
-        target[i] = -e * un * c.n[i]
-    st = impulse_to(m, S, c, target, P, change)
-    if st:
-        return st
+        P[i] = -e * un * c.n[i] - u[i]
+    if not solve_small(3, Kc, P):
+        return SINGULAR_JACOBIAN
+    if m.impact_law == 1:
+        P_n = dot3(c.n, P)
+        tangential(P, c.n, P_t)
+        tangential(u, c.n, u_t)
+        size = norm3(u_t)
+        if norm3(P_t) > m.mu * P_n and size > 0.0:
+            for i in range(3):
+                t[i] = u_t[i] / size
+                d[i] = c.n[i] - m.mu * t[i]
+            matvec3(K, d, Kd)
+            lam = -(1.0 + e) * un / dot3(c.n, Kd)
+            for i in range(3):
+                P[i] = lam * d[i]
+            sliding = True
+    apply_impulse(m, S, c, P, change)
     impulse[0] = dot3(c.n, P)
-    after[0] = MODE_FLIGHT if e > 0.0 else settle(m, S)
+    if e > 0.0:
+        after[0] = MODE_FLIGHT
+    elif sliding:  # it lands sliding (or flies on, where the ground cannot hold it)
+        if slipping(m, S, u_t):
+            size = norm3(u_t)
+            for i in range(3):
+                S.slip[i] = u_t[i] / size
+        else:
+            for i in range(3):
+                S.slip[i] = t[i]
+        for i in range(3):
+            S.F[i] = m.mass * m.gravity * m.up[i]
+        st = sliding_normal_force(m, S, &N)
+        after[0] = MODE_FLIGHT if (st == OK and N <= 0.0) else MODE_SLIDING
+    else:
+        after[0] = settle(m, S)
     S.normal_force = 0.0
     return OK
 
@@ -2950,7 +3002,8 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
 def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, ForceSet forces,
               double mass, const double[:, ::1] inertia, const double[:, ::1] inertia_inv,
               double gravity, const double[::1] up, bint support_form, double restitution,
-              double mu, double h, const double[::1] substeps, Py_ssize_t n_steps,
+              double mu, int impact_law, double h, const double[::1] substeps,
+              Py_ssize_t n_steps,
               Py_ssize_t save_every, int map_code, double newton_tol, int max_newton,
               int options, double[:, ::1] A, double[::1] a, double[::1] Pi, double[::1] p,
               double[::1] s, double[::1] n, double[::1] F, double[::1] slip,
@@ -2980,6 +3033,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
     m.field = RollingField(shape, ground, <int>chart[0], mass, inertia, gravity, up,
                            support_form)
     m.mass, m.gravity, m.restitution, m.mu = mass, gravity, restitution, mu
+    m.impact_law = impact_law
     m.newton_tol, m.max_newton, m.map_code, m.options = newton_tol, max_newton, map_code, options
     m.I, m.Iinv, m.up = &inertia[0, 0], &inertia_inv[0, 0], &up[0]
     m.substeps, m.n_sub = &substeps[0], substeps.shape[0]

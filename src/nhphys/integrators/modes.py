@@ -161,7 +161,8 @@ class ModesRun(Run):
             return self.modes_run(
                 self.shape, self.ground, self.motion, self.forces, system.mass, self.inertia,
                 self.inertia_inv, system.gravity, self.up, system.support_shape,
-                system.restitution, system.mu, self.dt, self.substeps, n_steps, save_every,
+                system.restitution, system.mu, spec.IMPACT_LAWS[system.impact], self.dt,
+                self.substeps, n_steps, save_every,
                 self.map_code, self.newton_tol, self.max_newton, self.options, self.A, self.a,
                 self.Pi, self.p, self.s, self.n, self.F, self.slip, self.chart, self.z,
                 self.clock, self.mode, out, events, n_events, info)

@@ -47,7 +47,7 @@ class ModesReferenceRun:
         self.model = spec.Model(shape, ground, None, None, system.mass, system.inertia,
                                 system.inertia_inv, system.gravity, system.up,
                                 system.support_shape, system.restitution, system.mu, 0,
-                                1e-14, 50, 0)
+                                1e-14, 50, 0, spec.IMPACT_LAWS[system.impact])
         self.dt, self.rtol, self.atol = run.dt, rtol, atol
         self.steps_done = 0
         self.events = np.empty((0, spec.EVENT_SIZE))

@@ -722,7 +722,7 @@ INITIAL = {  # contact type -> the initial conditions it takes (nhphys.condition
     "knife_edge": {"position": vector2, "heading": real, "velocity": real, "turning_rate": real},
 }
 CONTACTS = {
-    "rolling": (("ground", "lift_off", "restitution", "mu"), "a rolling contact"),
+    "rolling": (("ground", "lift_off", "restitution", "mu", "impact"), "a rolling contact"),
     "knife_edge": (("ground", "offset"), "a knife-edge contact"),
     "suslov": (("axis", "pivot"), "a Suslov contact"),
 }
@@ -808,7 +808,7 @@ def _contact(value, field, grounds):
     if kind == "rolling":
         return _built(field, RollingContact, surface,
                       **table.kwargs({"lift_off": boolean, "restitution": real,
-                                      "mu": real})), kind
+                                      "mu": real, "impact": choice(("rough", "coulomb"))})), kind
     if not isinstance(surface, Plane):
         what = "a moving ground" if hasattr(surface, "motion") else \
             f"a {type(surface).__name__}"

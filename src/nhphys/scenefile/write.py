@@ -241,6 +241,8 @@ def describe_body(b, ground_names):
             out["contact"].update(lift_off=True, restitution=float(contact.restitution))
             if np.isfinite(contact.mu):
                 out["contact"]["mu"] = float(contact.mu)
+            if contact.impact != "rough":
+                out["contact"]["impact"] = contact.impact
     elif type(contact) is KnifeEdgeContact:
         out["contact"] = {"type": "knife_edge", "ground": ground_names[id(contact.ground)]}
         if contact.offset != 0.0 or math.copysign(1.0, contact.offset) < 0:

@@ -125,6 +125,16 @@ def check_modes(lift_off, restitution, mu, system):
     return bool(lift_off), restitution, mu
 
 
+def check_impact(impact, lift_off):
+    """The impact law's name, checked (``"rough"`` or ``"coulomb"``)."""
+    if impact not in ("rough", "coulomb"):
+        raise ValueError(f"Expected `impact` to be 'rough' or 'coulomb', got {impact!r}.")
+    if impact != "rough" and not lift_off:
+        raise ValueError("Expected `impact` only with `lift_off=True`: a bilateral contact has "
+                         "no impacts.")
+    return impact
+
+
 def rolling_shape(body, module, backend):
     """The contact shape of ``body`` in ``module`` (the kernel or its twin).
 
@@ -181,6 +191,11 @@ class RollingBody:
         against a friction force ``mu N``) where it would leave it, until the slip stops.
         Default ``inf``: it never slides. Only with ``lift_off``; a body on the ground with a
         ``velocity`` whose contact point slips starts sliding.
+    impact : {"rough", "coulomb"}
+        The impact law at touchdown: ``"rough"`` brings the contact point's tangential
+        velocity to zero whatever impulse that takes; ``"coulomb"`` bounds the tangential
+        impulse by ``mu`` times the normal one, so that a body landing with a fast slip slides
+        through the impact. Only with ``lift_off``.
 
     Examples
     --------
@@ -204,7 +219,7 @@ class RollingBody:
 
     def __init__(self, body, ground, gravity=9.81, up=(0.0, 0.0, 1.0), forces=None,
                  allow_negative_normal_force=False, lift_off=False, restitution=0.0,
-                 mu=np.inf):
+                 mu=np.inf, impact="rough"):
         from nhphys.forces import check_forces
         from nhphys.surfaces import Surface
 
@@ -234,6 +249,7 @@ class RollingBody:
         self.forces = check_forces(forces)
         self.allow_negative_normal_force = bool(allow_negative_normal_force)
         self.lift_off, self.restitution, self.mu = check_modes(lift_off, restitution, mu, self)
+        self.impact = check_impact(impact, self.lift_off)
 
     def __repr__(self):
         extra = f", forces={list(self.forces)!r}" if self.forces else ""

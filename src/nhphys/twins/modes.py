@@ -125,6 +125,18 @@ changes by ``P . (u^- + u^+) / 2 <= 0`` (the work of the impulse, the average of
 point's velocities before and after), which the run adds to ``work`` so that
 ``energy - work`` stays constant through impacts.
 
+With ``impact="coulomb"`` the tangential impulse is bounded by the friction cone: the rough
+impulse is kept where its tangential part is inside it, ``|P_t| <= mu P_n`` (the contact point
+sticks), and otherwise the contact point slides through the impact against the friction
+impulse, ``P = lambda (n - mu t)`` with ``t`` the direction of its slip before the impact (the
+slip's direction is taken as constant during it) and ``lambda`` from the restitution law,
+``n . (u^- + K P) = -e n . u^-``: ``lambda = -(1 + e) n . u^- / (n . K (n - mu t))``. For a
+ball, and for any contact whose ``K`` maps ``n`` and the tangent plane to themselves, the slip
+keeps its direction and only slows, so this is Coulomb's law exactly and the energy only
+decreases; for a contact coupling the two (an eccentric body) the fixed direction is an
+approximation and should be checked (``energy_change`` of the events). After a sliding impact
+without rebound the body slides on.
+
 After the impact the body flies (``e n . u^+ > 0``) or rolls (``e = 0``: the contact point is
 at rest, the rolling mode's start). Bounces end: an impact whose separation speed
 ``e |n . u^-|`` is below ``REST_SPEED = g |n . k| |h| / 2``, a bounce whose flight would last
@@ -176,6 +188,8 @@ from nhphys.twins.suslov import (
 )
 
 ROLLING, FLIGHT, SLIDING = 0, 1, 2
+ROUGH, COULOMB = 0, 1  # the impact laws (module docstring, "The impact")
+IMPACT_LAWS = {"rough": ROUGH, "coulomb": COULOMB}
 MODE_NAMES = {ROLLING: "rolling", FLIGHT: "flight", SLIDING: "sliding"}
 LIFT_OFF, TOUCHDOWN, SLIP, STICK = 1, 2, 3, 4
 EVENT_NAMES = {LIFT_OFF: "lift-off", TOUCHDOWN: "touchdown", SLIP: "slip", STICK: "stick"}
@@ -196,12 +210,13 @@ class Model:
     """What the steps of :func:`modes_run` read (the twin's bundle of its arguments)."""
 
     def __init__(self, shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
-                 support_form, restitution, mu, map_code, newton_tol, max_newton, options):
+                 support_form, restitution, mu, map_code, newton_tol, max_newton, options,
+                 impact=ROUGH):
         self.shape, self.ground, self.motion, self.forces = shape, ground, motion, forces
         self.mass, self.gravity = float(mass), float(gravity)
         self.inertia, self.inertia_inv = inertia, inertia_inv
         self.up = up
-        self.restitution, self.mu = float(restitution), float(mu)
+        self.restitution, self.mu, self.impact = float(restitution), float(mu), int(impact)
         self.map_code, self.newton_tol, self.max_newton = map_code, newton_tol, max_newton
         self.options = int(options)
         self.field = RollingField(shape, ground, 0, mass, inertia, gravity, up, support_form)
@@ -546,18 +561,30 @@ def locate(evaluate, g0, h, g_end):
     return OK, hi, r_hi
 
 
-def impulse_to(model, state, c, target):
-    """The impulse ``P`` (space) at the contact point that brings its velocity to ``target``
-    (3,), applied: ``(new_state, P, energy_change)`` (module docstring, "The impact")."""
-    m, Iinv, A, s = model.mass, model.inertia_inv, state["A"], c.s
-    u = contact_velocity(model, state, s)
+def contact_mass(model, A, s):
+    """The contact's inverse mass ``K = I_3 / m - A hat(s) I^-1 hat(s) A^T`` (3, 3): an impulse
+    ``P`` at the body point ``s`` changes that point's velocity by ``K P``."""
     S = hat(s)
-    K = EYE / m - A @ S @ Iinv @ S @ A.T
-    P = np.linalg.solve(K, target - u)
+    return EYE / model.mass - A @ S @ model.inertia_inv @ S @ A.T
+
+
+def apply_impulse(model, state, c, P):
+    """``state`` after the impulse ``P`` (3,) (space) at the contact ``c``, and the change of
+    kinetic energy (added to ``work``): ``(new_state, energy_change)``."""
+    A, s = state["A"], c.s
     new = dict(state, p=state["p"] + P, Pi=state["Pi"] + cross(s, A.T @ P), s=c.s,
                n=c.n.copy(), chart=c.chart, z=c.z)
     change = kinetic_energy(model, new) - kinetic_energy(model, state)
     new["work"] = state["work"] + change
+    return new, change
+
+
+def impulse_to(model, state, c, target):
+    """The impulse ``P`` (space) at the contact point that brings its velocity to ``target``
+    (3,), applied: ``(new_state, P, energy_change)`` (module docstring, "The impact")."""
+    u = contact_velocity(model, state, c.s)
+    P = np.linalg.solve(contact_mass(model, state["A"], c.s), target - u)
+    new, change = apply_impulse(model, state, c, P)
     return new, P, change
 
 
@@ -578,14 +605,38 @@ def settle(model, state):
 
 
 def impact(model, state, c, h):
-    """The rough impact with restitution at the touchdown ``state`` (its contact ``c``; module
-    docstring): ``(new_state, mode_after, normal_impulse, energy_change)``."""
+    """The impact at the touchdown ``state`` (its contact ``c``; module docstring, "The
+    impact"): ``(new_state, mode_after, normal_impulse, energy_change)``."""
     n = c.n
-    un = min(n @ contact_velocity(model, state, c.s), 0.0)  # approaching (a positive value is
-    rest_speed = 0.5 * model.gravity * abs(n @ model.up) * abs(h)  # the round-off of a graze)
+    u = contact_velocity(model, state, c.s)
+    un = min(n @ u, 0.0)  # approaching (a positive value is the round-off of a graze)
+    rest_speed = 0.5 * model.gravity * abs(n @ model.up) * abs(h)
     e = model.restitution if model.restitution * -un > rest_speed else 0.0
-    new, P, change = impulse_to(model, state, c, -e * un * n)
-    mode = FLIGHT if e > 0.0 else settle(model, new)
+    K = contact_mass(model, state["A"], c.s)
+    P = np.linalg.solve(K, -e * un * n - u)  # the rough impulse
+    sliding = False
+    if model.impact == COULOMB:
+        P_n = n @ P
+        P_t = tangential(P, n)
+        u_t = tangential(u, n)
+        if np.linalg.norm(P_t) > model.mu * P_n and np.linalg.norm(u_t) > 0.0:
+            # outside the cone: the contact point slides through the impact, against the
+            # friction impulse mu P_n along its slip before it; P_n from the restitution law
+            t = u_t / np.linalg.norm(u_t)
+            d = n - model.mu * t
+            P = (-(1.0 + e) * un / (n @ K @ d)) * d
+            sliding = True
+    new, change = apply_impulse(model, state, c, P)
+    if e > 0.0:
+        mode = FLIGHT
+    elif sliding:  # it lands sliding (or flies on, where the ground cannot hold it)
+        slips, u_t = slipping(model, new)
+        new["slip"] = u_t / np.linalg.norm(u_t) if slips else t
+        new["F"] = model.mass * model.gravity * model.up
+        st, N = sliding_normal_force(model, new)
+        mode = FLIGHT if st == OK and N <= 0.0 else SLIDING
+    else:
+        mode = settle(model, new)
     new["normal_force"] = 0.0
     return new, mode, n @ P, change
 
@@ -660,7 +711,8 @@ def modes_step(model, mode, state, h, substeps, events):
 
 
 def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
-              support_form, restitution, mu, h, substeps, n_steps, save_every, map_code,
+              support_form, restitution, mu, impact_law, h, substeps, n_steps, save_every,
+              map_code,
               newton_tol, max_newton, options, A, a, Pi, p, s, n, F, slip, chart, z, clock, mode,
               out, events, n_events, info):
     """Advance ``n_steps`` steps through mode changes, saving every ``save_every``-th frame.
@@ -674,7 +726,9 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
     restitution : float
         Newton's coefficient ``e`` in [0, 1] of the rough impact.
     mu : float
-        Coulomb's friction coefficient, > 0 (``inf``: the contact never slides).
+        Coulomb's friction coefficient, >= 0 (``inf``: the contact never slides).
+    impact_law : int
+        ``ROUGH`` or ``COULOMB`` (module docstring, "The impact").
     h : float
     substeps : ndarray (k,)
     n_steps, save_every, map_code, max_newton, options : int
@@ -700,7 +754,8 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
         then hold the state at its start, and the events of the committed steps are written).
     """
     model = Model(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
-                  support_form, restitution, mu, map_code, newton_tol, max_newton, options)
+                  support_form, restitution, mu, map_code, newton_tol, max_newton, options,
+                  impact_law)
     state = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
              "n": n.copy(), "F": F.copy(), "slip": slip.copy(), "xi": np.zeros(3),
              "chart": int(chart[0]), "z": z.copy(), "t": float(clock[0]),

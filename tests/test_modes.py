@@ -484,3 +484,40 @@ def test_bad_impact_laws_are_refused():
         RollingBody(BALL, Plane(), lift_off=True, impact="elastic")
     with pytest.raises(ValueError, match="lift_off"):
         RollingBody(BALL, Plane(), impact="coulomb")
+
+
+# -- the tippe top ------------------------------------------------------------------------------
+
+def tippe_top(integrator, backend, dt):
+    """The tippe top of ``nhphys.scenes.tippe_top``: a sphere with its centre of mass off
+    centre (alpha = 0.3, I3 / I1 = 0.8: 1 - alpha < I3 / I1 < 1 + alpha), spun at 180 rad/s
+    with the heavy end down, sliding on a plane with mu = 0.05; 4.5 s. Returns the time its
+    axis passes the horizontal, and the trajectory."""
+    radius, mass, alpha = 0.02, 0.015, 0.3
+    i1 = 0.4 * mass * radius**2
+    body = nhphys.RigidBody(mass, [i1, i1, 0.8 * i1], Sphere(radius),
+                            com=[0, 0, alpha * radius])
+    tilt = np.pi - 0.1
+    R0 = np.array([[1, 0, 0], [0, np.cos(tilt), -np.sin(tilt)], [0, np.sin(tilt), np.cos(tilt)]])
+    system = RollingBody(body, Plane(), lift_off=True, mu=0.05)
+    traj = nhphys.simulate(system, 4.5, dt, integrator=integrator, backend=backend,
+                           save_every=max(1, int(round(1e-3 / dt))), orientation=R0,
+                           omega=[0, 0, 180.0], velocity=[0, 0, 0])
+    z = traj.R[:, 2, 2]  # the axis's vertical component
+    k = int(np.argmax(z > 0))
+    assert k > 0 and z[0] < -0.99
+    return traj.t[k - 1] - z[k - 1] * (traj.t[k] - traj.t[k - 1]) / (z[k] - z[k - 1]), traj
+
+
+@pytest.fixture(scope="module")
+def tippe_top_reference():
+    return tippe_top(Reference(rtol=1e-9, atol=1e-12), "python", 1e-3)
+
+
+@pytest.mark.slow
+def test_the_tippe_top_inverts_when_the_reference_says(backend, tippe_top_reference):
+    t_ref, ref = tippe_top_reference
+    t_inv, traj = tippe_top(Retraction(), backend, 2e-4)
+    assert t_inv == pytest.approx(t_ref, rel=1e-4)  # the bar is 2%
+    assert [e["kind"] for e in traj.events][:2] == [e["kind"] for e in ref.events][:2]
+    np.testing.assert_allclose(traj.events[0]["t"], ref.events[0]["t"], rtol=1e-4)

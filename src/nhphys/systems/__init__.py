@@ -1,5 +1,6 @@
 """Mechanical systems: each knows its continuous equations, energy and constraint residuals."""
 
+from nhphys.systems.bicycle import Bicycle
 from nhphys.systems.constrained import ConstrainedMechanicalSystem
 from nhphys.systems.contact_oscillator import ContactOscillator, NonReversibleContactOscillator
 from nhphys.systems.knife_edge import KnifeEdge
@@ -9,6 +10,6 @@ from nhphys.systems.suslov import Suslov
 from nhphys.systems.vertical_disk import VerticalDisk
 
 __all__ = [
-    "ConstrainedMechanicalSystem", "ContactOscillator", "KnifeEdge",
+    "Bicycle", "ConstrainedMechanicalSystem", "ContactOscillator", "KnifeEdge",
     "NonReversibleContactOscillator", "RollingBody", "RotorSleigh", "Suslov", "VerticalDisk",
 ]

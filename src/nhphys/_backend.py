@@ -19,7 +19,7 @@ import warnings
 
 BACKENDS = ("auto", "cython", "python")
 KERNELS = ("so3", "se2", "surfaces", "newton", "forces", "models", "suslov", "se2_retraction",
-           "newmark", "rolling", "rhs")
+           "newmark", "rolling", "rhs", "multibody")
 _warned = set()
 
 

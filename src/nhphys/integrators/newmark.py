@@ -148,6 +148,11 @@ class _Stepper:
         raise NotImplementedError
 
     def start(self, system, dt, backend, **initial_conditions):
+        if hasattr(system, "joint_tree"):  # an articulated system: the tree's own run
+            from nhphys.integrators.multibody import TreeRun
+
+            return TreeRun(system, self.stage_rows(), dt, backend, self.newton_tol,
+                           self.max_newton, initial_conditions)
         if not hasattr(system, "coordinates"):
             raise TypeError(
                 f"Expected a system with a `coordinates` description on R^n (KnifeEdge, "

@@ -180,7 +180,7 @@ class Bicycle:
         ex, ey, ez = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
         steer_axis = (np.sin(lam), 0.0, -np.cos(lam))  # pointing down: positive steers right
         S = (w + c, 0.0, -rR)  # where the steer axis meets the ground, in the rear frame
-        self.tree = JointTree(
+        self._tree_arguments = dict(
             parent=[-1, 0, 1, 2, 3, 4, 4, 6],
             kind=[PRISMATIC, PRISMATIC] + [REVOLUTE] * 6,
             axis=[ex, ey, ez, ex, ey, ey, steer_axis, ey],
@@ -192,6 +192,7 @@ class Bicycle:
             disks=[(REAR, zero, ey, rR, False), (FRONT, zero, ey, rF, True)],
             gravity=g,
         )
+        self.tree = JointTree(**self._tree_arguments)
         gap = self.tree.gaps(np.zeros(8))[1]
         if abs(gap) > 1e-12 * max(rR, rF):
             raise ValueError(f"The front wheel does not touch the ground upright (gap {gap:.3g} "
@@ -200,6 +201,10 @@ class Bicycle:
     def __repr__(self):
         return (f"Bicycle(wheelbase={self.wheelbase:g}, trail={self.trail:g}, "
                 f"steer_axis_tilt={self.steer_axis_tilt:.6g})")
+
+    def joint_tree(self, module):
+        """The bicycle's joint tree as ``module.JointTree`` (the kernel's or the twin's)."""
+        return module.JointTree(**self._tree_arguments)
 
     # -- configurations -------------------------------------------------------------------------
     def pitch(self, roll, steer, guess=0.0, tol=1e-15, max_iter=30):
@@ -217,9 +222,9 @@ class Bicycle:
         q = np.zeros(8)
         q[ROLL], q[STEER], q[PITCH] = roll, steer, guess
         for _ in range(max_iter):
-            kin = self.tree.kinematics(q, np.zeros(8))
+            kin = self.tree.kinematics(q, np.zeros(8), bias=False)
             gap = self.tree.disk_contact(kin, 1)[4][2]
-            A, _ = self.tree.constraints(q, np.zeros(8), kin)
+            A = self.tree.constraint_matrix(q, kin)
             slope = A[4, PITCH]
             if not np.isfinite(gap) or slope == 0:
                 break
@@ -234,7 +239,7 @@ class Bicycle:
 
     def rates(self, q, roll_rate, steer_rate, rear_wheel_rate):
         """The velocity ``v`` (8,) with the given independent rates, on the constraints."""
-        A, _ = self.tree.constraints(q, np.zeros(8))
+        A = self.tree.constraint_matrix(q)
         v = np.zeros(8)
         v[list(INDEPENDENT)] = roll_rate, steer_rate, rear_wheel_rate
         v[list(DEPENDENT)] = np.linalg.solve(A[:, list(DEPENDENT)], -A[:, list(INDEPENDENT)]
@@ -289,7 +294,7 @@ class Bicycle:
 
     def residuals(self, q, v):
         """``(|A v|_inf, |front gap|)``: the constraint residuals of a state."""
-        A, _ = self.tree.constraints(q, v)
+        A = self.tree.constraint_matrix(q)
         return float(np.max(np.abs(A @ v))), float(abs(self.tree.gaps(q)[1]))
 
     def reference_state(self, **conditions):
@@ -317,7 +322,7 @@ class Bicycle:
         for i in range(len(q)):
             energy[i] = self.energy(q[i], v[i])
             residual[i] = max(self.residuals(q[i], v[i]))
-            kin = self.tree.kinematics(q[i], v[i])
+            kin = self.tree.kinematics(q[i], v[i], bias=False)
             front[i] = self.tree.disk_contact(kin, 1)[4]
         rear = np.column_stack([q[:, X], q[:, Y], np.zeros(len(q))])
         speed = v[:, X] * np.cos(q[:, YAW]) + v[:, Y] * np.sin(q[:, YAW])

@@ -95,6 +95,12 @@ PRISMATIC = 1
 E_Z = np.array([0.0, 0.0, 1.0])
 
 
+def cross(u, v):
+    """``u x v`` of two 3-vectors (what ``numpy.cross`` gives, without its overhead per call)."""
+    return np.array([u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
+                     u[0] * v[1] - u[1] * v[0]])
+
+
 def axis_rotation(axis, angle):
     """The rotation (3, 3) by ``angle`` about the unit ``axis`` (3,) (Rodrigues' formula)."""
     x, y, z = axis
@@ -148,15 +154,35 @@ class JointTree:
                 chain.append(j)
                 j = self.parent[j]
             self.ancestors.append(chain)
-        self.m = sum(3 if hol else 2 for *_, hol in self.disks)
+        self.descendants = [[b for b in range(self.n) if j in self.ancestors[b]]
+                            for j in range(self.n)]
+        # the constraint rows: two horizontal rows per disk, then its vertical one if held
+        self.nonholonomic_rows, self.holonomic_rows, row = [], [], 0
+        for *_, holonomic in self.disks:
+            self.nonholonomic_rows += [row, row + 1]
+            if holonomic:
+                self.holonomic_rows.append(row + 2)
+            row += 3 if holonomic else 2
+        self.m = row
+        self.held_disks = [k for k, disk in enumerate(self.disks) if disk[4]]
+        # horizontal slides of the whole tree (prismatic joints along the plane, from the
+        # ground): nothing but the positions depends on them, so the steps evaluate the tree
+        # with them at zero, where no large coordinate spoils its differences of positions
+        self.free_translations = []
+        for j in range(self.n):
+            if (self.kind[j] == PRISMATIC and self.axis[j][2] == 0.0
+                    and (self.parent[j] < 0 or self.parent[j] in self.free_translations)):
+                self.free_translations.append(j)
 
     # -- kinematics ------------------------------------------------------------------------------
-    def kinematics(self, q, v):
+    def kinematics(self, q, v, bias=True):
         """Poses, velocities and bias accelerations of every body.
 
         Parameters
         ----------
         q, v : ndarray, shape (n,)
+        bias : bool
+            Whether to compute ``gamma`` and ``beta`` (the steps do not need them).
 
         Returns
         -------
@@ -164,11 +190,12 @@ class JointTree:
             ``R`` (n, 3, 3) rotations, ``o`` (n, 3) origins, ``X`` (n, 3) joint origins,
             ``a`` (n, 3) joint axes in space, ``omega`` (n, 3), ``vo`` (n, 3) velocities of the
             origins, ``gamma`` (n, 3) and ``beta`` (n, 3) the bias accelerations (angular, and
-            of the origins).
+            of the origins; zero without ``bias``).
         """
         n = self.n
         R = np.empty((n, 3, 3))
-        o, X, a, omega, vo, gamma, beta = (np.empty((n, 3)) for _ in range(7))
+        o, X, a, omega, vo = (np.empty((n, 3)) for _ in range(5))
+        gamma, beta = np.zeros((n, 3)), np.zeros((n, 3))
         zero = np.zeros(3)
         for j in range(n):
             p = self.parent[j]
@@ -179,24 +206,28 @@ class JointTree:
             r = Rp @ self.offset[j]
             X[j] = op + r
             a[j] = Rp @ self.axis[j]
-            vX = vp + np.cross(wp, r)
-            bX = bp + np.cross(gp, r) + np.cross(wp, np.cross(wp, r))
+            vX = vp + cross(wp, r)
             if self.kind[j] == REVOLUTE:
                 R[j] = Rp @ axis_rotation(self.axis[j], q[j])
                 o[j] = X[j]
                 omega[j] = wp + a[j] * v[j]
                 vo[j] = vX
-                gamma[j] = gp + np.cross(wp, a[j]) * v[j]
-                beta[j] = bX
             else:
                 s = a[j] * q[j]
                 R[j] = Rp
                 o[j] = X[j] + s
                 omega[j] = wp
-                vo[j] = vX + np.cross(wp, s) + a[j] * v[j]
+                vo[j] = vX + cross(wp, s) + a[j] * v[j]
+            if not bias:
+                continue
+            bX = bp + cross(gp, r) + cross(wp, cross(wp, r))
+            if self.kind[j] == REVOLUTE:
+                gamma[j] = gp + cross(wp, a[j]) * v[j]
+                beta[j] = bX
+            else:
                 gamma[j] = gp
-                beta[j] = (bX + np.cross(gp, s) + np.cross(wp, np.cross(wp, s))
-                           + 2.0 * np.cross(wp, a[j]) * v[j])
+                beta[j] = (bX + cross(gp, s) + cross(wp, cross(wp, s))
+                           + 2.0 * cross(wp, a[j]) * v[j])
         return {"R": R, "o": o, "X": X, "a": a, "omega": omega, "vo": vo, "gamma": gamma,
                 "beta": beta}
 
@@ -205,7 +236,7 @@ class JointTree:
         J = np.zeros((3, self.n))
         for j in self.ancestors[body]:
             if self.kind[j] == REVOLUTE:
-                J[:, j] = np.cross(kin["a"][j], P - kin["X"][j])
+                J[:, j] = cross(kin["a"][j], P - kin["X"][j])
             else:
                 J[:, j] = kin["a"][j]
         return J
@@ -223,7 +254,7 @@ class JointTree:
         """``beta_P`` (3,): the acceleration of ``P`` fixed in ``body`` when ``dv/dt = 0``."""
         r = P - kin["o"][body]
         w = kin["omega"][body]
-        return kin["beta"][body] + np.cross(kin["gamma"][body], r) + np.cross(w, np.cross(w, r))
+        return kin["beta"][body] + cross(kin["gamma"][body], r) + cross(w, cross(w, r))
 
     # -- dynamics --------------------------------------------------------------------------------
     def mass_matrix_and_bias(self, q, v, kin=None):
@@ -243,19 +274,82 @@ class JointTree:
             w = kin["omega"][b]
             M += m * (Jc.T @ Jc) + Jw.T @ Is @ Jw
             h += m * (Jc.T @ (self.point_bias(kin, b, c) + self.gravity * E_Z))
-            h += Jw.T @ (Is @ kin["gamma"][b] + np.cross(w, Is @ w))
+            h += Jw.T @ (Is @ kin["gamma"][b] + cross(w, Is @ w))
         return M, h
+
+    def lagrangian_gradients(self, q, v, kin=None):
+        """``M(q)`` (n, n), ``dT/dq`` (n,) at fixed ``v`` and ``grad V`` (n,).
+
+        Turning joint ``i`` by ``delta`` turns its whole subtree about ``a_i`` through ``X_i``
+        (sliding it along ``a_i`` for a prismatic joint). For a body ``b`` of the subtree, with
+        centre of mass ``c`` and ``V_i(c) = v_o_i + omega_i x (c - o_i)`` the velocity ``c``
+        would have fixed in body ``i``::
+
+            dc/dq_i       = a_i x (c - X_i)                               (prismatic: a_i)
+            dv_c/dq_i     = omega_i x (a_i x (c - X_i)) + a_i x (v_c - V_i(c))
+                                                                (prismatic: omega_p(i) x a_i)
+            domega_b/dq_i = a_i x (omega_b - omega_i)                      (prismatic: 0)
+            dI^s_b/dq_i   = [a_i]x I^s_b - I^s_b [a_i]x                    (prismatic: 0)
+
+        (the first two terms of ``dv_c/dq_i``: ``c`` moves under the velocity field of body
+        ``i``; the last: the velocities relative to body ``i`` turn with the subtree). The
+        rotational energy's derivative collapses, by the cyclic rule of the triple product, to
+        ``a_i . (I^s_b omega_b x omega_i)``, so that::
+
+            dT/dq_i = sum_b m_b v_c . dv_c/dq_i + a_i . (I^s_b omega_b x omega_i),
+            dV/dq_i = g sum_b m_b (dc/dq_i)_z.
+        """
+        kin = self.kinematics(q, v, bias=False) if kin is None else kin
+        n = self.n
+        M = np.zeros((n, n))
+        dT = np.zeros(n)
+        dV = np.zeros(n)
+        centres, spins, vcs = {}, {}, {}
+        for b in range(n):
+            if self.mass[b] == 0.0 and not self.inertia[b].any():
+                continue
+            R = kin["R"][b]
+            c = kin["o"][b] + R @ self.com[b]
+            Is = R @ self.inertia[b] @ R.T
+            w = kin["omega"][b]
+            Jc = self.point_jacobian(kin, b, c)
+            Jw = self.angular_jacobian(kin, b)
+            M += self.mass[b] * (Jc.T @ Jc) + Jw.T @ Is @ Jw
+            centres[b], spins[b] = c, Is @ w
+            vcs[b] = kin["vo"][b] + cross(w, c - kin["o"][b])
+        for i in range(n):
+            a, Xi, p = kin["a"][i], kin["X"][i], self.parent[i]
+            for b in self.descendants[i]:
+                if b not in centres:
+                    continue
+                c, vc, m = centres[b], vcs[b], self.mass[b]
+                if self.kind[i] == REVOLUTE:
+                    wi = kin["omega"][i]
+                    dc = cross(a, c - Xi)
+                    Vi = kin["vo"][i] + cross(wi, c - kin["o"][i])
+                    dvc = cross(wi, dc) + cross(a, vc - Vi)
+                    dT[i] += m * (vc @ dvc) + a @ cross(spins[b], wi)
+                else:
+                    dc = a
+                    wp = kin["omega"][p] if p >= 0 else np.zeros(3)
+                    dT[i] += m * (vc @ cross(wp, a))
+                dV[i] += self.gravity * m * dc[2]
+        return M, dT, dV
+
+    def weight(self):
+        """``g`` times the total mass: the size of the contact forces (N)."""
+        return self.gravity * float(np.sum(self.mass))
 
     def energy(self, q, v):
         """Kinetic plus potential energy (float)."""
-        kin = self.kinematics(q, v)
+        kin = self.kinematics(q, v, bias=False)
         T = 0.0
         V = 0.0
         for b in range(self.n):
             R = kin["R"][b]
             c = kin["o"][b] + R @ self.com[b]
             w = kin["omega"][b]
-            vc = kin["vo"][b] + np.cross(w, c - kin["o"][b])
+            vc = kin["vo"][b] + cross(w, c - kin["o"][b])
             Is = R @ self.inertia[b] @ R.T
             T += 0.5 * self.mass[b] * (vc @ vc) + 0.5 * (w @ Is @ w)
             V += self.mass[b] * self.gravity * c[2]
@@ -272,10 +366,24 @@ class JointTree:
         d = (E_Z - a[2] * a) / s
         return C, a, s, d, C - radius * d
 
-    def gaps(self, q):
+    def gaps(self, q, kin=None):
         """The heights (k,) of the disks' lowest points above the plane."""
-        kin = self.kinematics(q, np.zeros(self.n))
+        kin = self.kinematics(q, np.zeros(self.n), bias=False) if kin is None else kin
         return np.array([self.disk_contact(kin, k)[4][2] for k in range(len(self.disks))])
+
+    def tilt(self, q):
+        """The smallest ``s = sqrt(1 - a_z^2)`` of the disks at ``q``: 0 when one lies flat."""
+        kin = self.kinematics(q, np.zeros(self.n), bias=False)
+        return float(np.min([self.disk_contact(kin, k)[2] for k in range(len(self.disks))]))
+
+    def constraint_matrix(self, q, kin=None):
+        """``A(q)`` (m, n): the rows of :meth:`constraints` alone."""
+        kin = self.kinematics(q, np.zeros(self.n), bias=False) if kin is None else kin
+        rows = []
+        for k, (body, *_, holonomic) in enumerate(self.disks):
+            J = self.point_jacobian(kin, body, self.disk_contact(kin, k)[4])
+            rows.append(J[:3 if holonomic else 2])
+        return np.vstack(rows)
 
     def constraints(self, q, v, kin=None):
         """``A(q)`` (m, n) and the bias ``b(q, v)`` (m,) of ``A dv/dt + b = 0``."""
@@ -284,11 +392,11 @@ class JointTree:
         for k, (body, _, _, radius, holonomic) in enumerate(self.disks):
             C, a, s, d, P = self.disk_contact(kin, k)
             w = kin["omega"][body]
-            adot = np.cross(w, a)
+            adot = cross(w, a)
             wdot = -(adot[2] * a + a[2] * adot)
             ddot = (wdot - d * (d @ wdot)) / s
-            b = (self.point_bias(kin, body, C) + np.cross(kin["gamma"][body], P - C)
-                 - radius * np.cross(w, ddot))
+            b = (self.point_bias(kin, body, C) + cross(kin["gamma"][body], P - C)
+                 - radius * cross(w, ddot))
             J = self.point_jacobian(kin, body, P)
             used = 3 if holonomic else 2
             rows.append(J[:used])
@@ -307,3 +415,191 @@ class JointTree:
         K[n:, :n] = A
         sol = np.linalg.solve(K, np.concatenate([-h, -b]))
         return sol[:n], -sol[n:]
+
+
+# -- the discrete Lagrange-d'Alembert step --------------------------------------------------------
+
+def step_residual(tree, q0, p0, A0, delta, lam, h):
+    r"""The equations of one step (see :func:`tree_step`) and the end momentum they give.
+
+    Parameters
+    ----------
+    q0, p0 : ndarray, shape (n,)
+        The start and its momentum ``M(q0) v0``.
+    A0 : ndarray, shape (m, n)
+        ``A(q0)``.
+    delta : ndarray, shape (n,)
+        ``q1 - q0``, the unknown (so that ``w = delta / h`` carries no cancellation when the
+        coordinates are large: a bicycle far from the origin, wheels that turned many times).
+    lam : ndarray, shape (m,)
+        ``Lambda``.
+    h : float
+
+    Returns
+    -------
+    F : ndarray, shape (n + m,)
+        The momentum balance at ``q0`` (n), the nonholonomic rows at the midpoint and the held
+        contacts' gaps at ``q1``.
+    p_end : ndarray, shape (n,)
+        ``D2 L_d``: the end momentum before the end's constraint impulse.
+    """
+    n = tree.n
+    qm = q0 + 0.5 * delta
+    w = delta / h
+    kin_m = tree.kinematics(qm, w, bias=False)
+    M, dT, dV = tree.lagrangian_gradients(qm, w, kin_m)
+    Am = tree.constraint_matrix(qm, kin_m)
+    q1 = q0 + delta
+    gaps = tree.gaps(q1, tree.kinematics(q1, np.zeros(n), bias=False))
+    force = 0.5 * h * (dT - dV)
+    F = np.concatenate([M @ w - force - p0 - 0.5 * h * (A0.T @ lam),
+                        Am[tree.nonholonomic_rows] @ w, gaps[tree.held_disks]])
+    return F, M @ w + force
+
+
+def step_jacobian(tree, q0, p0, A0, delta, lam, h, F, floor):
+    """The Newton matrix (n + m, n + m) of :func:`step_residual` at ``(delta, lam)``, where it
+    is ``F``: forward differences in ``delta`` (step ``DIFFERENCE_STEP (|delta_j| +
+    floor_j)``), and the exact ``-(h/2) A0^T`` in ``lam`` (the equations are linear in it).
+    Newton's iterates are judged by the residual, so the Jacobian's differencing error changes
+    only the rate of convergence."""
+    n = tree.n
+    J = np.zeros((n + tree.m, n + tree.m))
+    for j in range(n):
+        d = DIFFERENCE_STEP * (abs(delta[j]) + floor[j])
+        shifted = delta.copy()
+        shifted[j] += d
+        J[:, j] = (step_residual(tree, q0, p0, A0, shifted, lam, h)[0] - F) / d
+    J[:n, n:] = -0.5 * h * A0.T
+    return J
+
+
+# A disk whose axis is this close to vertical (``s = sqrt(1 - a_z^2)``) lies flat: the step
+# reports the contact event FLAT (its rolling contact ends; a bicycle has fallen over)
+FLAT_TILT = 1e-3
+
+# The relative step of the Newton matrix's forward differences (about the square root of the
+# unit round-off: the differences are then accurate to about 1e-8)
+DIFFERENCE_STEP = 1.5e-8
+
+
+def end_velocity(tree, q1, p_end):
+    """The velocity ``v1`` (n,) with ``M(q1) v1 = p_end + (h/2) A(q1)^T mu``, ``A(q1) v1 = 0``."""
+    n, m = tree.n, tree.m
+    kin = tree.kinematics(q1, np.zeros(n), bias=False)
+    M = tree.lagrangian_gradients(q1, np.zeros(n), kin)[0]
+    A = tree.constraint_matrix(q1, kin)
+    K = np.zeros((n + m, n + m))
+    K[:n, :n] = M
+    K[:n, n:] = A.T
+    K[n:, :n] = A
+    return np.linalg.solve(K, np.concatenate([p_end, np.zeros(m)]))[:n]
+
+
+def tree_step(tree, q, v, lam, h, rule):
+    r"""One step ``h`` of the symmetric discrete Lagrange-d'Alembert (RATTLE-type) method.
+
+    The discrete Lagrangian is the midpoint rule ``L_d(q0, q1) = h L(qm, w)``, ``qm = (q0 +
+    q1)/2``, ``w = (q1 - q0)/h``, so ``D1 L_d = h/2 dL/dq - dL/dv`` and ``D2 L_d = h/2 dL/dq +
+    dL/dv`` at ``(qm, w)``, with ``dL/dv = M(qm) w`` and ``dL/dq = dT/dq - grad V``
+    (:meth:`JointTree.lagrangian_gradients`). The node momenta are ``p = M(q) v`` and the
+    constraint impulses act half at each node (``A`` the contacts' rows, ``Lambda``, ``mu``
+    (m,) multipliers)::
+
+        M(q0) v0 + h/2 A(q0)^T Lambda = -D1 L_d(q0, q1)                  (n)
+        A_nh(qm) (q1 - q0) = 0,    gap(q1) = 0                           (m)
+        M(q1) v1 = D2 L_d(q0, q1) + h/2 A(q1)^T mu,    A(q1) v1 = 0      (n + m)
+
+    The first two lines are solved by Newton for ``(q1 - q0, Lambda)`` (from ``h v0`` and the
+    last step's ``Lambda``, with the matrix of :func:`step_jacobian` taken once per step); the
+    last is then linear in ``(v1, mu)``. The held contacts' gaps vanish at every node and every constraint row holds
+    on the node velocities, to round-off.
+
+    **Symmetry.** The step from ``(q1, v1)`` with ``-h`` solves the same equations with the
+    roles of ``(q0, Lambda)`` and ``(q1, mu)`` exchanged (``L_d`` of the midpoint rule changes
+    sign with ``h`` when its arguments are swapped, and the midpoint rows are the same), with
+    the conditions ``gap(q0) = 0`` and ``A(q0) v0 = 0``, which the start satisfies: so it
+    returns to ``(q0, v0)``. A symmetric consistent method has even order, here 2, and the
+    symmetric compositions of :mod:`nhphys.integrators.coefficients` raise it to 4, 6, 8.
+
+    Parameters
+    ----------
+    tree : JointTree
+    q, v : ndarray, shape (n,)
+        IN the start, OUT the end (only when the step succeeds).
+    lam : ndarray, shape (m,)
+        IN the warm start of ``Lambda``, OUT its value.
+    h : float
+    rule : NewtonRule
+
+    Returns
+    -------
+    int
+        ``OK``, Newton's status, or ``FLAT`` when an iterate lays a disk flat (its ``s``
+        below ``FLAT_TILT``).
+    """
+    from nhphys.twins.newton import FLAT, OK, newton_solve
+
+    n = tree.n
+    q_start = q.copy()  # the tree with its free translations at zero: the same M, A, gaps
+    q_start[tree.free_translations] = 0.0
+    kin0 = tree.kinematics(q_start, v, bias=False)
+    M0 = tree.lagrangian_gradients(q_start, v, kin0)[0]
+    A0 = tree.constraint_matrix(q_start, kin0)
+    p0 = M0 @ v
+    x = np.concatenate([h * v, lam])
+    # the size below which an unknown counts as zero: the step's largest motion for delta (the
+    # round-off of the momenta, of order eps |p0|, moves every coordinate by about that much);
+    # for Lambda the contact forces' size, or that of 2 p0 / h, since (h/2) Lambda balances
+    # momenta
+    floor = np.concatenate([np.full(n, abs(h) * (np.max(np.abs(v)) + 1.0)), np.full(
+        tree.m, np.max(np.abs(lam)) + tree.weight() + 2.0 * np.max(np.abs(p0)) / abs(h))])
+    last = {}
+
+    def residual(x):
+        if not tree.tilt(q_start + x[:n]) >= FLAT_TILT:  # NaN too: past flat
+            return FLAT, None, None
+        last["F"] = step_residual(tree, q_start, p0, A0, x[:n], x[n:], h)[0]
+        return OK, last["F"], np.ones_like(last["F"])
+
+    def jacobian(x):  # once per step, at the first guess: the chord method after that
+        if "J" not in last:
+            last["J"] = step_jacobian(tree, q_start, p0, A0, x[:n], x[n:], h, last["F"],
+                                      floor)
+        return OK, last["J"]
+
+    status = newton_solve(residual, jacobian, x, floor, rule)
+    if status != OK:
+        return status
+    p_end = step_residual(tree, q_start, p0, A0, x[:n], x[n:], h)[1]
+    v[:] = end_velocity(tree, q_start + x[:n], p_end)
+    q[:] = q + x[:n]
+    lam[:] = x[n:]
+    return OK
+
+
+def tree_run(tree, q, v, lam, fractions, dt, n_steps, save_every, out_q, out_v, info,
+             newton_tol, max_newton):
+    """The time loop: ``n_steps`` steps of the composition with sub-step ``fractions`` (s,),
+    saving every ``save_every``-th step's ``q`` and ``v`` into ``out_q``, ``out_v`` (k, n).
+
+    ``q``, ``v`` (n,) and ``lam`` (m,) are IN/OUT; a step is committed only when every
+    sub-step succeeded. Returns 0, or ``k + 1`` for a failure in step ``k`` (its status in
+    ``info[INFO_STATUS]``).
+    """
+    from nhphys.twins.newton import INFO_COMMITTED, INFO_STATUS, OK, NewtonRule
+
+    rule = NewtonRule(newton_tol, 0.0, max_newton)
+    for k in range(n_steps):
+        qs, vs, ls = q.copy(), v.copy(), lam.copy()
+        for fraction in fractions:
+            status = tree_step(tree, qs, vs, ls, fraction * dt, rule)
+            if status != OK:
+                info[INFO_STATUS] = status
+                return k + 1
+        q[:], v[:], lam[:] = qs, vs, ls
+        if (k + 1) % save_every == 0:
+            out_q[(k + 1) // save_every - 1] = q
+            out_v[(k + 1) // save_every - 1] = v
+        info[INFO_COMMITTED] = k + 1
+    return 0

@@ -1,0 +1,689 @@
+# Joint trees with disks rolling on a plane (nhphys.systems.Bicycle), and the whole time loop of
+# their symmetric discrete Lagrange-d'Alembert step and its compositions.
+#
+# The specification, with every derivation (the tree's kinematics, dT/dq, the contact rows, the
+# step and why it is symmetric), is nhphys/twins/multibody.py: the same names, arguments and
+# results. Sizes: n <= TREE_JOINTS joints, at most TREE_DISKS disks, n + m <= TREE_UNKNOWNS (the
+# step's Newton problem, within newton.pxd's NEWTON_MAX).
+
+cimport cython
+from libc.math cimport cos, fabs, isfinite, sin, sqrt
+from libc.string cimport memcpy, memset
+
+from nhphys_ext.dense cimport solve_small
+from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE, INFO_STATUS
+from nhphys_ext.newton cimport FLAT, NewtonRule, OK, SINGULAR_JACOBIAN, newton_solve
+
+import numpy as np
+
+DEF TREE_JOINTS = 12
+DEF TREE_DISKS = 4
+DEF TREE_ROWS = 12
+DEF TREE_UNKNOWNS = 16
+DEF REVOLUTE = 0
+DEF DIFFERENCE_STEP = 1.5e-8  # as the twin's
+DEF FLAT_TILT = 1e-3  # as the twin's
+
+
+cdef struct TreeData:
+    int n
+    int m
+    int n_disks
+    int parent[TREE_JOINTS]
+    int kind[TREE_JOINTS]
+    double axis[TREE_JOINTS][3]
+    double offset[TREE_JOINTS][3]
+    double mass[TREE_JOINTS]
+    double com[TREE_JOINTS][3]
+    double inertia[TREE_JOINTS][9]
+    bint massive[TREE_JOINTS]
+    bint ancestor[TREE_JOINTS][TREE_JOINTS]  # [b][j]: joint j moves body b (j == b included)
+    int disk_body[TREE_DISKS]
+    double disk_centre[TREE_DISKS][3]
+    double disk_axis[TREE_DISKS][3]
+    double disk_radius[TREE_DISKS]
+    bint disk_held[TREE_DISKS]
+    int n_nonholonomic
+    int nonholonomic_rows[TREE_ROWS]
+    int n_holonomic
+    int holonomic_rows[TREE_ROWS]
+    int held_disks[TREE_DISKS]
+    bint free_translation[TREE_JOINTS]  # the twin's free_translations
+    double gravity
+    double weight
+
+
+cdef struct Kinematics:
+    double R[TREE_JOINTS][9]
+    double o[TREE_JOINTS][3]
+    double X[TREE_JOINTS][3]
+    double a[TREE_JOINTS][3]
+    double omega[TREE_JOINTS][3]
+    double vo[TREE_JOINTS][3]
+
+
+cdef inline void cross(const double* u, const double* v, double* out) noexcept nogil:
+    cdef double x = u[1] * v[2] - u[2] * v[1]
+    cdef double y = u[2] * v[0] - u[0] * v[2]
+    cdef double z = u[0] * v[1] - u[1] * v[0]
+    out[0] = x
+    out[1] = y
+    out[2] = z
+
+
+cdef inline double dot(const double* u, const double* v) noexcept nogil:
+    return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
+
+
+cdef inline void rotate(const double* R, const double* x, double* out) noexcept nogil:
+    # out = R x (R row-major 3 x 3)
+    cdef int i
+    for i in range(3):
+        out[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2]
+
+
+cdef void axis_rotation(const double* u, double angle, double* R) noexcept nogil:
+    # Rodrigues: I + sin K + (1 - cos) K^2, K = [u]x
+    cdef double K[9]
+    cdef double K2[9]
+    cdef double s = sin(angle), c = 1.0 - cos(angle)
+    cdef int i, j, k
+    K[0] = 0.0
+    K[1] = -u[2]
+    K[2] = u[1]
+    K[3] = u[2]
+    K[4] = 0.0
+    K[5] = -u[0]
+    K[6] = -u[1]
+    K[7] = u[0]
+    K[8] = 0.0
+    for i in range(3):
+        for j in range(3):
+            K2[3 * i + j] = 0.0
+            for k in range(3):
+                K2[3 * i + j] += K[3 * i + k] * K[3 * k + j]
+    for i in range(9):
+        R[i] = s * K[i] + c * K2[i]
+    R[0] += 1.0
+    R[4] += 1.0
+    R[8] += 1.0
+
+
+cdef void kinematics(const TreeData* T, const double* q, const double* v,
+                     Kinematics* K) noexcept nogil:
+    cdef double zero[3]
+    cdef double eye[9]
+    cdef double Rj[9]
+    cdef double r[3]
+    cdef double s[3]
+    cdef double tmp[3]
+    cdef const double* Rp
+    cdef const double* op
+    cdef const double* wp
+    cdef const double* vp
+    cdef int j, p, i, k
+    memset(zero, 0, sizeof(zero))
+    memset(eye, 0, sizeof(eye))
+    eye[0] = eye[4] = eye[8] = 1.0
+    for j in range(T.n):
+        p = T.parent[j]
+        if p < 0:
+            Rp = eye
+            op = zero
+            wp = zero
+            vp = zero
+        else:
+            Rp = K.R[p]
+            op = K.o[p]
+            wp = K.omega[p]
+            vp = K.vo[p]
+        rotate(Rp, T.axis[j], K.a[j])
+        rotate(Rp, T.offset[j], r)
+        for i in range(3):
+            K.X[j][i] = op[i] + r[i]
+        cross(wp, r, tmp)
+        if T.kind[j] == REVOLUTE:
+            axis_rotation(T.axis[j], q[j], Rj)
+            for i in range(3):
+                for k in range(3):
+                    K.R[j][3 * i + k] = (Rp[3 * i] * Rj[k] + Rp[3 * i + 1] * Rj[3 + k]
+                                         + Rp[3 * i + 2] * Rj[6 + k])
+            for i in range(3):
+                K.o[j][i] = K.X[j][i]
+                K.omega[j][i] = wp[i] + K.a[j][i] * v[j]
+                K.vo[j][i] = vp[i] + tmp[i]
+        else:
+            memcpy(K.R[j], Rp, 9 * sizeof(double))
+            for i in range(3):
+                s[i] = K.a[j][i] * q[j]
+                K.o[j][i] = K.X[j][i] + s[i]
+                K.omega[j][i] = wp[i]
+            cross(wp, s, r)
+            for i in range(3):
+                K.vo[j][i] = vp[i] + tmp[i] + r[i] + K.a[j][i] * v[j]
+
+
+cdef void point_jacobian(const TreeData* T, const Kinematics* K, int body, const double* P,
+                         double* J, int rows) noexcept nogil:
+    # the first `rows` rows of J_P (3, n), row-major with stride n
+    cdef double d[3]
+    cdef double col[3]
+    cdef int j, i
+    for j in range(T.n):
+        if not T.ancestor[body][j]:
+            for i in range(rows):
+                J[T.n * i + j] = 0.0
+            continue
+        if T.kind[j] == REVOLUTE:
+            for i in range(3):
+                d[i] = P[i] - K.X[j][i]
+            cross(K.a[j], d, col)
+        else:
+            memcpy(col, K.a[j], 3 * sizeof(double))
+        for i in range(rows):
+            J[T.n * i + j] = col[i]
+
+
+cdef void centre_of_mass(const TreeData* T, const Kinematics* K, int b, double* c) noexcept nogil:
+    cdef double r[3]
+    cdef int i
+    rotate(K.R[b], T.com[b], r)
+    for i in range(3):
+        c[i] = K.o[b][i] + r[i]
+
+
+cdef void lagrangian_gradients(const TreeData* T, const Kinematics* K, double* M, double* dT,
+                               double* dV) noexcept nogil:
+    # M (n, n) row-major, dT/dq (n,) at fixed v, grad V (n,): the twin's formulas
+    cdef int n = T.n
+    cdef double Jc[3 * TREE_JOINTS]
+    cdef double Jw[3 * TREE_JOINTS]
+    cdef double IJ[3 * TREE_JOINTS]
+    cdef double Is[TREE_JOINTS][9]
+    cdef double cen[TREE_JOINTS][3]
+    cdef double vc[TREE_JOINTS][3]
+    cdef double spin[TREE_JOINTS][3]
+    cdef double RI[9]
+    cdef double d[3]
+    cdef double dc[3]
+    cdef double Vi[3]
+    cdef double t1[3]
+    cdef double t2[3]
+    cdef const double* a
+    cdef const double* wp
+    cdef double zero[3]
+    cdef double m
+    cdef int b, i, j, k, l, p
+    memset(zero, 0, sizeof(zero))
+    memset(M, 0, n * n * sizeof(double))
+    memset(dT, 0, n * sizeof(double))
+    memset(dV, 0, n * sizeof(double))
+    for b in range(n):
+        if not T.massive[b]:
+            continue
+        m = T.mass[b]
+        centre_of_mass(T, K, b, cen[b])
+        # I^s = R I R^T
+        for i in range(3):
+            for j in range(3):
+                RI[3 * i + j] = 0.0
+                for k in range(3):
+                    RI[3 * i + j] += K.R[b][3 * i + k] * T.inertia[b][3 * k + j]
+        for i in range(3):
+            for j in range(3):
+                Is[b][3 * i + j] = 0.0
+                for k in range(3):
+                    Is[b][3 * i + j] += RI[3 * i + k] * K.R[b][3 * j + k]
+        rotate(Is[b], K.omega[b], spin[b])
+        for i in range(3):
+            d[i] = cen[b][i] - K.o[b][i]
+        cross(K.omega[b], d, t1)
+        for i in range(3):
+            vc[b][i] = K.vo[b][i] + t1[i]
+        point_jacobian(T, K, b, cen[b], Jc, 3)
+        for j in range(n):
+            for i in range(3):
+                Jw[n * i + j] = K.a[j][i] if (T.ancestor[b][j] and T.kind[j] == REVOLUTE) else 0.0
+        for i in range(3):  # IJ = I^s Jw
+            for j in range(n):
+                IJ[n * i + j] = (Is[b][3 * i] * Jw[j] + Is[b][3 * i + 1] * Jw[n + j]
+                                 + Is[b][3 * i + 2] * Jw[2 * n + j])
+        for k in range(n):
+            for l in range(n):
+                M[n * k + l] += (m * (Jc[k] * Jc[l] + Jc[n + k] * Jc[n + l]
+                                      + Jc[2 * n + k] * Jc[2 * n + l])
+                                 + Jw[k] * IJ[l] + Jw[n + k] * IJ[n + l]
+                                 + Jw[2 * n + k] * IJ[2 * n + l])
+    for i in range(n):
+        a = K.a[i]
+        p = T.parent[i]
+        for b in range(n):
+            if not (T.massive[b] and T.ancestor[b][i]):
+                continue
+            m = T.mass[b]
+            if T.kind[i] == REVOLUTE:
+                for k in range(3):
+                    d[k] = cen[b][k] - K.X[i][k]
+                cross(a, d, dc)
+                for k in range(3):
+                    d[k] = cen[b][k] - K.o[i][k]
+                cross(K.omega[i], d, t1)
+                for k in range(3):
+                    Vi[k] = vc[b][k] - (K.vo[i][k] + t1[k])
+                cross(K.omega[i], dc, t1)
+                cross(a, Vi, t2)
+                for k in range(3):
+                    t1[k] += t2[k]
+                cross(spin[b], K.omega[i], t2)
+                dT[i] += m * dot(vc[b], t1) + dot(a, t2)
+            else:
+                memcpy(dc, a, 3 * sizeof(double))
+                if p >= 0:
+                    wp = K.omega[p]
+                else:
+                    wp = zero
+                cross(wp, a, t1)
+                dT[i] += m * dot(vc[b], t1)
+            dV[i] += T.gravity * m * dc[2]
+
+
+cdef double disk_contact(const TreeData* T, const Kinematics* K, int k, double* C, double* a,
+                         double* P) noexcept nogil:
+    # centre C, axis a and lowest point P of disk k (space); returns s = sqrt(1 - a_z^2)
+    cdef int b = T.disk_body[k]
+    cdef double r[3]
+    cdef double s
+    cdef int i
+    rotate(K.R[b], T.disk_centre[k], r)
+    for i in range(3):
+        C[i] = K.o[b][i] + r[i]
+    rotate(K.R[b], T.disk_axis[k], a)
+    s = sqrt(1.0 - a[2] * a[2])
+    for i in range(3):
+        P[i] = C[i] - T.disk_radius[k] * ((1.0 if i == 2 else 0.0) - a[2] * a[i]) / s
+    return s
+
+
+cdef void constraint_matrix(const TreeData* T, const Kinematics* K, double* A) noexcept nogil:
+    # A (m, n) row-major: each disk's two horizontal rows, then its vertical one if held
+    cdef double C[3]
+    cdef double a[3]
+    cdef double P[3]
+    cdef int k, row = 0, rows
+    for k in range(T.n_disks):
+        disk_contact(T, K, k, C, a, P)
+        rows = 3 if T.disk_held[k] else 2
+        point_jacobian(T, K, T.disk_body[k], P, A + T.n * row, rows)
+        row += rows
+
+
+cdef void held_gaps(const TreeData* T, const Kinematics* K, double* out) noexcept nogil:
+    cdef double C[3]
+    cdef double a[3]
+    cdef double P[3]
+    cdef int i
+    for i in range(T.n_holonomic):
+        disk_contact(T, K, T.held_disks[i], C, a, P)
+        out[i] = P[2]
+
+
+cdef class JointTree:
+    """A tree of rigid bodies with rolling disks: the twin's ``JointTree``, same arguments."""
+
+    cdef TreeData data
+    cdef readonly int n
+    cdef readonly int m
+
+    def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity):
+        cdef int n = len(parent)
+        cdef int j, b, k, i, row, p
+        if n > TREE_JOINTS or len(disks) > TREE_DISKS:
+            raise ValueError(f"Expected at most {TREE_JOINTS} joints and {TREE_DISKS} disks, "
+                             f"got {n} and {len(disks)}.")
+        axis = np.asarray(axis, dtype=float)
+        offset = np.asarray(offset, dtype=float)
+        com = np.asarray(com, dtype=float)
+        inertia = np.asarray(inertia, dtype=float)
+        mass = np.asarray(mass, dtype=float)
+        memset(&self.data, 0, sizeof(TreeData))
+        self.data.n = n
+        self.data.gravity = float(gravity)
+        self.data.weight = float(gravity) * float(np.sum(mass))
+        for j in range(n):
+            self.data.parent[j] = int(parent[j])
+            self.data.kind[j] = int(kind[j])
+            self.data.mass[j] = mass[j]
+            for i in range(3):
+                self.data.axis[j][i] = axis[j, i]
+                self.data.offset[j][i] = offset[j, i]
+                self.data.com[j][i] = com[j, i]
+            for i in range(9):
+                self.data.inertia[j][i] = inertia[j].reshape(9)[i]
+            self.data.massive[j] = mass[j] != 0.0 or bool(np.any(inertia[j]))
+        for b in range(n):
+            j = b
+            while j >= 0:
+                self.data.ancestor[b][j] = True
+                j = self.data.parent[j]
+        for j in range(n):
+            p = self.data.parent[j]
+            self.data.free_translation[j] = (self.data.kind[j] != REVOLUTE and axis[j, 2] == 0.0
+                                             and (p < 0 or self.data.free_translation[p]))
+        row = 0
+        self.data.n_disks = len(disks)
+        for k, (body, centre, daxis, radius, held) in enumerate(disks):
+            self.data.disk_body[k] = int(body)
+            for i in range(3):
+                self.data.disk_centre[k][i] = float(centre[i])
+                self.data.disk_axis[k][i] = float(daxis[i])
+            self.data.disk_radius[k] = float(radius)
+            self.data.disk_held[k] = bool(held)
+            self.data.nonholonomic_rows[self.data.n_nonholonomic] = row
+            self.data.nonholonomic_rows[self.data.n_nonholonomic + 1] = row + 1
+            self.data.n_nonholonomic += 2
+            if held:
+                self.data.holonomic_rows[self.data.n_holonomic] = row + 2
+                self.data.held_disks[self.data.n_holonomic] = k
+                self.data.n_holonomic += 1
+            row += 3 if held else 2
+        self.data.m = row
+        if n + row > TREE_UNKNOWNS:
+            raise ValueError(f"Expected n + m <= {TREE_UNKNOWNS} (joints and contact rows), "
+                             f"got {n} + {row}.")
+        self.n = n
+        self.m = row
+
+    def lagrangian_gradients(self, const double[::1] q, const double[::1] v):
+        """``(M (n, n), dT/dq (n,), grad V (n,))``, as the twin's."""
+        cdef Kinematics K
+        M = np.empty((self.n, self.n))
+        dT = np.empty(self.n)
+        dV = np.empty(self.n)
+        cdef double[:, ::1] Mv = M
+        cdef double[::1] dTv = dT
+        cdef double[::1] dVv = dV
+        kinematics(&self.data, &q[0], &v[0], &K)
+        lagrangian_gradients(&self.data, &K, &Mv[0, 0], &dTv[0], &dVv[0])
+        return M, dT, dV
+
+    def constraint_matrix(self, const double[::1] q):
+        """``A(q)`` (m, n), the rows of the twin's ``constraints``."""
+        cdef Kinematics K
+        cdef double zero[TREE_JOINTS]
+        memset(zero, 0, sizeof(zero))
+        A = np.empty((self.m, self.n))
+        cdef double[:, ::1] Av = A
+        kinematics(&self.data, &q[0], zero, &K)
+        constraint_matrix(&self.data, &K, &Av[0, 0])
+        return A
+
+
+# -- the step ------------------------------------------------------------------------------------
+
+cdef struct StepProblem:
+    const TreeData* T
+    double h
+    double q0[TREE_JOINTS]
+    double p0[TREE_JOINTS]
+    double A0[TREE_ROWS * TREE_JOINTS]
+    double F[TREE_UNKNOWNS]
+    double J[TREE_UNKNOWNS * TREE_UNKNOWNS]
+    double floor[TREE_UNKNOWNS]
+    bint have_jacobian
+
+
+cdef void step_residual(const TreeData* T, const double* q0, const double* p0, const double* A0,
+                        const double* delta, const double* lam, double h, double* F,
+                        double* p_end) noexcept nogil:
+    # F (n + m,) and p_end (n,) (or NULL) of the twin's step_residual; delta = q1 - q0
+    cdef int n = T.n, m = T.m
+    cdef double qm[TREE_JOINTS]
+    cdef double w[TREE_JOINTS]
+    cdef double M[TREE_JOINTS * TREE_JOINTS]
+    cdef double dT[TREE_JOINTS]
+    cdef double dV[TREE_JOINTS]
+    cdef double Am[TREE_ROWS * TREE_JOINTS]
+    cdef double gaps[TREE_DISKS]
+    cdef double zero[TREE_JOINTS]
+    cdef Kinematics K
+    cdef double Mw, force, acc
+    cdef int i, j, r
+    cdef double q1[TREE_JOINTS]
+    for i in range(n):
+        qm[i] = q0[i] + 0.5 * delta[i]
+        w[i] = delta[i] / h
+        q1[i] = q0[i] + delta[i]
+    kinematics(T, qm, w, &K)
+    lagrangian_gradients(T, &K, M, dT, dV)
+    constraint_matrix(T, &K, Am)
+    for i in range(n):
+        Mw = 0.0
+        for j in range(n):
+            Mw += M[n * i + j] * w[j]
+        force = 0.5 * h * (dT[i] - dV[i])
+        acc = 0.0
+        for r in range(m):
+            acc += A0[n * r + i] * lam[r]
+        F[i] = Mw - force - p0[i] - 0.5 * h * acc
+        if p_end != NULL:
+            p_end[i] = Mw + force
+    for r in range(T.n_nonholonomic):
+        acc = 0.0
+        for j in range(n):
+            acc += Am[n * T.nonholonomic_rows[r] + j] * w[j]
+        F[n + r] = acc
+    memset(zero, 0, sizeof(zero))
+    kinematics(T, q1, zero, &K)
+    held_gaps(T, &K, gaps)
+    for r in range(T.n_holonomic):
+        F[n + T.n_nonholonomic + r] = gaps[r]
+
+
+cdef double tilt(const TreeData* T, const double* q) noexcept nogil:
+    # the smallest s = sqrt(1 - a_z^2) of the disks at q
+    cdef double zero[TREE_JOINTS]
+    cdef double C[3]
+    cdef double a[3]
+    cdef double P[3]
+    cdef double s, low = 1.0
+    cdef Kinematics K
+    cdef int k
+    memset(zero, 0, sizeof(zero))
+    kinematics(T, q, zero, &K)
+    for k in range(T.n_disks):
+        s = disk_contact(T, &K, k, C, a, P)
+        if s != s:  # NaN: past flat
+            return s
+        if s < low:
+            low = s
+    return low
+
+
+cdef int problem_residual(void* problem, double* x, double* F, double* F_scale) noexcept nogil:
+    cdef StepProblem* P = <StepProblem*>problem
+    cdef double q1[TREE_JOINTS]
+    cdef int i
+    for i in range(P.T.n):
+        q1[i] = P.q0[i] + x[i]
+    if not tilt(P.T, q1) >= FLAT_TILT:  # NaN too: past flat
+        return FLAT
+    step_residual(P.T, P.q0, P.p0, P.A0, x, x + P.T.n, P.h, F, NULL)
+    for i in range(P.T.n + P.T.m):
+        P.F[i] = F[i]
+        F_scale[i] = 1.0
+    return OK
+
+
+cdef int problem_jacobian(void* problem, const double* x, double* J) noexcept nogil:
+    # forward differences in q1 once per step (the chord method after that), the exact
+    # -(h/2) A0^T in lam: the twin's step_jacobian
+    cdef StepProblem* P = <StepProblem*>problem
+    cdef const TreeData* T = P.T
+    cdef int n = T.n, N = T.n + T.m
+    cdef double shifted[TREE_UNKNOWNS]
+    cdef double Fd[TREE_UNKNOWNS]
+    cdef double d
+    cdef int i, j
+    if not P.have_jacobian:
+        memset(P.J, 0, N * N * sizeof(double))
+        for j in range(n):
+            memcpy(shifted, x, N * sizeof(double))
+            d = DIFFERENCE_STEP * (fabs(x[j]) + P.floor[j])
+            shifted[j] += d
+            step_residual(T, P.q0, P.p0, P.A0, shifted, shifted + n, P.h, Fd, NULL)
+            for i in range(N):
+                P.J[N * i + j] = (Fd[i] - P.F[i]) / d
+        for i in range(n):
+            for j in range(T.m):
+                P.J[N * i + n + j] = -0.5 * P.h * P.A0[n * j + i]
+        P.have_jacobian = True
+    memcpy(J, P.J, N * N * sizeof(double))
+    return OK
+
+
+cdef int end_velocity(const TreeData* T, const double* q1, const double* p_end,
+                      double* v1) noexcept nogil:
+    cdef int n = T.n, m = T.m, N = T.n + T.m
+    cdef double Kmat[TREE_UNKNOWNS * TREE_UNKNOWNS]
+    cdef double rhs[TREE_UNKNOWNS]
+    cdef double M[TREE_JOINTS * TREE_JOINTS]
+    cdef double dT[TREE_JOINTS]
+    cdef double dV[TREE_JOINTS]
+    cdef double A[TREE_ROWS * TREE_JOINTS]
+    cdef double zero[TREE_JOINTS]
+    cdef Kinematics K
+    cdef int i, j
+    memset(zero, 0, sizeof(zero))
+    kinematics(T, q1, zero, &K)
+    lagrangian_gradients(T, &K, M, dT, dV)
+    constraint_matrix(T, &K, A)
+    memset(Kmat, 0, N * N * sizeof(double))
+    for i in range(n):
+        for j in range(n):
+            Kmat[N * i + j] = M[n * i + j]
+        for j in range(m):
+            Kmat[N * i + n + j] = A[n * j + i]
+            Kmat[N * (n + j) + i] = A[n * j + i]
+        rhs[i] = p_end[i]
+    for j in range(m):
+        rhs[n + j] = 0.0
+    if not solve_small(N, Kmat, rhs):
+        return SINGULAR_JACOBIAN
+    for i in range(n):
+        v1[i] = rhs[i]
+    return OK
+
+
+cdef int tree_step(const TreeData* T, double* q, double* v, double* lam, double h,
+                   NewtonRule rule) noexcept nogil:
+    # the twin's tree_step: IN/OUT q, v (n,), lam (m,), changed only on success
+    cdef int n = T.n, m = T.m, N = T.n + T.m
+    cdef StepProblem P
+    cdef double M[TREE_JOINTS * TREE_JOINTS]
+    cdef double dT[TREE_JOINTS]
+    cdef double dV[TREE_JOINTS]
+    cdef double x[TREE_UNKNOWNS]
+    cdef double floor[TREE_UNKNOWNS]
+    cdef double p_end[TREE_JOINTS]
+    cdef double v1[TREE_JOINTS]
+    cdef double q1[TREE_JOINTS]
+    cdef double F[TREE_UNKNOWNS]
+    cdef double lam_size = 0.0
+    cdef double p_size = 0.0
+    cdef double v_size = 0.0
+    cdef Kinematics K
+    cdef int i, j, st
+    P.T = T
+    P.h = h
+    P.have_jacobian = False
+    for i in range(n):  # the tree with its free translations at zero: the same M, A, gaps
+        P.q0[i] = 0.0 if T.free_translation[i] else q[i]
+    kinematics(T, P.q0, v, &K)
+    lagrangian_gradients(T, &K, M, dT, dV)
+    constraint_matrix(T, &K, P.A0)
+    for i in range(n):
+        P.p0[i] = 0.0
+        for j in range(n):
+            P.p0[i] += M[n * i + j] * v[j]
+        x[i] = h * v[i]
+        if fabs(v[i]) > v_size:
+            v_size = fabs(v[i])
+    for i in range(n):
+        floor[i] = fabs(h) * (v_size + 1.0)
+    for j in range(m):
+        if fabs(lam[j]) > lam_size:
+            lam_size = fabs(lam[j])
+    for i in range(n):  # (h/2) lam balances momenta: 2 |p0| / |h| is its scale
+        if 2.0 * fabs(P.p0[i]) / fabs(h) > p_size:
+            p_size = 2.0 * fabs(P.p0[i]) / fabs(h)
+    for j in range(m):
+        x[n + j] = lam[j]
+        floor[n + j] = lam_size + T.weight + p_size
+    memcpy(P.floor, floor, N * sizeof(double))
+    st = newton_solve(problem_residual, problem_jacobian, &P, N, x, floor, rule)
+    if st != OK:
+        return st
+    step_residual(T, P.q0, P.p0, P.A0, x, x + n, h, F, p_end)
+    for i in range(n):
+        q1[i] = P.q0[i] + x[i]
+    st = end_velocity(T, q1, p_end, v1)
+    if st != OK:
+        return st
+    for i in range(n):
+        q[i] = q[i] + x[i]
+        v[i] = v1[i]
+    for j in range(m):
+        lam[j] = x[n + j]
+    return OK
+
+
+def tree_run(JointTree tree, double[::1] q, double[::1] v, double[::1] lam,
+             const double[::1] fractions, double dt, Py_ssize_t n_steps, Py_ssize_t save_every,
+             double[:, ::1] out_q, double[:, ::1] out_v, Py_ssize_t[::1] info,
+             double newton_tol, int max_newton):
+    """The time loop (see the twin): ``n_steps`` steps of the composition ``fractions``.
+
+    Returns 0, or ``k + 1`` for a failure in step ``k`` (its status in ``info[0]``; the state
+    left at the start of that step).
+    """
+    cdef const TreeData* T = &tree.data
+    cdef int n = T.n, m = T.m
+    cdef int s = fractions.shape[0]
+    cdef double qs[TREE_JOINTS]
+    cdef double vs[TREE_JOINTS]
+    cdef double ls[TREE_ROWS]
+    cdef NewtonRule rule
+    cdef Py_ssize_t k, row
+    cdef int i, st = OK, failed = 0
+    if q.shape[0] != n or v.shape[0] != n or lam.shape[0] != m or info.shape[0] < INFO_SIZE:
+        raise ValueError(f"Expected q, v of shape ({n},), lam of shape ({m},) and info of "
+                         f"shape ({INFO_SIZE},).")
+    if save_every < 1 or out_q.shape[0] < n_steps // save_every \
+            or out_v.shape[0] < n_steps // save_every:
+        raise ValueError("Expected save_every >= 1 and out_q, out_v with a row per saved step.")
+    rule.correction_tol = newton_tol
+    rule.residual_tol = 0.0
+    rule.max_iter = max_newton
+    with nogil:
+        for k in range(n_steps):
+            memcpy(qs, &q[0], n * sizeof(double))
+            memcpy(vs, &v[0], n * sizeof(double))
+            memcpy(ls, &lam[0], m * sizeof(double))
+            for i in range(s):
+                st = tree_step(T, qs, vs, ls, fractions[i] * dt, rule)
+                if st != OK:
+                    break
+            if st != OK:
+                info[INFO_STATUS] = st
+                failed = <int>(k + 1)
+                break
+            memcpy(&q[0], qs, n * sizeof(double))
+            memcpy(&v[0], vs, n * sizeof(double))
+            memcpy(&lam[0], ls, m * sizeof(double))
+            if (k + 1) % save_every == 0:
+                row = (k + 1) // save_every - 1
+                for i in range(n):
+                    out_q[row, i] = q[i]
+                    out_v[row, i] = v[i]
+            info[INFO_COMMITTED] = k + 1
+    return failed

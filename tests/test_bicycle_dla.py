@@ -13,7 +13,7 @@ from nhphys.systems.bicycle import Bicycle
 from nhphys.twins import multibody as twin
 
 ORDER4 = Composition([(DLA(), w) for w in composition(4)])
-START = dict(speed=5.0, roll=0.05, steer_rate=0.5)
+START = {"speed": 5.0, "roll": 0.05, "steer_rate": 0.5}
 
 
 @pytest.fixture(scope="module")

@@ -32,13 +32,16 @@ SCENES = {  # name: (arguments that keep the run short, figures)
     "billiard": ([], ["path.png"]),  # sliding with Coulomb friction, then rolling
     "tippe_top": (["--t-final", "0.5"], ["inversion.png"]),  # inverts while it slides
     "hump": (["--t-final", "2"], ["jump.png"]),  # leaves a hump, lands, bounces, rolls on
+    # the benchmark bicycle (docs/multibody.md)
+    "bicycle": (["--t-final", "3"], ["eigenvalues.png", "runs.png", "strobe.png",
+                                      "diagnostics.png"]),
     # the ensemble studies (docs/ensembles.md), on tiny grids and in this process
     "rattleback_map": (["--size", "4", "--t-final", "4", "--no-cluster"], ["reversal_map.png"]),
     "coin_fall": (["--size", "4", "--t-final", "0.5", "--no-cluster"], ["fall_map.png"]),
     "energy_errors": (["--runs", "10", "--t-final", "1"], ["energy_errors.png"]),
 }
 # scripts with figures only, no `scene` for the viewer
-SCRIPTS_ONLY = {"rattleback_map", "coin_fall", "energy_errors"}
+SCRIPTS_ONLY = {"rattleback_map", "coin_fall", "energy_errors", "bicycle"}
 
 
 @pytest.mark.parametrize("name", list(SCENES))

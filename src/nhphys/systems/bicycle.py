@@ -51,7 +51,7 @@ bicycle's mirror symmetry), so they drop out of the linearisation.
 
 import numpy as np
 
-from nhphys.twins.multibody import PRISMATIC, REVOLUTE, JointTree
+from nhphys.systems.articulated import Articulated, Joint, Wheel
 
 COORDINATES = ("x", "y", "yaw", "roll", "pitch", "rear_wheel", "steer", "front_wheel")
 X, Y, YAW, ROLL, PITCH, REAR, STEER, FRONT = range(8)
@@ -116,7 +116,7 @@ def _wheel_inertia(value, name):
     return np.diag([Ixx, Iyy, Ixx])
 
 
-class Bicycle:
+class Bicycle(Articulated):
     """The Whipple–Carvallo bicycle on a horizontal plane.
 
     Parameters
@@ -176,23 +176,24 @@ class Bicycle:
         self.rear_radius, self.front_radius, self.gravity = rR, rF, g
         self.wheelbase, self.trail, self.steer_axis_tilt = w, c, lam
 
-        zero = (0.0, 0.0, 0.0)
         ex, ey, ez = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
         steer_axis = (np.sin(lam), 0.0, -np.cos(lam))  # pointing down: positive steers right
         S = (w + c, 0.0, -rR)  # where the steer axis meets the ground, in the rear frame
-        self._tree_arguments = dict(
-            parent=[-1, 0, 1, 2, 3, 4, 4, 6],
-            kind=[PRISMATIC, PRISMATIC] + [REVOLUTE] * 6,
-            axis=[ex, ey, ez, ex, ey, ey, steer_axis, ey],
-            offset=[zero, zero, zero, zero, (0.0, 0.0, rR), zero, S, (-c, 0.0, rF)],
-            mass=[0.0, 0.0, 0.0, 0.0, mB, mR, mH, mF],
-            com=[zero, zero, zero, zero, (xB, 0.0, -zB - rR), zero, (xH - w - c, 0.0, -zH),
-                 zero],
-            inertia=[np.zeros((3, 3))] * 4 + [IB, IR, IH, IF],
-            disks=[(REAR, zero, ey, rR, False), (FRONT, zero, ey, rF, True)],
-            gravity=g,
-        )
-        self.tree = JointTree(**self._tree_arguments)
+        joints = [
+            Joint(-1, "prismatic", ex, name="x"),
+            Joint(X, "prismatic", ey, name="y"),
+            Joint(Y, "revolute", ez, name="yaw"),
+            Joint(YAW, "revolute", ex, name="roll"),
+            Joint(ROLL, "revolute", ey, offset=(0.0, 0.0, rR), mass=mB,
+                  com=(xB, 0.0, -zB - rR), inertia=IB, name="pitch"),
+            Joint(PITCH, "revolute", ey, mass=mR, inertia=IR, name="rear_wheel"),
+            Joint(PITCH, "revolute", steer_axis, offset=S, mass=mH,
+                  com=(xH - w - c, 0.0, -zH), inertia=IH, name="steer"),
+            Joint(STEER, "revolute", ey, offset=(-c, 0.0, rF), mass=mF, inertia=IF,
+                  name="front_wheel"),
+        ]
+        wheels = [Wheel(REAR, rR, held=False), Wheel(FRONT, rF, held=True)]
+        super().__init__(joints, wheels, gravity=g, name="Bicycle")
         gap = self.tree.gaps(np.zeros(8))[1]
         if abs(gap) > 1e-12 * max(rR, rF):
             raise ValueError(f"The front wheel does not touch the ground upright (gap {gap:.3g} "
@@ -201,10 +202,6 @@ class Bicycle:
     def __repr__(self):
         return (f"Bicycle(wheelbase={self.wheelbase:g}, trail={self.trail:g}, "
                 f"steer_axis_tilt={self.steer_axis_tilt:.6g})")
-
-    def joint_tree(self, module):
-        """The bicycle's joint tree as ``module.JointTree`` (the kernel's or the twin's)."""
-        return module.JointTree(**self._tree_arguments)
 
     # -- configurations -------------------------------------------------------------------------
     def pitch(self, roll, steer, guess=0.0, tol=1e-15, max_iter=30):
@@ -237,8 +234,9 @@ class Bicycle:
             "(no pitch found)."
         )
 
-    def rates(self, q, roll_rate, steer_rate, rear_wheel_rate):
-        """The velocity ``v`` (8,) with the given independent rates, on the constraints."""
+    def velocity(self, q, roll_rate, steer_rate, rear_wheel_rate):
+        """The velocity ``v`` (8,) at ``q`` with the given independent rates, on the
+        constraints (:meth:`Articulated.rates` for these three, without its checks)."""
         A = self.tree.constraint_matrix(q)
         v = np.zeros(8)
         v[list(INDEPENDENT)] = roll_rate, steer_rate, rear_wheel_rate
@@ -263,8 +261,8 @@ class Bicycle:
         position : (float, float)
             The rear contact point.
         """
-        values = dict(speed=speed, roll=roll, steer=steer, roll_rate=roll_rate,
-                      steer_rate=steer_rate, yaw=yaw)
+        values = {"speed": speed, "roll": roll, "steer": steer, "roll_rate": roll_rate,
+                      "steer_rate": steer_rate, "yaw": yaw}
         for name, value in values.items():
             if not np.isfinite(float(value)):
                 raise ValueError(f"Expected `{name}` to be a finite number, got {value!r}.")
@@ -278,57 +276,63 @@ class Bicycle:
         q[PITCH] = self.pitch(roll, steer)
         heading = np.array([np.cos(yaw), np.sin(yaw)])
         # the rear contact's speed is affine in the rear wheel rate: solve for it
-        base = self.rates(q, roll_rate, steer_rate, 0.0)
-        unit = self.rates(q, roll_rate, steer_rate, 1.0) - base
+        base = self.velocity(q, roll_rate, steer_rate, 0.0)
+        unit = self.velocity(q, roll_rate, steer_rate, 1.0) - base
         rate = (speed - heading @ base[:2]) / (heading @ unit[:2])
         return q, base + rate * unit
 
-    # -- the continuous equations ---------------------------------------------------------------
-    def accelerations(self, q, v):
-        """``dv/dt`` (8,) and the contact forces (5,) of the nonlinear equations."""
-        return self.tree.accelerations(q, v)
-
-    def energy(self, q, v):
-        """Kinetic plus gravitational energy, J."""
-        return self.tree.energy(q, v)
-
-    def residuals(self, q, v):
-        """``(|A v|_inf, |front gap|)``: the constraint residuals of a state."""
-        A = self.tree.constraint_matrix(q)
-        return float(np.max(np.abs(A @ v))), float(abs(self.tree.gaps(q)[1]))
-
-    def reference_state(self, **conditions):
-        """``(q, v)`` (16,) from the keywords of :meth:`state`."""
-        q, v = self.state(**conditions)
-        return np.concatenate([q, v])
-
-    def reference_rhs(self, t, y):
-        """``d(q, v)/dt`` (16,)."""
-        return np.concatenate([y[8:], self.accelerations(y[:8], y[8:])[0]])
-
-    def reference_unpack(self, states, times=None):
-        """``{"q", "v"}`` of flat states (k, 16)."""
-        return {"q": states[:, :8], "v": states[:, 8:]}
-
+    # -- the continuous equations: Articulated's ----------------------------------------------
     def observables(self, saved):
-        """The trajectory's fields: ``q``, ``v`` (k, 8), ``roll``, ``steer``, ``yaw``,
-        ``pitch``, ``speed`` (the rear contact's), ``energy``, ``constraint_residual`` (the
-        larger of ``|A v|`` and the front wheel's gap), and ``rear_contact``,
-        ``front_contact`` (k, 3)."""
-        q = np.asarray(saved["q"], dtype=float)
-        v = np.asarray(saved["v"], dtype=float)
-        energy, residual = np.empty(len(q)), np.empty(len(q))
-        front = np.empty((len(q), 3))
-        for i in range(len(q)):
-            energy[i] = self.energy(q[i], v[i])
-            residual[i] = max(self.residuals(q[i], v[i]))
-            kin = self.tree.kinematics(q[i], v[i], bias=False)
-            front[i] = self.tree.disk_contact(kin, 1)[4]
-        rear = np.column_stack([q[:, X], q[:, Y], np.zeros(len(q))])
+        """The trajectory's fields: those of :meth:`Articulated.observables` (``q``, ``v``,
+        ``energy``, ``constraint_residual``, ``contacts``) and ``roll``, ``steer``, ``yaw``,
+        ``pitch``, ``speed`` (the rear contact's), ``rear_contact`` and ``front_contact``
+        (k, 3)."""
+        fields = super().observables(saved)
+        q, v = fields["q"], fields["v"]
         speed = v[:, X] * np.cos(q[:, YAW]) + v[:, Y] * np.sin(q[:, YAW])
-        return {"q": q, "v": v, "roll": q[:, ROLL], "steer": q[:, STEER], "yaw": q[:, YAW],
-                "pitch": q[:, PITCH], "speed": speed, "energy": energy,
-                "constraint_residual": residual, "rear_contact": rear, "front_contact": front}
+        fields.update(roll=q[:, ROLL], steer=q[:, STEER], yaw=q[:, YAW], pitch=q[:, PITCH],
+                      speed=speed, rear_contact=fields["contacts"][:, 0],
+                      front_contact=fields["contacts"][:, 1])
+        return fields
+
+    # -- drawing --------------------------------------------------------------------------------
+    def outline(self, q, points=48):
+        """Polylines of a stick drawing of the bicycle at ``q`` (8,), in space (m).
+
+        Returns
+        -------
+        dict of str -> ndarray, shape (k, 3)
+            ``rear_wheel``, ``front_wheel`` (rims, ``points + 1`` points, closed), ``frame``
+            (rear axle, head tube, back), ``fork`` (head tube to front axle) and ``handlebar``.
+        """
+        kin = self.tree.kinematics(np.asarray(q, dtype=float), np.zeros(8), bias=False)
+        t = np.linspace(0.0, 2 * np.pi, points + 1)
+        lam, rR = self.steer_axis_tilt, self.rear_radius
+
+        def place(body, pts):
+            return kin["o"][body] + np.asarray(pts, dtype=float) @ kin["R"][body].T
+
+        def rim(body, radius):
+            return place(body, np.column_stack([radius * np.cos(t), np.zeros_like(t),
+                                                radius * np.sin(t)]))
+
+        def head(height, from_steer_point):
+            # the steer axis at `height` above the ground, in the rear frame (or in the front
+            # frame, whose origin is the steer axis' ground point)
+            x = -height * np.tan(lam)
+            if from_steer_point:
+                return (x, 0.0, height)
+            return (self.wheelbase + self.trail + x, 0.0, height - rR)
+
+        low, top = self.front_radius + 0.12, max(1.0, self.front_radius + 0.4)
+        frame = place(PITCH, [(0.0, 0.0, 0.0), head(low, False), head(top, False),
+                              (0.0, 0.0, 0.0)])
+        fork = place(STEER, [head(top, True), head(low, True),
+                             (-self.trail, 0.0, self.front_radius)])
+        bar = place(STEER, [np.add(head(top, True), (0.0, 0.25, 0.0)),
+                            np.add(head(top, True), (0.0, -0.25, 0.0))])
+        return {"rear_wheel": rim(REAR, rR), "front_wheel": rim(FRONT, self.front_radius),
+                "frame": frame, "fork": fork, "handlebar": bar}
 
     # -- linearisation --------------------------------------------------------------------------
     def roll_steer_field(self, x, speed):
@@ -350,7 +354,7 @@ class Bicycle:
         q = np.zeros(8)
         q[ROLL], q[STEER] = roll, steer
         q[PITCH] = self.pitch(roll, steer)
-        v = self.rates(q, roll_rate, steer_rate, speed / self.rear_radius)
+        v = self.velocity(q, roll_rate, steer_rate, speed / self.rear_radius)
         dv = self.accelerations(q, v)[0]
         return np.array([roll_rate, steer_rate, dv[ROLL], dv[STEER]])
 

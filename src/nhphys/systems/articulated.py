@@ -1,0 +1,342 @@
+r"""Articulated systems: rigid bodies joined in a tree by revolute and prismatic joints, with
+wheels (thin disks) rolling without slipping on the horizontal plane ``z = 0``.
+
+The formulation is the joint tree of :mod:`nhphys.twins.multibody` (generalized coordinates:
+one per joint; the derivations are there). Each :class:`Joint` moves one body relative to the
+body of its parent joint (or the ground); each :class:`Wheel` is a disk fixed in one body that
+rolls on the plane. Build the tree so that it can stand on its wheels: the configurations the
+joints allow should put each wheel on the ground, either by construction (a wheel whose ground
+point is given by the root joints, ``held=False``) or by a holonomic constraint that the
+integrators keep (``held=True``: its height above the ground is held at zero, and the rows count
+one more constraint). The constraint rows must be independent (a two-wheeled axle on a planar
+chassis has two equal sideways rows: that tree is not accepted).
+
+:class:`Articulated` is the system (initial conditions ``q``, ``v``; :meth:`Articulated.rates`
+completes a velocity from chosen components). ``nhphys.systems.Bicycle`` is one.
+
+Examples
+--------
+A disk rolling upright on the plane (a rolling coin held vertical by a slider): the contact
+point's position and heading are coordinates, the disk turns on its axle.
+
+>>> import numpy as np, nhphys
+>>> from nhphys.systems.articulated import Articulated, Joint, Wheel
+>>> coin = Articulated([
+...     Joint(-1, "prismatic", (1, 0, 0)),                   # 0: x of the contact point
+...     Joint(0, "prismatic", (0, 1, 0)),                    # 1: y
+...     Joint(1, "revolute", (0, 0, 1)),                     # 2: heading
+...     Joint(2, "revolute", (0, 1, 0), offset=(0, 0, 0.1),  # 3: the coin, on its axle
+...           mass=0.01, inertia=np.diag([2.5e-5, 5e-5, 2.5e-5]))],
+...     [Wheel(3, radius=0.1)])
+>>> v = coin.rates(np.zeros(4), {2: 0.5, 3: 10.0})           # turning and rolling
+>>> traj = nhphys.simulate(coin, 1.0, 1e-3, integrator="dla", q=np.zeros(4), v=v)
+>>> bool(traj.constraint_residual.max() < 1e-12)
+True
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nhphys.twins.multibody import PRISMATIC, REVOLUTE, JointTree
+
+KINDS = {"revolute": REVOLUTE, "prismatic": PRISMATIC}
+
+
+def _vector(value, name, unit=False):
+    x = np.asarray(value, dtype=float)
+    if x.shape != (3,) or not np.all(np.isfinite(x)):
+        raise ValueError(f"Expected `{name}` to be a finite 3-vector, got {value!r}.")
+    if unit:
+        norm = float(np.linalg.norm(x))
+        if norm < 1e-12:
+            raise ValueError(f"Expected `{name}` to be a direction, got a vector of length "
+                             f"{norm:.3g}.")
+        x = x / norm
+    return x
+
+
+@dataclass(frozen=True)
+class Joint:
+    """One joint and the body it moves.
+
+    Parameters
+    ----------
+    parent : int
+        Index of the parent joint (whose body this joint is attached to), ``-1`` for the ground.
+    kind : {"revolute", "prismatic"}
+    axis : array_like, shape (3,)
+        Direction of the axis in the parent body's frame (normalised).
+    offset : array_like, shape (3,)
+        The joint's origin in the parent body's frame; the moved body's frame has its origin
+        there and the parent's axes when the joint's coordinate is zero.
+    mass : float
+        Of the moved body (0 for a bookkeeping body with nothing on it).
+    com : array_like, shape (3,)
+        Its centre of mass, in its frame.
+    inertia : array_like, shape (3, 3)
+        About the centre of mass, in its frame.
+    name : str
+    """
+
+    parent: int
+    kind: str
+    axis: tuple
+    offset: tuple = (0.0, 0.0, 0.0)
+    mass: float = 0.0
+    com: tuple = (0.0, 0.0, 0.0)
+    inertia: object = field(default_factory=lambda: np.zeros((3, 3)))
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """A thin disk fixed in the body of joint ``body``, rolling on the plane ``z = 0``.
+
+    Parameters
+    ----------
+    body : int
+    radius : float
+    centre : array_like, shape (3,)
+        In the body's frame.
+    axis : array_like, shape (3,)
+        The disk's axis in the body's frame (normalised).
+    held : bool
+        ``True``: the integrators hold its height above the ground at zero (a holonomic
+        constraint); ``False``: the tree keeps it on the ground by construction (checked).
+    """
+
+    body: int
+    radius: float
+    centre: tuple = (0.0, 0.0, 0.0)
+    axis: tuple = (0.0, 1.0, 0.0)
+    held: bool = False
+
+
+def tree_arguments(joints, wheels, gravity):
+    """The validated arguments of :class:`~nhphys.twins.multibody.JointTree`.
+
+    Raises
+    ------
+    ValueError
+        A joint attached to itself or to a later joint (a closed loop or an unordered tree:
+        each body has one parent, listed before it), an unknown kind, a zero axis, a negative
+        mass, an inertia that is not a body's, a wheel on a missing body or of radius <= 0.
+    """
+    joints, wheels = list(joints), list(wheels)
+    if not joints:
+        raise ValueError("Expected at least one joint.")
+    n = len(joints)
+    parent, kind, axis, offset, mass, com, inertia = [], [], [], [], [], [], []
+    for j, joint in enumerate(joints):
+        if not isinstance(joint, Joint):
+            raise TypeError(f"Expected joints[{j}] to be a Joint, got {joint!r}.")
+        p = joint.parent
+        if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+            raise TypeError(f"Expected joints[{j}].parent to be an int, got {p!r}.")
+        if p == j:
+            raise ValueError(f"joints[{j}] is attached to its own body: a joint joins a body to "
+                             "its parent's.")
+        if not -1 <= p < j:
+            raise ValueError(
+                f"joints[{j}].parent is {p}: expected -1 (the ground) or an earlier joint. "
+                "A joint tree lists parents first and gives each body one parent, so closed "
+                "kinematic loops cannot be built."
+            )
+        if joint.kind not in KINDS:
+            raise ValueError(f"Expected joints[{j}].kind in {sorted(KINDS)}, got "
+                             f"{joint.kind!r}.")
+        m = float(joint.mass)
+        if not np.isfinite(m) or m < 0:
+            raise ValueError(f"Expected joints[{j}].mass to be finite and >= 0, got {m!r}.")
+        I = np.asarray(joint.inertia, dtype=float)
+        if I.shape != (3, 3) or not np.all(np.isfinite(I)) or np.max(np.abs(I - I.T)) > 1e-12 * \
+                max(1.0, np.max(np.abs(I))):
+            raise ValueError(f"Expected joints[{j}].inertia to be a symmetric 3x3 matrix.")
+        eig = np.linalg.eigvalsh(I)
+        scale = max(1.0, eig[-1])
+        if eig[0] < -1e-14 * scale or eig[0] + eig[1] < eig[2] - 1e-12 * scale:
+            raise ValueError(f"Expected joints[{j}].inertia to be a body's (positive "
+                             f"semi-definite, triangle inequality), got moments {eig.tolist()}.")
+        parent.append(int(p))
+        kind.append(KINDS[joint.kind])
+        axis.append(_vector(joint.axis, f"joints[{j}].axis", unit=True))
+        offset.append(_vector(joint.offset, f"joints[{j}].offset"))
+        mass.append(m)
+        com.append(_vector(joint.com, f"joints[{j}].com"))
+        inertia.append(I)
+    if not wheels:
+        raise ValueError("Expected at least one Wheel.")
+    disks = []
+    for k, wheel in enumerate(wheels):
+        if not isinstance(wheel, Wheel):
+            raise TypeError(f"Expected wheels[{k}] to be a Wheel, got {wheel!r}.")
+        if not 0 <= wheel.body < n:
+            raise ValueError(f"Expected wheels[{k}].body in [0, {n}), got {wheel.body!r}.")
+        r = float(wheel.radius)
+        if not np.isfinite(r) or r <= 0:
+            raise ValueError(f"Expected wheels[{k}].radius > 0, got {r!r}.")
+        disks.append((wheel.body, _vector(wheel.centre, f"wheels[{k}].centre"),
+                      _vector(wheel.axis, f"wheels[{k}].axis", unit=True), r,
+                      bool(wheel.held)))
+    g = float(gravity)
+    if not np.isfinite(g) or g < 0:
+        raise ValueError(f"Expected `gravity` to be finite and >= 0, got {gravity!r}.")
+    return {"parent": parent, "kind": kind, "axis": axis, "offset": offset, "mass": mass, "com": com,
+                "inertia": inertia, "disks": disks, "gravity": g}
+
+
+class Articulated:
+    """An articulated system: a joint tree with rolling wheels (see the module's notes).
+
+    Parameters
+    ----------
+    joints : sequence of Joint
+    wheels : sequence of Wheel
+    gravity : float
+        ``g`` along ``-z``.
+    name : str, optional
+
+    Notes
+    -----
+    Integrators: ``DLA()`` (``"dla"``) and its compositions (order 2, 4, ...; the symmetric
+    discrete Lagrange-d'Alembert step, kernel ``nhphys_ext.multibody``) and ``Reference``.
+    Initial conditions ``q`` and ``v`` (each (n,)): every held wheel on the ground and ``v``
+    on the constraints, to 1e-10.
+    """
+
+    def __init__(self, joints, wheels, gravity=9.81, name=None):
+        self._tree_arguments = tree_arguments(joints, wheels, gravity)
+        self.tree = JointTree(**self._tree_arguments)
+        self.name = name or type(self).__name__
+        self.n = self.tree.n
+        self.m = self.tree.m
+        if self.n + self.m > 16:
+            raise ValueError(f"Expected joints plus constraint rows <= 16 (the step's Newton "
+                             f"problem), got {self.n} + {self.m}.")
+
+    def __repr__(self):
+        return f"{self.name}(joints={self.n}, constraint rows={self.m})"
+
+    def joint_tree(self, module):
+        """The joint tree as ``module.JointTree`` (the kernel's or the twin's)."""
+        return module.JointTree(**self._tree_arguments)
+
+    # -- states -----------------------------------------------------------------------------
+    def check_configuration(self, q):
+        """``q`` (n,) as a float array, its wheels on the ground (to 1e-10 m) and the
+        constraint rows independent there.
+
+        Raises
+        ------
+        ValueError
+            A wheel off the ground (named, with its height), a wheel lying flat, or dependent
+            constraint rows.
+        """
+        q = np.asarray(q, dtype=float)
+        if q.shape != (self.n,) or not np.all(np.isfinite(q)):
+            raise ValueError(f"Expected `q` to be finite of shape ({self.n},), got {q!r}.")
+        tilt = self.tree.tilt(q)
+        if not tilt > 1e-3:
+            raise ValueError("A wheel lies flat on the ground at `q` (its axis is vertical).")
+        gaps = self.tree.gaps(q)
+        for k, gap in enumerate(gaps):
+            if abs(gap) > 1e-10:
+                raise ValueError(f"Wheel {k} does not touch the ground at `q`: its lowest point "
+                                 f"is {gap:.6g} m from it.")
+        A = self.tree.constraint_matrix(q)
+        sv = np.linalg.svd(A, compute_uv=False)
+        if sv[-1] <= 1e-10 * sv[0]:
+            raise ValueError(
+                f"The constraint rows are dependent at `q` (singular values "
+                f"{np.array2string(sv, precision=3)}): two wheels constrain the same motion."
+            )
+        return q
+
+    def rates(self, q, given):
+        """The velocity (n,) on the constraints at ``q`` with the components ``given``
+        (``{index: value}``, as many as the degrees of freedom, ``n - m``), the others solved
+        from the constraint rows.
+
+        Raises
+        ------
+        ValueError
+            The wrong number of given components, or ones that do not fix the others.
+        """
+        q = np.asarray(q, dtype=float)
+        given = {int(k): float(v) for k, v in dict(given).items()}
+        if len(given) != self.n - self.m or not all(0 <= k < self.n for k in given):
+            raise ValueError(f"Expected {self.n - self.m} given components (indices in [0, "
+                             f"{self.n})), got {sorted(given)}.")
+        A = self.tree.constraint_matrix(q)
+        free = [i for i in range(self.n) if i not in given]
+        fixed = sorted(given)
+        v = np.zeros(self.n)
+        v[fixed] = [given[k] for k in fixed]
+        block = A[:, free]
+        if np.linalg.matrix_rank(block) < len(free):
+            raise ValueError(f"The components {fixed} do not fix the others through the "
+                             "constraints; give another set.")
+        v[free] = np.linalg.solve(block, -A[:, fixed] @ v[fixed])
+        return v
+
+    def state(self, q=None, v=None):
+        """Validated ``(q, v)``: see :meth:`check_configuration`; ``v`` on the constraints to
+        1e-10 relative."""
+        if q is None or v is None:
+            raise ValueError("Expected the initial conditions `q` and `v`.")
+        q = self.check_configuration(q)
+        v = np.asarray(v, dtype=float)
+        if v.shape != (self.n,) or not np.all(np.isfinite(v)):
+            raise ValueError(f"Expected `v` to be finite of shape ({self.n},), got {v!r}.")
+        residual = self.tree.constraint_matrix(q) @ v
+        if np.max(np.abs(residual)) > 1e-10 * max(1.0, np.max(np.abs(v))):
+            raise ValueError(f"Expected `v` on the constraints A(q) v = 0, got A(q) v = "
+                             f"{np.array2string(residual, precision=3)}; `rates` completes a "
+                             "velocity.")
+        return q, v
+
+    # -- the continuous equations -------------------------------------------------------------
+    def accelerations(self, q, v):
+        """``dv/dt`` (n,) and the constraint forces (m,)."""
+        return self.tree.accelerations(q, v)
+
+    def energy(self, q, v):
+        """Kinetic plus gravitational energy."""
+        return self.tree.energy(q, v)
+
+    def residuals(self, q, v):
+        """``(|A v|_inf, the largest |gap| of the wheels)`` of a state."""
+        A = self.tree.constraint_matrix(q)
+        return float(np.max(np.abs(A @ v))), float(np.max(np.abs(self.tree.gaps(q))))
+
+    def reference_state(self, **conditions):
+        """``(q, v)`` (2 n,) from the keywords of :meth:`state`."""
+        q, v = self.state(**conditions)
+        return np.concatenate([q, v])
+
+    def reference_rhs(self, t, y):
+        """``d(q, v)/dt`` (2 n,)."""
+        n = self.n
+        return np.concatenate([y[n:], self.accelerations(y[:n], y[n:])[0]])
+
+    def reference_unpack(self, states, times=None):
+        """``{"q", "v"}`` of flat states (k, 2 n)."""
+        return {"q": states[:, :self.n], "v": states[:, self.n:]}
+
+    def observables(self, saved):
+        """``q``, ``v`` (k, n), ``energy``, ``constraint_residual`` (the larger of ``|A v|``
+        and the wheels' gaps) and ``contacts`` (k, wheels, 3): the wheels' ground points."""
+        q = np.asarray(saved["q"], dtype=float)
+        v = np.asarray(saved["v"], dtype=float)
+        k = len(q)
+        energy, residual = np.empty(k), np.empty(k)
+        contacts = np.empty((k, len(self.tree.disks), 3))
+        for i in range(k):
+            energy[i] = self.energy(q[i], v[i])
+            residual[i] = max(self.residuals(q[i], v[i]))
+            kin = self.tree.kinematics(q[i], v[i], bias=False)
+            for w in range(len(self.tree.disks)):
+                contacts[i, w] = self.tree.disk_contact(kin, w)[4]
+        return {"q": q, "v": v, "energy": energy, "constraint_residual": residual,
+                "contacts": contacts}

@@ -1,0 +1,110 @@
+"""Articulated systems built by a user: a joint tree with wheels, its closed forms on both
+backends, and the clear errors for trees that cannot be stepped."""
+
+import numpy as np
+import pytest
+
+import nhphys
+from nhphys.integrators import DLA, Reference
+from nhphys.systems.articulated import Articulated, Joint, Wheel
+
+R = 0.1
+MASS = 0.01
+I_AXLE, I_DIAM = 0.5 * MASS * R**2, 0.25 * MASS * R**2
+
+
+def upright_coin():
+    """A coin held vertical, rolling on the plane: contact point (x, y), heading, spin."""
+    return Articulated([
+        Joint(-1, "prismatic", (1, 0, 0)),
+        Joint(0, "prismatic", (0, 1, 0)),
+        Joint(1, "revolute", (0, 0, 1)),
+        Joint(2, "revolute", (0, 1, 0), offset=(0, 0, R), mass=MASS,
+              inertia=np.diag([I_DIAM, I_AXLE, I_DIAM])),
+    ], [Wheel(3, radius=R)], name="coin")
+
+
+def test_upright_coin_follows_its_closed_form(backend):
+    """Heading rate and spin are constant, and the contact point runs on a circle of radius
+    R spin / turning rate (the vertical rolling disk)."""
+    coin = upright_coin()
+    turning, spin = 0.5, 10.0
+    v = coin.rates(np.zeros(4), {2: turning, 3: spin})
+    assert v[0] == pytest.approx(R * spin) and v[1] == pytest.approx(0.0, abs=1e-15)
+    traj = nhphys.simulate(coin, 4.0, 1e-2, integrator=DLA(), backend=backend, q=np.zeros(4),
+                           v=v)
+    t = traj.t
+    assert np.max(np.abs(traj.v[:, 2] - turning)) < 1e-12
+    assert np.max(np.abs(traj.v[:, 3] - spin)) < 1e-11
+    radius = R * spin / turning
+    expected = np.column_stack([radius * np.sin(turning * t), radius * (1 - np.cos(turning * t))])
+    # the second-order method's error in the position along the circle
+    assert np.max(np.abs(traj.q[:, :2] - expected)) < 1e-4
+    assert np.max(traj.constraint_residual) < 1e-13
+    assert np.max(np.abs(traj.energy - traj.energy[0])) < 1e-14
+
+
+def test_reference_runs_an_articulated_system():
+    coin = upright_coin()
+    v = coin.rates(np.zeros(4), {2: 0.5, 3: 10.0})
+    traj = nhphys.simulate(coin, 1.0, 0.1, integrator=Reference(rtol=1e-12, atol=1e-14),
+                           q=np.zeros(4), v=v)
+    expected = 2.0 * np.array([np.sin(0.5), 1 - np.cos(0.5)])
+    assert np.max(np.abs(traj.q[-1, :2] - expected)) < 1e-10
+
+
+def base(*extra, **kw):
+    return [Joint(-1, "prismatic", (1, 0, 0)), Joint(0, "prismatic", (0, 1, 0)),
+            Joint(1, "revolute", (0, 0, 1)), *extra]
+
+
+@pytest.mark.parametrize("joints, wheels, match", [
+    (base(Joint(3, "revolute", (0, 1, 0), offset=(0, 0, R), mass=1.0)), [Wheel(3, R)],
+     "attached to its own body"),
+    (base(Joint(4, "revolute", (0, 1, 0), offset=(0, 0, R), mass=1.0),
+          Joint(2, "revolute", (0, 1, 0))), [Wheel(3, R)], "closed kinematic loops"),
+    (base(Joint(2, "revolute", (0, 0, 0), offset=(0, 0, R), mass=1.0)), [Wheel(3, R)],
+     "direction"),
+    (base(Joint(2, "hinge", (0, 1, 0), offset=(0, 0, R), mass=1.0)), [Wheel(3, R)], "kind"),
+    (base(Joint(2, "revolute", (0, 1, 0), offset=(0, 0, R), mass=-1.0)), [Wheel(3, R)],
+     "mass"),
+    (base(Joint(2, "revolute", (0, 1, 0), offset=(0, 0, R), mass=1.0,
+                inertia=np.diag([1.0, 1.0, 3.0]))), [Wheel(3, R)], "inertia"),
+    (base(Joint(2, "revolute", (0, 1, 0), offset=(0, 0, R), mass=1.0)), [Wheel(7, R)],
+     "body"),
+    (base(Joint(2, "revolute", (0, 1, 0), offset=(0, 0, R), mass=1.0)), [Wheel(3, 0.0)],
+     "radius"),
+    (base(Joint(2, "revolute", (0, 1, 0), offset=(0, 0, R), mass=1.0)), [], "Wheel"),
+])
+def test_trees_that_cannot_be_built_are_refused_with_a_message(joints, wheels, match):
+    with pytest.raises(ValueError, match=match):
+        Articulated(joints, wheels)
+
+
+def test_a_wheel_off_the_ground_is_refused_before_any_step():
+    coin = Articulated(base(Joint(2, "revolute", (0, 1, 0), offset=(0, 0, 0.15), mass=1.0,
+                                  inertia=np.eye(3) * 0.01)), [Wheel(3, R)])
+    with pytest.raises(ValueError, match="Wheel 0 does not touch the ground.*0.05 m"):
+        nhphys.simulate(coin, 0.1, 0.01, integrator="dla", q=np.zeros(4), v=np.zeros(4))
+
+
+def test_dependent_constraints_are_refused():
+    """Two wheels on one axle of a chassis that cannot roll: both forbid the same sideways
+    motion."""
+    cart = Articulated(base(
+        Joint(2, "revolute", (0, 1, 0), offset=(0, 0.2, R), mass=1.0, inertia=np.eye(3) * 0.01),
+        Joint(2, "revolute", (0, 1, 0), offset=(0, -0.2, R), mass=1.0,
+              inertia=np.eye(3) * 0.01)), [Wheel(3, R), Wheel(4, R)])
+    with pytest.raises(ValueError, match="dependent"):
+        nhphys.simulate(cart, 0.1, 0.01, integrator="dla", q=np.zeros(5), v=np.zeros(5))
+
+
+def test_velocities_off_the_constraints_are_refused_and_rates_completes_them():
+    coin = upright_coin()
+    with pytest.raises(ValueError, match="on the constraints"):
+        nhphys.simulate(coin, 0.1, 0.01, integrator="dla", q=np.zeros(4),
+                        v=np.array([0.0, 0.1, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="Expected 2 given components"):
+        coin.rates(np.zeros(4), {3: 1.0})
+    with pytest.raises(ValueError, match="do not fix the others"):
+        coin.rates(np.zeros(4), {0: 1.0, 3: 1.0})

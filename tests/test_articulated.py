@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import nhphys
+from nhphys.forces import JointMotor, Schedule
 from nhphys.integrators import DLA, Reference
 from nhphys.systems.articulated import Articulated, Joint, Wheel
 
@@ -13,15 +14,15 @@ MASS = 0.01
 I_AXLE, I_DIAM = 0.5 * MASS * R**2, 0.25 * MASS * R**2
 
 
-def upright_coin():
+def upright_coin(forces=None):
     """A coin held vertical, rolling on the plane: contact point (x, y), heading, spin."""
     return Articulated([
         Joint(-1, "prismatic", (1, 0, 0)),
         Joint(0, "prismatic", (0, 1, 0)),
         Joint(1, "revolute", (0, 0, 1)),
         Joint(2, "revolute", (0, 1, 0), offset=(0, 0, R), mass=MASS,
-              inertia=np.diag([I_DIAM, I_AXLE, I_DIAM])),
-    ], [Wheel(3, radius=R)], name="coin")
+              inertia=np.diag([I_DIAM, I_AXLE, I_DIAM]), name="spin"),
+    ], [Wheel(3, radius=R)], name="coin", forces=forces)
 
 
 def test_upright_coin_follows_its_closed_form(backend):
@@ -108,3 +109,80 @@ def test_velocities_off_the_constraints_are_refused_and_rates_completes_them():
         coin.rates(np.zeros(4), {3: 1.0})
     with pytest.raises(ValueError, match="do not fix the others"):
         coin.rates(np.zeros(4), {0: 1.0, 3: 1.0})
+
+
+# -- drives on joints ------------------------------------------------------------------------
+I_ROLL = I_AXLE + MASS * R**2  # the coin's inertia about its ground point, rolling
+
+
+def test_a_constant_motor_torque_spins_the_coin_up_at_its_closed_form_rate(backend):
+    """spin(t) = spin0 + T t / (I_axle + m R^2) at the nodes, to round-off; energy - work is
+    conserved to second order (the work is T times the step's rotation, the energy change T h
+    times the mean of the node rates: they differ at O(h^3) a step)."""
+    torque = 2e-4
+    coin = upright_coin([JointMotor("spin", torque=torque)])
+    v = coin.rates(np.zeros(4), {2: 0.5, 3: 10.0})
+    drift = []
+    for h in (1e-2, 5e-3):
+        traj = nhphys.simulate(coin, 2.0, h, integrator=DLA(), backend=backend, q=np.zeros(4),
+                               v=v)
+        expected = 10.0 + torque * traj.t / I_ROLL
+        assert np.max(np.abs(traj.v[:, 3] - expected)) < 1e-11
+        assert np.max(np.abs(traj.v[:, 2] - 0.5)) < 1e-12
+        assert traj.work[-1] == pytest.approx(torque * (traj.q[-1, 3] - traj.q[0, 3]),
+                                              rel=1e-12)
+        balance = traj.energy - traj.work
+        drift.append(np.max(np.abs(balance - balance[0])) / traj.energy[0])
+    assert drift[0] < 1e-6 and 3.5 < drift[0] / drift[1] < 4.5, drift
+
+
+@pytest.mark.parametrize("h", [2e-2, 1e-2])
+def test_a_speed_controlled_motor_drives_the_spin_to_its_target(backend, h):
+    """spin(t) = w + (spin0 - w) exp(-gain t / I_roll): second order, and energy - work
+    conserved to second order (the controller dissipates)."""
+    gain, target = 1e-3, 20.0
+    coin = upright_coin([JointMotor(3, target_speed=target, gain=gain)])
+    v = coin.rates(np.zeros(4), {2: 0.5, 3: 10.0})
+    traj = nhphys.simulate(coin, 2.0, h, integrator=DLA(), backend=backend, q=np.zeros(4), v=v)
+    expected = target + (10.0 - target) * np.exp(-gain * traj.t / I_ROLL)
+    error = np.max(np.abs(traj.v[:, 3] - expected))
+    assert error < 0.02 * (h / 1e-2) ** 2, error
+    balance = traj.energy - traj.work
+    assert np.max(np.abs(balance - balance[0])) < 5e-6 * (h / 1e-2) ** 2
+
+
+def test_scheduled_motor_matches_reference():
+    push = Schedule([0.0, 0.5, 1.0], [0.0, 3e-4, -1e-4], kind="cubic")
+    coin = upright_coin([JointMotor("spin", torque=push), JointMotor(2, target_speed=0.0,
+                                                                       gain=1e-4)])
+    v = coin.rates(np.zeros(4), {2: 0.5, 3: 10.0})
+    ref = nhphys.simulate(coin, 1.0, 0.05, integrator=Reference(rtol=1e-12, atol=1e-14),
+                          q=np.zeros(4), v=v)
+    errors = []
+    for h in (1e-2, 5e-3):
+        traj = nhphys.simulate(coin, 1.0, h, integrator=DLA(), q=np.zeros(4), v=v,
+                               save_every=round(0.05 / h))
+        errors.append(max(np.max(np.abs(traj.v - ref.v)), np.max(np.abs(traj.work - ref.work))))
+    assert errors[1] < 1e-5 * 10.0 and 3.5 < errors[0] / errors[1] < 4.5, errors  # spin ~ 10
+
+
+@pytest.mark.parity
+def test_motors_kernel_and_twin_agree():
+    push = Schedule([0.0, 0.5, 1.0], [0.0, 3e-4, -1e-4])
+    coin = upright_coin([JointMotor("spin", torque=push, target_speed=12.0, gain=1e-4)])
+    v = coin.rates(np.zeros(4), {2: 0.5, 3: 10.0})
+    runs = [nhphys.simulate(coin, 1.0, 1e-2, integrator=DLA(), backend=b, q=np.zeros(4), v=v)
+            for b in ("cython", "python")]
+    for name in ("q", "v", "work"):
+        assert np.max(np.abs(getattr(runs[0], name) - getattr(runs[1], name))) < 1e-13
+
+
+def test_bad_drives_are_refused():
+    with pytest.raises(ValueError, match="joints 0 .. 3"):
+        upright_coin([JointMotor(7, torque=1.0)])
+    with pytest.raises(ValueError, match="named"):
+        upright_coin([JointMotor("wheel", torque=1.0)])
+    with pytest.raises(TypeError, match="JointMotor"):
+        upright_coin([nhphys.forces.LinearDrag(0.1)])
+    with pytest.raises(ValueError, match="gain"):
+        JointMotor(3, target_speed=1.0)

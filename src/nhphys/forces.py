@@ -20,6 +20,9 @@ element                     what it applies
                             proportional to the normal contact force ``N``
 :class:`Motor`              a torque about a body axis (a wheel's axle), constant or scheduled,
                             optionally speed-controlled: ``T(t) + gain (w(t) - Omega . e)``
+:class:`JointMotor`         the same on a joint of an articulated system
+                            (``nhphys.systems.Articulated``, ``Bicycle``): the generalized
+                            force ``T(t) + gain (w(t) - dq_j/dt)``
 ==========================  ==================================================================
 
 Potentials (springs, fields) enter the energy the trajectory reports (``energy``); every other
@@ -41,6 +44,7 @@ __all__ = [
     "AngularDamping",
     "Force",
     "ForceElement",
+    "JointMotor",
     "LinearDrag",
     "Motor",
     "RollingResistance",
@@ -364,6 +368,63 @@ class Motor(ForceElement):
         self.gain = _coefficient(gain, "gain", owner)
         if target_speed is not None and self.gain == 0:
             raise ValueError(f"{owner}: a `target_speed` needs a `gain` > 0.")
+
+
+class JointMotor(ForceElement):
+    """A drive on a joint of an articulated system (``nhphys.systems.Articulated``): the
+    generalized force ``T(t) + gain (w(t) - dq_j/dt)`` on joint ``j`` (a torque, N m, on a
+    revolute joint; a force, N, on a prismatic one).
+
+    Parameters
+    ----------
+    joint : int or str
+        The joint's index, or its name (``Joint(..., name=...)``; the bicycle's are
+        ``"rear_wheel"``, ``"steer"``, ``"front_wheel"``, ...).
+    torque : float, Schedule or None
+        ``T`` (a one-component schedule for a time profile).
+    target_speed : float, Schedule or None
+        ``w``, the joint rate the speed control drives to.
+    gain : float
+        >= 0: the speed controller's gain (a viscous coupling to ``w``; with ``target_speed=0``
+        it is viscous damping of the joint).
+    """
+
+    def __init__(self, joint, torque=None, target_speed=None, gain=0.0):
+        owner = "JointMotor"
+        if isinstance(joint, str):
+            self.joint = joint
+        elif isinstance(joint, bool) or not isinstance(joint, (int, np.integer)) or joint < 0:
+            raise ValueError(f"{owner}: expected `joint` to be a joint index >= 0 or a joint's "
+                             f"name, got {joint!r}.")
+        else:
+            self.joint = int(joint)
+        if torque is None and target_speed is None:
+            raise ValueError(f"{owner}: expected a `torque`, a `target_speed`, or both.")
+        self.torque = None if torque is None else _value(torque, 1, owner)
+        self.target_speed = None if target_speed is None else _value(target_speed, 1, owner)
+        for name in ("torque", "target_speed"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Schedule):
+                raise TypeError(f"{owner}: expected `{name}` to be a number or a Schedule, "
+                                f"got {value!r}.")
+        self.gain = _coefficient(gain, "gain", owner)
+        if target_speed is not None and self.gain == 0:
+            raise ValueError(f"{owner}: a `target_speed` needs a `gain` > 0.")
+
+
+def build_joint_drives(motors, module):
+    """The ``JointDrives`` of ``module`` (``nhphys_ext.multibody`` or
+    :mod:`nhphys.twins.multibody`) of validated :class:`JointMotor` elements."""
+    table = _Table()
+    rows, gains = [], []
+    for motor in motors:
+        rows.append([motor.index,
+                     -1 if motor.torque is None else table.add(motor.torque),
+                     -1 if motor.target_speed is None else table.add(motor.target_speed)])
+        gains.append(motor.gain)
+    breaks, coef, sched = table.arrays()
+    return module.JointDrives(breaks, coef, sched, np.array(rows, dtype=np.intp).reshape(-1, 3),
+                              np.array(gains, dtype=float))
 
 
 def check_forces(forces, owner="forces"):

@@ -11,6 +11,7 @@ from libc.math cimport cos, fabs, isfinite, sin, sqrt
 from libc.string cimport memcpy, memset
 
 from nhphys_ext.dense cimport solve_small
+from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE, INFO_STATUS
 from nhphys_ext.newton cimport FLAT, NewtonRule, OK, SINGULAR_JACOBIAN, newton_solve
 
@@ -418,6 +419,45 @@ cdef class JointTree:
         return A
 
 
+# -- drives on joints ----------------------------------------------------------------------------
+
+cdef class JointDrives:
+    """The joint motors of a tree: the twin's ``JointDrives``, same arguments."""
+
+    cdef ForceSet schedules  # only its schedule table is used
+    cdef Py_ssize_t[:, ::1] rows
+    cdef double[::1] gains
+    cdef Py_ssize_t k
+
+    def __init__(self, breaks, coef, sched, rows, gains):
+        self.schedules = ForceSet(
+            np.ascontiguousarray(breaks, dtype=float), np.ascontiguousarray(coef, dtype=float),
+            np.ascontiguousarray(sched, dtype=np.intp).reshape(-1, 4),
+            np.zeros((0, 4), dtype=np.intp), np.zeros((0, 3)), np.zeros((0, 2), dtype=np.intp),
+            np.zeros((0, 8)), np.zeros(3), np.zeros((0, 5)), np.zeros((0, 3), dtype=np.intp),
+            0.0, 0.0, 0.0, 0.0)
+        self.rows = np.ascontiguousarray(rows, dtype=np.intp).reshape(-1, 3)
+        self.gains = np.ascontiguousarray(gains, dtype=float)
+        self.k = self.rows.shape[0]
+
+
+cdef void drive_force(JointDrives drives, int n, double t, const double* rates,
+                      double* Q) noexcept nogil:
+    # the twin's JointDrives.force: Q (n,) at time t and joint rates `rates`
+    cdef double value[1]
+    cdef Py_ssize_t i, joint
+    for i in range(n):
+        Q[i] = 0.0
+    for i in range(drives.k):
+        joint = drives.rows[i, 0]
+        if drives.rows[i, 1] >= 0:
+            drives.schedules.evaluate(drives.rows[i, 1], t, value)
+            Q[joint] += value[0]
+        if drives.rows[i, 2] >= 0:
+            drives.schedules.evaluate(drives.rows[i, 2], t, value)
+            Q[joint] += drives.gains[i] * (value[0] - rates[joint])
+
+
 # -- the step ------------------------------------------------------------------------------------
 
 cdef struct StepProblem:
@@ -429,12 +469,14 @@ cdef struct StepProblem:
     double F[TREE_UNKNOWNS]
     double J[TREE_UNKNOWNS * TREE_UNKNOWNS]
     double floor[TREE_UNKNOWNS]
+    void* drives  # a JointDrives, or NULL
+    double t_mid
     bint have_jacobian
 
 
 cdef void step_residual(const TreeData* T, const double* q0, const double* p0, const double* A0,
-                        const double* delta, const double* lam, double h, double* F,
-                        double* p_end) noexcept nogil:
+                        const double* delta, const double* lam, double h, void* drives,
+                        double t_mid, double* F, double* p_end) noexcept nogil:
     # F (n + m,) and p_end (n,) (or NULL) of the twin's step_residual; delta = q1 - q0
     cdef int n = T.n, m = T.m
     cdef double qm[TREE_JOINTS]
@@ -453,14 +495,19 @@ cdef void step_residual(const TreeData* T, const double* q0, const double* p0, c
         qm[i] = q0[i] + 0.5 * delta[i]
         w[i] = delta[i] / h
         q1[i] = q0[i] + delta[i]
+    cdef double Q[TREE_JOINTS]
     kinematics(T, qm, w, &K)
     lagrangian_gradients(T, &K, M, dT, dV)
     constraint_matrix(T, &K, Am)
+    if drives != NULL:
+        drive_force(<JointDrives>drives, n, t_mid, w, Q)
+    else:
+        memset(Q, 0, n * sizeof(double))
     for i in range(n):
         Mw = 0.0
         for j in range(n):
             Mw += M[n * i + j] * w[j]
-        force = 0.5 * h * (dT[i] - dV[i])
+        force = 0.5 * h * (dT[i] - dV[i] + Q[i])
         acc = 0.0
         for r in range(m):
             acc += A0[n * r + i] * lam[r]
@@ -507,7 +554,7 @@ cdef int problem_residual(void* problem, double* x, double* F, double* F_scale) 
         q1[i] = P.q0[i] + x[i]
     if not tilt(P.T, q1) >= FLAT_TILT:  # NaN too: past flat
         return FLAT
-    step_residual(P.T, P.q0, P.p0, P.A0, x, x + P.T.n, P.h, F, NULL)
+    step_residual(P.T, P.q0, P.p0, P.A0, x, x + P.T.n, P.h, P.drives, P.t_mid, F, NULL)
     for i in range(P.T.n + P.T.m):
         P.F[i] = F[i]
         F_scale[i] = 1.0
@@ -530,7 +577,8 @@ cdef int problem_jacobian(void* problem, const double* x, double* J) noexcept no
             memcpy(shifted, x, N * sizeof(double))
             d = DIFFERENCE_STEP * (fabs(x[j]) + P.floor[j])
             shifted[j] += d
-            step_residual(T, P.q0, P.p0, P.A0, shifted, shifted + n, P.h, Fd, NULL)
+            step_residual(T, P.q0, P.p0, P.A0, shifted, shifted + n, P.h, P.drives, P.t_mid,
+                          Fd, NULL)
             for i in range(N):
                 P.J[N * i + j] = (Fd[i] - P.F[i]) / d
         for i in range(n):
@@ -575,8 +623,9 @@ cdef int end_velocity(const TreeData* T, const double* q1, const double* p_end,
 
 
 cdef int tree_step(const TreeData* T, double* q, double* v, double* lam, double h,
-                   NewtonRule rule) noexcept nogil:
-    # the twin's tree_step: IN/OUT q, v (n,), lam (m,), changed only on success
+                   NewtonRule rule, void* drives, double* clock) noexcept nogil:
+    # the twin's tree_step: IN/OUT q, v (n,), lam (m,), clock (2,) (t, work), changed only on
+    # success; drives a JointDrives or NULL
     cdef int n = T.n, m = T.m, N = T.n + T.m
     cdef StepProblem P
     cdef double M[TREE_JOINTS * TREE_JOINTS]
@@ -593,9 +642,14 @@ cdef int tree_step(const TreeData* T, double* q, double* v, double* lam, double 
     cdef double v_size = 0.0
     cdef Kinematics K
     cdef int i, j, st
+    cdef double Q[TREE_JOINTS]
+    cdef double w[TREE_JOINTS]
+    cdef double power = 0.0
     P.T = T
     P.h = h
     P.have_jacobian = False
+    P.drives = drives
+    P.t_mid = clock[0] + 0.5 * h
     for i in range(n):  # the tree with its free translations at zero: the same M, A, gaps
         P.q0[i] = 0.0 if T.free_translation[i] else q[i]
     kinematics(T, P.q0, v, &K)
@@ -623,12 +677,20 @@ cdef int tree_step(const TreeData* T, double* q, double* v, double* lam, double 
     st = newton_solve(problem_residual, problem_jacobian, &P, N, x, floor, rule)
     if st != OK:
         return st
-    step_residual(T, P.q0, P.p0, P.A0, x, x + n, h, F, p_end)
+    step_residual(T, P.q0, P.p0, P.A0, x, x + n, h, drives, P.t_mid, F, p_end)
     for i in range(n):
         q1[i] = P.q0[i] + x[i]
     st = end_velocity(T, q1, p_end, v1)
     if st != OK:
         return st
+    if drives != NULL:
+        for i in range(n):
+            w[i] = x[i] / h
+        drive_force(<JointDrives>drives, n, P.t_mid, w, Q)
+        for i in range(n):
+            power += Q[i] * x[i]
+        clock[1] += power
+    clock[0] += h
     for i in range(n):
         q[i] = q[i] + x[i]
         v[i] = v1[i]
@@ -640,7 +702,8 @@ cdef int tree_step(const TreeData* T, double* q, double* v, double* lam, double 
 def tree_run(JointTree tree, double[::1] q, double[::1] v, double[::1] lam,
              const double[::1] fractions, double dt, Py_ssize_t n_steps, Py_ssize_t save_every,
              double[:, ::1] out_q, double[:, ::1] out_v, Py_ssize_t[::1] info,
-             double newton_tol, int max_newton):
+             double newton_tol, int max_newton, JointDrives drives=None,
+             double[::1] clock=None, double[::1] out_work=None):
     """The time loop (see the twin): ``n_steps`` steps of the composition ``fractions``.
 
     Returns 0, or ``k + 1`` for a failure in step ``k`` (its status in ``info[0]``; the state
@@ -655,6 +718,16 @@ def tree_run(JointTree tree, double[::1] q, double[::1] v, double[::1] lam,
     cdef NewtonRule rule
     cdef Py_ssize_t k, row
     cdef int i, st = OK, failed = 0
+    cdef double cl[2]
+    cdef double cs[2]
+    cdef void* pdrives = NULL
+    cdef bint keep_work = out_work is not None
+    if drives is not None:
+        pdrives = <void*>drives
+    cl[0] = clock[0] if clock is not None else 0.0
+    cl[1] = clock[1] if clock is not None else 0.0
+    if keep_work and out_work.shape[0] < n_steps // save_every:
+        raise ValueError("Expected out_work with a row per saved step.")
     if q.shape[0] != n or v.shape[0] != n or lam.shape[0] != m or info.shape[0] < INFO_SIZE:
         raise ValueError(f"Expected q, v of shape ({n},), lam of shape ({m},) and info of "
                          f"shape ({INFO_SIZE},).")
@@ -669,8 +742,10 @@ def tree_run(JointTree tree, double[::1] q, double[::1] v, double[::1] lam,
             memcpy(qs, &q[0], n * sizeof(double))
             memcpy(vs, &v[0], n * sizeof(double))
             memcpy(ls, &lam[0], m * sizeof(double))
+            cs[0] = cl[0]
+            cs[1] = cl[1]
             for i in range(s):
-                st = tree_step(T, qs, vs, ls, fractions[i] * dt, rule)
+                st = tree_step(T, qs, vs, ls, fractions[i] * dt, rule, pdrives, cs)
                 if st != OK:
                     break
             if st != OK:
@@ -680,10 +755,17 @@ def tree_run(JointTree tree, double[::1] q, double[::1] v, double[::1] lam,
             memcpy(&q[0], qs, n * sizeof(double))
             memcpy(&v[0], vs, n * sizeof(double))
             memcpy(&lam[0], ls, m * sizeof(double))
+            cl[0] = cs[0]
+            cl[1] = cs[1]
+            if clock is not None:
+                clock[0] = cl[0]
+                clock[1] = cl[1]
             if (k + 1) % save_every == 0:
                 row = (k + 1) // save_every - 1
                 for i in range(n):
                     out_q[row, i] = q[i]
                     out_v[row, i] = v[i]
+                if keep_work:
+                    out_work[row] = cl[1]
             info[INFO_COMMITTED] = k + 1
     return failed

@@ -37,7 +37,7 @@ def tree_fractions(stage_rows):
 class TreeRun(Run):
     """Steps a joint-tree system (``system.joint_tree(module)``, ``system.state(**ic)``)."""
 
-    state_names = ("q", "v", "lam")
+    state_names = ("q", "v", "lam", "clock")
 
     def __init__(self, system, stage_rows, dt, backend, newton_tol, max_newton,
                  initial_conditions):
@@ -49,21 +49,27 @@ class TreeRun(Run):
         q, v = system.state(**initial_conditions)
         self.kernel, self.backend = _backend.choose("multibody", backend)
         self.tree = system.joint_tree(self.kernel)
+        self.drives = system.joint_drives(self.kernel)
+        self.clock = np.zeros(2)  # (t, the motors' work)
         self.q = np.array(q, dtype=float)
         self.v = np.array(v, dtype=float)
         self.lam = np.zeros(system.tree.m)
 
     def _initial_frame(self):
-        return self.system.observables({"q": self.q[None].copy(), "v": self.v[None].copy()})
+        return self.system.observables({"q": self.q[None].copy(), "v": self.v[None].copy(),
+                                         "work": self.clock[1:2].copy()})
 
     def _allocate(self, n_saved):
         n = self.q.size
-        return {"q": np.empty((n_saved, n)), "v": np.empty((n_saved, n))}
+        return {"q": np.empty((n_saved, n)), "v": np.empty((n_saved, n)),
+                "work": np.empty(n_saved)}
 
     def _loop(self, n_steps, save_every, saved, info):
         return self.kernel.tree_run(self.tree, self.q, self.v, self.lam, self.fractions,
                                     self.dt, n_steps, save_every, saved["q"], saved["v"], info,
-                                    self.newton_tol, self.max_newton)
+                                    self.newton_tol, self.max_newton, self.drives, self.clock,
+                                    saved["work"])
 
     def _frames(self, saved, count):
-        return self.system.observables({"q": saved["q"][:count], "v": saved["v"][:count]})
+        return self.system.observables({"q": saved["q"][:count], "v": saved["v"][:count],
+                                         "work": saved["work"][:count]})

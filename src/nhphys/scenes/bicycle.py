@@ -8,7 +8,10 @@ Lagrange-d'Alembert method (``DLA()``):
   amplitude and runs on upright: 5 m/s is inside the self-stable range, between the weave and
   capsize speeds that the linearisation of the same model gives;
 * released at 3 m/s with a lean of 0.01 rad, its weave grows and it falls over; the run ends
-  when the bicycle lies on the ground (the model has no frame touching it).
+  when the bicycle lies on the ground (the model has no frame touching it);
+* released at 3 m/s with the same lean but pedalled (a constant torque of 14.6 N m on the rear
+  wheel, ``JointMotor("rear_wheel", torque=14.6)``: about 0.5 m/s^2), its weave grows until
+  it passes the weave speed, then dies away; past the capsize speed the lean creeps.
 
 Figures: ``eigenvalues.png`` (the four eigenvalues of the upright motion against the speed,
 from the nonlinear model linearised), ``runs.png`` (roll and steer of both runs against the
@@ -26,10 +29,13 @@ import numpy as np
 
 import nhphys
 from nhphys.errors import NewtonError
+from nhphys.forces import JointMotor
 from nhphys.integrators import DLA
 from nhphys.systems import Bicycle
 
-RUNS = {"5 m/s": {"speed": 5.0, "roll": 0.05}, "3 m/s": {"speed": 3.0, "roll": 0.01}}
+RUNS = {"5 m/s": {"speed": 5.0, "roll": 0.05}, "3 m/s": {"speed": 3.0, "roll": 0.01},
+        "3 m/s, pedalled": {"speed": 3.0, "roll": 0.01}}
+PEDAL_TORQUE = 14.6  # N m on the rear wheel
 STROBE_SECONDS = 4.5  # the strobe figure's time span
 STROBE_EVERY = 0.3
 
@@ -73,14 +79,18 @@ def main(argv=None):
     speeds = np.linspace(0.0, 10.0, 101)
     eigenvalues = np.array([bike.eigenvalues(v)[0] for v in speeds])
 
+    pedalled = Bicycle(forces=[JointMotor("rear_wheel", torque=PEDAL_TORQUE)])
     runs = {}
     for name, start in RUNS.items():
-        traj, ended = run(bike, args.t_final, args.dt, start)
+        traj, ended = run(pedalled if "pedalled" in name else bike, args.t_final, args.dt,
+                          start)
         runs[name] = traj
-        error = np.abs(traj.energy - traj.energy[0]) / traj.energy[0]
+        balance = traj.energy - traj.work
+        error = np.abs(balance - balance[0]) / traj.energy[0]
+        end = f"ended: {ended}" if ended else f"speed at the end {traj.speed[-1]:.2f} m/s"
         print(f"{name}: to t = {traj.t[-1]:.2f} s, largest |roll| {np.abs(traj.roll).max():.3f} "
-              f"rad, relative energy error {error.max():.1e}, largest constraint residual "
-              f"{traj.constraint_residual.max():.1e}" + (f"; ended: {ended}" if ended else ""))
+              f"rad, relative error of energy - work {error.max():.1e}, largest constraint "
+              f"residual {traj.constraint_residual.max():.1e}; {end}")
 
     paths = [os.path.join(args.out, name) for name in
              ("eigenvalues.png", "runs.png", "strobe.png", "diagnostics.png")]
@@ -103,17 +113,24 @@ def main(argv=None):
     fig.savefig(paths[0], dpi=110)
     plt.close(fig)
 
-    fig, axes = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+    fig, axes = plt.subplots(3, 1, figsize=(9, 9), sharex=True)
     for ax, (name, traj) in zip(axes, runs.items()):
         start = RUNS[name]
-        linear = linear_solution(bike, start["speed"], start, traj.t)
         ax.plot(traj.t, traj.roll, label="roll")
         ax.plot(traj.t, traj.steer, label="steer")
-        ax.plot(traj.t, linear[0], "k--", lw=0.8, label="linearised")
-        ax.plot(traj.t, linear[1], "k--", lw=0.8)
+        if "pedalled" in name:
+            speed = ax.twinx()
+            speed.plot(traj.t, traj.speed, "g", lw=0.8)
+            speed.axhline(weave, color="g", ls=":", lw=0.8)
+            speed.axhline(capsize, color="g", ls=":", lw=0.8)
+            speed.set_ylabel("speed [m/s] (green; dotted: weave, capsize)")
+        else:
+            linear = linear_solution(bike, start["speed"], start, traj.t)
+            ax.plot(traj.t, linear[0], "k--", lw=0.8, label="linearised")
+            ax.plot(traj.t, linear[1], "k--", lw=0.8)
         if name == "3 m/s":
             ax.set_ylim(-2, 2)
-        ax.set_title(f"released at {name} with a lean of {start['roll']:g} rad")
+        ax.set_title(f"{name}, released with a lean of {start['roll']:g} rad")
         ax.set_ylabel("angle [rad]")
         ax.legend(fontsize=8)
         ax.grid(True, alpha=0.3)
@@ -123,7 +140,7 @@ def main(argv=None):
     plt.close(fig)
 
     fig = plt.figure(figsize=(13, 8))
-    for i, (name, traj) in enumerate(runs.items()):
+    for i, (name, traj) in enumerate(list(runs.items())[:2]):
         ax = fig.add_subplot(2, 1, i + 1, projection="3d")
         shown = traj.t <= STROBE_SECONDS
         every = max(1, round(STROBE_EVERY / (traj.t[1] - traj.t[0])))
@@ -155,10 +172,11 @@ def main(argv=None):
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for name, traj in runs.items():
-        axes[0].semilogy(traj.t, np.abs(traj.energy - traj.energy[0]) / traj.energy[0] + 1e-18,
+        balance = traj.energy - traj.work
+        axes[0].semilogy(traj.t, np.abs(balance - balance[0]) / traj.energy[0] + 1e-18,
                          label=name)
         axes[1].semilogy(traj.t, traj.constraint_residual + 1e-18, label=name)
-    axes[0].set_title("relative energy error")
+    axes[0].set_title("relative error of energy - work (the motor's)")
     axes[1].set_title("constraint residual (|A v|, front wheel's gap)")
     for ax in axes:
         ax.set_xlabel("t [s]")

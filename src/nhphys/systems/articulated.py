@@ -43,6 +43,12 @@ from nhphys.twins.multibody import PRISMATIC, REVOLUTE, JointTree
 KINDS = {"revolute": REVOLUTE, "prismatic": PRISMATIC}
 
 
+def _twin():
+    from nhphys.twins import multibody
+
+    return multibody
+
+
 def _vector(value, name, unit=False):
     x = np.asarray(value, dtype=float)
     if x.shape != (3,) or not np.all(np.isfinite(x)):
@@ -186,6 +192,38 @@ def tree_arguments(joints, wheels, gravity):
                 "inertia": inertia, "disks": disks, "gravity": g}
 
 
+def check_joint_forces(forces, names):
+    """The validated tuple of :class:`~nhphys.forces.JointMotor` elements of a tree whose
+    joints have the ``names`` (n,); each gets its joint's ``index``.
+
+    Raises
+    ------
+    TypeError
+        Another force element (articulated systems take joint motors only).
+    ValueError
+        A motor on a joint the tree does not have.
+    """
+    from nhphys.forces import JointMotor, check_forces
+
+    forces = check_forces(forces)
+    n = len(names)
+    for i, element in enumerate(forces):
+        if not isinstance(element, JointMotor):
+            raise TypeError(f"Expected `forces[{i}]` to be a JointMotor (articulated systems "
+                            f"take joint motors), got {element!r}.")
+        if isinstance(element.joint, str):
+            if element.joint not in names:
+                raise ValueError(f"JointMotor on the joint {element.joint!r}, but the joints "
+                                 f"are named {[x for x in names if x]}.")
+            element.index = names.index(element.joint)
+        elif element.joint >= n:
+            raise ValueError(f"JointMotor on joint {element.joint}, but the tree has joints "
+                             f"0 .. {n - 1}.")
+        else:
+            element.index = element.joint
+    return forces
+
+
 class Articulated:
     """An articulated system: a joint tree with rolling wheels (see the module's notes).
 
@@ -196,6 +234,9 @@ class Articulated:
     gravity : float
         ``g`` along ``-z``.
     name : str, optional
+    forces : sequence of nhphys.forces.JointMotor, optional
+        Drives on joints (constant, scheduled or speed-controlled); trajectories then carry
+        their ``work``, and ``energy - work`` is conserved to the method's order.
 
     Notes
     -----
@@ -205,12 +246,15 @@ class Articulated:
     on the constraints, to 1e-10.
     """
 
-    def __init__(self, joints, wheels, gravity=9.81, name=None):
+    def __init__(self, joints, wheels, gravity=9.81, name=None, forces=None):
         self._tree_arguments = tree_arguments(joints, wheels, gravity)
         self.tree = JointTree(**self._tree_arguments)
         self.name = name or type(self).__name__
         self.n = self.tree.n
         self.m = self.tree.m
+        self.joint_names = [joint.name for joint in joints]
+        self.forces = check_joint_forces(forces, self.joint_names)
+        self._twin_drives = self.joint_drives(_twin())
         if self.n + self.m > 16:
             raise ValueError(f"Expected joints plus constraint rows <= 16 (the step's Newton "
                              f"problem), got {self.n} + {self.m}.")
@@ -221,6 +265,14 @@ class Articulated:
     def joint_tree(self, module):
         """The joint tree as ``module.JointTree`` (the kernel's or the twin's)."""
         return module.JointTree(**self._tree_arguments)
+
+    def joint_drives(self, module):
+        """The joint motors as ``module.JointDrives``, or None without any."""
+        if not self.forces:
+            return None
+        from nhphys.forces import build_joint_drives
+
+        return build_joint_drives(self.forces, module)
 
     # -- states -----------------------------------------------------------------------------
     def check_configuration(self, q):
@@ -297,10 +349,6 @@ class Articulated:
         return q, v
 
     # -- the continuous equations -------------------------------------------------------------
-    def accelerations(self, q, v):
-        """``dv/dt`` (n,) and the constraint forces (m,)."""
-        return self.tree.accelerations(q, v)
-
     def energy(self, q, v):
         """Kinetic plus gravitational energy."""
         return self.tree.energy(q, v)
@@ -310,23 +358,37 @@ class Articulated:
         A = self.tree.constraint_matrix(q)
         return float(np.max(np.abs(A @ v))), float(np.max(np.abs(self.tree.gaps(q))))
 
+    def accelerations(self, q, v, t=0.0):
+        """``dv/dt`` (n,) and the constraint forces (m,), with the joint motors at time
+        ``t``."""
+        drives = self._twin_drives
+        Q = None if drives is None else drives.force(self.n, t, v)
+        return self.tree.accelerations(q, v, Q)
+
     def reference_state(self, **conditions):
-        """``(q, v)`` (2 n,) from the keywords of :meth:`state`."""
+        """``(q, v, W)`` (2 n + 1,) from the keywords of :meth:`state`: ``W`` the motors'
+        work, 0 at the start."""
         q, v = self.state(**conditions)
-        return np.concatenate([q, v])
+        return np.concatenate([q, v, [0.0]])
 
     def reference_rhs(self, t, y):
-        """``d(q, v)/dt`` (2 n,)."""
+        """``d(q, v, W)/dt`` (2 n + 1,): ``dW/dt = Q . v``."""
         n = self.n
-        return np.concatenate([y[n:], self.accelerations(y[:n], y[n:])[0]])
+        q, v = y[:n], y[n:2 * n]
+        drives = self._twin_drives
+        Q = None if drives is None else drives.force(n, t, v)
+        power = 0.0 if Q is None else Q @ v
+        return np.concatenate([v, self.tree.accelerations(q, v, Q)[0], [power]])
 
     def reference_unpack(self, states, times=None):
-        """``{"q", "v"}`` of flat states (k, 2 n)."""
-        return {"q": states[:, :self.n], "v": states[:, self.n:]}
+        """``{"q", "v", "work"}`` of flat states (k, 2 n + 1)."""
+        n = self.n
+        return {"q": states[:, :n], "v": states[:, n:2 * n], "work": states[:, 2 * n]}
 
     def observables(self, saved):
-        """``q``, ``v`` (k, n), ``energy``, ``constraint_residual`` (the larger of ``|A v|``
-        and the wheels' gaps) and ``contacts`` (k, wheels, 3): the wheels' ground points."""
+        """``q``, ``v`` (k, n), ``energy``, ``work`` (of the joint motors), ``constraint_residual``
+        (the larger of ``|A v|`` and the wheels' gaps) and ``contacts`` (k, wheels, 3): the
+        wheels' ground points."""
         q = np.asarray(saved["q"], dtype=float)
         v = np.asarray(saved["v"], dtype=float)
         k = len(q)
@@ -338,5 +400,7 @@ class Articulated:
             kin = self.tree.kinematics(q[i], v[i], bias=False)
             for w in range(len(self.tree.disks)):
                 contacts[i, w] = self.tree.disk_contact(kin, w)[4]
-        return {"q": q, "v": v, "energy": energy, "constraint_residual": residual,
-                "contacts": contacts}
+        work = saved.get("work")
+        work = np.zeros(k) if work is None else np.asarray(work, dtype=float)
+        return {"q": q, "v": v, "energy": energy, "work": work,
+                "constraint_residual": residual, "contacts": contacts}

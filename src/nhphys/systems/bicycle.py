@@ -125,6 +125,9 @@ class Bicycle(Articulated):
         Any of the keys of :data:`BENCHMARK` (the benchmark's frame: ``x`` forward, ``z`` down;
         centres of mass as ``(x, z)``; wheel inertias as ``(I_xx, I_yy)``); the others keep
         the benchmark's values.
+    forces : sequence of nhphys.forces.JointMotor, optional
+        Drives on the joints, by name: a motor on ``"rear_wheel"`` (pedalling), a steer torque
+        on ``"steer"``.
 
     Raises
     ------
@@ -144,7 +147,7 @@ class Bicycle(Articulated):
 
     initial_conditions = None  # its own keywords: see `state`
 
-    def __init__(self, parameters=None):
+    def __init__(self, parameters=None, forces=None):
         p = dict(BENCHMARK)
         for key, value in (parameters or {}).items():
             if key not in BENCHMARK:
@@ -193,7 +196,7 @@ class Bicycle(Articulated):
                   name="front_wheel"),
         ]
         wheels = [Wheel(REAR, rR, held=False), Wheel(FRONT, rF, held=True)]
-        super().__init__(joints, wheels, gravity=g, name="Bicycle")
+        super().__init__(joints, wheels, gravity=g, name="Bicycle", forces=forces)
         gap = self.tree.gaps(np.zeros(8))[1]
         if abs(gap) > 1e-12 * max(rR, rF):
             raise ValueError(f"The front wheel does not touch the ground upright (gap {gap:.3g} "
@@ -355,7 +358,7 @@ class Bicycle(Articulated):
         q[ROLL], q[STEER] = roll, steer
         q[PITCH] = self.pitch(roll, steer)
         v = self.velocity(q, roll_rate, steer_rate, speed / self.rear_radius)
-        dv = self.accelerations(q, v)[0]
+        dv = self.tree.accelerations(q, v)[0]  # the free bicycle: no drives
         return np.array([roll_rate, steer_rate, dv[ROLL], dv[STEER]])
 
     def linearized(self, speed, step=1e-3):

@@ -403,10 +403,13 @@ class JointTree:
             bias.append(b[:used])
         return np.vstack(rows), np.concatenate(bias)
 
-    def accelerations(self, q, v):
-        """``dv/dt`` (n,) and the multipliers ``lambda`` (m,) of the constrained equations."""
+    def accelerations(self, q, v, Q=None):
+        """``dv/dt`` (n,) and the multipliers ``lambda`` (m,) of the constrained equations,
+        with the generalized force ``Q`` (n,) of the joint motors, if given."""
         kin = self.kinematics(q, v)
         M, h = self.mass_matrix_and_bias(q, v, kin)
+        if Q is not None:
+            h = h - Q
         A, b = self.constraints(q, v, kin)
         n, m = self.n, len(b)
         K = np.zeros((n + m, n + m))
@@ -417,9 +420,49 @@ class JointTree:
         return sol[:n], -sol[n:]
 
 
+# -- drives on joints -----------------------------------------------------------------------------
+
+class JointDrives:
+    """The joint motors of a tree (``nhphys.forces.JointMotor``, built by
+    ``nhphys.forces.build_joint_drives``): on joint ``j`` the generalized force ``T(t) +
+    gain (w(t) - dq_j/dt)``.
+
+    Parameters
+    ----------
+    breaks, coef : ndarray
+        The schedules' table (as :mod:`nhphys.twins.forces`).
+    sched : ndarray, shape (s, 4), intp
+    rows : ndarray, shape (k, 3), intp
+        Per motor: its joint, the schedule of ``T`` and that of ``w`` (-1: none).
+    gains : ndarray, shape (k,)
+    """
+
+    def __init__(self, breaks, coef, sched, rows, gains):
+        self.breaks = np.ascontiguousarray(breaks, dtype=float)
+        self.coef = np.ascontiguousarray(coef, dtype=float)
+        self.sched = np.ascontiguousarray(sched, dtype=np.intp).reshape(-1, 4)
+        self.rows = np.ascontiguousarray(rows, dtype=np.intp).reshape(-1, 3)
+        self.gains = np.ascontiguousarray(gains, dtype=float)
+
+    def force(self, n, t, rates):
+        """The generalized force ``Q`` (n,) at time ``t`` and joint rates ``rates`` (n,)."""
+        from nhphys.twins.forces import evaluate_schedule
+
+        Q = np.zeros(n)
+        value = np.zeros(1)
+        for (joint, torque, target), gain in zip(self.rows, self.gains):
+            if torque >= 0:
+                evaluate_schedule(self.breaks, self.coef, self.sched, torque, t, value)
+                Q[joint] += value[0]
+            if target >= 0:
+                evaluate_schedule(self.breaks, self.coef, self.sched, target, t, value)
+                Q[joint] += gain * (value[0] - rates[joint])
+        return Q
+
+
 # -- the discrete Lagrange-d'Alembert step --------------------------------------------------------
 
-def step_residual(tree, q0, p0, A0, delta, lam, h):
+def step_residual(tree, q0, p0, A0, delta, lam, h, drives=None, t_mid=0.0):
     r"""The equations of one step (see :func:`tree_step`) and the end momentum they give.
 
     Parameters
@@ -434,6 +477,11 @@ def step_residual(tree, q0, p0, A0, delta, lam, h):
     lam : ndarray, shape (m,)
         ``Lambda``.
     h : float
+    drives : JointDrives or None
+        Their force ``Q(t_mid, w)`` enters both ends as the discrete forces ``h/2 Q`` of the
+        symmetric Lagrange-d'Alembert pair.
+    t_mid : float
+        The step's midpoint in time.
 
     Returns
     -------
@@ -452,12 +500,14 @@ def step_residual(tree, q0, p0, A0, delta, lam, h):
     q1 = q0 + delta
     gaps = tree.gaps(q1, tree.kinematics(q1, np.zeros(n), bias=False))
     force = 0.5 * h * (dT - dV)
+    if drives is not None:
+        force = force + 0.5 * h * drives.force(n, t_mid, w)
     F = np.concatenate([M @ w - force - p0 - 0.5 * h * (A0.T @ lam),
                         Am[tree.nonholonomic_rows] @ w, gaps[tree.held_disks]])
     return F, M @ w + force
 
 
-def step_jacobian(tree, q0, p0, A0, delta, lam, h, F, floor):
+def step_jacobian(tree, q0, p0, A0, delta, lam, h, F, floor, drives=None, t_mid=0.0):
     """The Newton matrix (n + m, n + m) of :func:`step_residual` at ``(delta, lam)``, where it
     is ``F``: forward differences in ``delta`` (step ``DIFFERENCE_STEP (|delta_j| +
     floor_j)``), and the exact ``-(h/2) A0^T`` in ``lam`` (the equations are linear in it).
@@ -469,7 +519,7 @@ def step_jacobian(tree, q0, p0, A0, delta, lam, h, F, floor):
         d = DIFFERENCE_STEP * (abs(delta[j]) + floor[j])
         shifted = delta.copy()
         shifted[j] += d
-        J[:, j] = (step_residual(tree, q0, p0, A0, shifted, lam, h)[0] - F) / d
+        J[:, j] = (step_residual(tree, q0, p0, A0, shifted, lam, h, drives, t_mid)[0] - F) / d
     J[:n, n:] = -0.5 * h * A0.T
     return J
 
@@ -496,7 +546,7 @@ def end_velocity(tree, q1, p_end):
     return np.linalg.solve(K, np.concatenate([p_end, np.zeros(m)]))[:n]
 
 
-def tree_step(tree, q, v, lam, h, rule):
+def tree_step(tree, q, v, lam, h, rule, drives=None, clock=None):
     r"""One step ``h`` of the symmetric discrete Lagrange-d'Alembert (RATTLE-type) method.
 
     The discrete Lagrangian is the midpoint rule ``L_d(q0, q1) = h L(qm, w)``, ``qm = (q0 +
@@ -531,6 +581,12 @@ def tree_step(tree, q, v, lam, h, rule):
         IN the warm start of ``Lambda``, OUT its value.
     h : float
     rule : NewtonRule
+    drives : JointDrives or None
+        Joint motors: the discrete forces ``h/2 Q(t + h/2, (q1 - q0)/h)`` at both ends (the
+        midpoint's time and rates, so that the step stays symmetric), doing the work
+        ``h Q . (q1 - q0)/h``.
+    clock : ndarray, shape (2,) or None
+        IN/OUT ``(t, work)``: advanced by ``h`` and by the drives' work (only on success).
 
     Returns
     -------
@@ -556,50 +612,61 @@ def tree_step(tree, q, v, lam, h, rule):
         tree.m, np.max(np.abs(lam)) + tree.weight() + 2.0 * np.max(np.abs(p0)) / abs(h))])
     last = {}
 
+    t_mid = (0.0 if clock is None else clock[0]) + 0.5 * h
+
     def residual(x):
         if not tree.tilt(q_start + x[:n]) >= FLAT_TILT:  # NaN too: past flat
             return FLAT, None, None
-        last["F"] = step_residual(tree, q_start, p0, A0, x[:n], x[n:], h)[0]
+        last["F"] = step_residual(tree, q_start, p0, A0, x[:n], x[n:], h, drives, t_mid)[0]
         return OK, last["F"], np.ones_like(last["F"])
 
     def jacobian(x):  # once per step, at the first guess: the chord method after that
         if "J" not in last:
             last["J"] = step_jacobian(tree, q_start, p0, A0, x[:n], x[n:], h, last["F"],
-                                      floor)
+                                      floor, drives, t_mid)
         return OK, last["J"]
 
     status = newton_solve(residual, jacobian, x, floor, rule)
     if status != OK:
         return status
-    p_end = step_residual(tree, q_start, p0, A0, x[:n], x[n:], h)[1]
+    p_end = step_residual(tree, q_start, p0, A0, x[:n], x[n:], h, drives, t_mid)[1]
     v[:] = end_velocity(tree, q_start + x[:n], p_end)
+    if clock is not None:
+        if drives is not None:
+            clock[1] += drives.force(n, t_mid, x[:n] / h) @ x[:n]
+        clock[0] += h
     q[:] = q + x[:n]
     lam[:] = x[n:]
     return OK
 
 
 def tree_run(tree, q, v, lam, fractions, dt, n_steps, save_every, out_q, out_v, info,
-             newton_tol, max_newton):
+             newton_tol, max_newton, drives=None, clock=None, out_work=None):
     """The time loop: ``n_steps`` steps of the composition with sub-step ``fractions`` (s,),
-    saving every ``save_every``-th step's ``q`` and ``v`` into ``out_q``, ``out_v`` (k, n).
+    saving every ``save_every``-th step's ``q`` and ``v`` into ``out_q``, ``out_v`` (k, n) and
+    the work into ``out_work`` (k,) when given.
 
-    ``q``, ``v`` (n,) and ``lam`` (m,) are IN/OUT; a step is committed only when every
-    sub-step succeeded. Returns 0, or ``k + 1`` for a failure in step ``k`` (its status in
-    ``info[INFO_STATUS]``).
+    ``q``, ``v`` (n,), ``lam`` (m,) and ``clock`` (2,) ``(t, work)`` are IN/OUT; a step is
+    committed only when every sub-step succeeded. ``drives``: the joint motors (or None).
+    Returns 0, or ``k + 1`` for a failure in step ``k`` (its status in ``info[INFO_STATUS]``).
     """
     from nhphys.twins.newton import INFO_COMMITTED, INFO_STATUS, OK, NewtonRule
 
     rule = NewtonRule(newton_tol, 0.0, max_newton)
+    clock = np.zeros(2) if clock is None else clock
     for k in range(n_steps):
-        qs, vs, ls = q.copy(), v.copy(), lam.copy()
+        qs, vs, ls, cs = q.copy(), v.copy(), lam.copy(), clock.copy()
         for fraction in fractions:
-            status = tree_step(tree, qs, vs, ls, fraction * dt, rule)
+            status = tree_step(tree, qs, vs, ls, fraction * dt, rule, drives, cs)
             if status != OK:
                 info[INFO_STATUS] = status
                 return k + 1
-        q[:], v[:], lam[:] = qs, vs, ls
+        q[:], v[:], lam[:], clock[:] = qs, vs, ls, cs
         if (k + 1) % save_every == 0:
-            out_q[(k + 1) // save_every - 1] = q
-            out_v[(k + 1) // save_every - 1] = v
+            row = (k + 1) // save_every - 1
+            out_q[row] = q
+            out_v[row] = v
+            if out_work is not None:
+                out_work[row] = clock[1]
         info[INFO_COMMITTED] = k + 1
     return 0

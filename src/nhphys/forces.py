@@ -351,23 +351,30 @@ class Motor(ForceElement):
 
     def __init__(self, torque=None, axis=(0.0, 0.0, 1.0), target_speed=None, gain=0.0):
         owner = "Motor"
-        if torque is None and target_speed is None:
-            raise ValueError(f"{owner}: expected a `torque`, a `target_speed`, or both.")
-        self.torque = None if torque is None else _value(torque, 1, owner)
-        self.target_speed = None if target_speed is None else _value(target_speed, 1, owner)
-        for name in ("torque", "target_speed"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, Schedule):
-                raise TypeError(f"{owner}: expected `{name}` to be a number or a Schedule, "
-                                f"got {value!r}.")
+        self.torque, self.target_speed, self.gain = _drive(owner, torque, target_speed, gain)
         axis = _named(owner, as_vector3, axis, "axis")
         if np.linalg.norm(axis) == 0:
             raise ValueError(f"{owner}: expected `axis` to be a nonzero vector.")
         self.axis = axis / np.linalg.norm(axis)
         self._axis_given = axis  # what a scene file writes: normalising twice may move an ulp
-        self.gain = _coefficient(gain, "gain", owner)
-        if target_speed is not None and self.gain == 0:
-            raise ValueError(f"{owner}: a `target_speed` needs a `gain` > 0.")
+
+
+def _drive(owner, torque, target_speed, gain):
+    """``(torque, target_speed, gain)`` of a motor, validated: numbers or one-component
+    schedules (as Schedules), at least one of the two, and a gain > 0 with a target speed."""
+    if torque is None and target_speed is None:
+        raise ValueError(f"{owner}: expected a `torque`, a `target_speed`, or both.")
+    values = []
+    for name, value in (("torque", torque), ("target_speed", target_speed)):
+        value = None if value is None else _value(value, 1, owner)
+        if value is not None and not isinstance(value, Schedule):
+            raise TypeError(f"{owner}: expected `{name}` to be a number or a Schedule, "
+                            f"got {value!r}.")
+        values.append(value)
+    gain = _coefficient(gain, "gain", owner)
+    if target_speed is not None and gain == 0:
+        raise ValueError(f"{owner}: a `target_speed` needs a `gain` > 0.")
+    return values[0], values[1], gain
 
 
 class JointMotor(ForceElement):
@@ -398,18 +405,7 @@ class JointMotor(ForceElement):
                              f"name, got {joint!r}.")
         else:
             self.joint = int(joint)
-        if torque is None and target_speed is None:
-            raise ValueError(f"{owner}: expected a `torque`, a `target_speed`, or both.")
-        self.torque = None if torque is None else _value(torque, 1, owner)
-        self.target_speed = None if target_speed is None else _value(target_speed, 1, owner)
-        for name in ("torque", "target_speed"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, Schedule):
-                raise TypeError(f"{owner}: expected `{name}` to be a number or a Schedule, "
-                                f"got {value!r}.")
-        self.gain = _coefficient(gain, "gain", owner)
-        if target_speed is not None and self.gain == 0:
-            raise ValueError(f"{owner}: a `target_speed` needs a `gain` > 0.")
+        self.torque, self.target_speed, self.gain = _drive(owner, torque, target_speed, gain)
 
 
 def build_joint_drives(motors, module):

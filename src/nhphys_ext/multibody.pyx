@@ -12,6 +12,7 @@ from libc.string cimport memcpy, memset
 
 from nhphys_ext.dense cimport solve_small
 from nhphys_ext.forces cimport ForceSet
+from nhphys_ext.so3 cimport cross3, exp3
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE, INFO_STATUS
 from nhphys_ext.newton cimport FLAT, NewtonRule, OK, SINGULAR_JACOBIAN, newton_solve
 
@@ -63,15 +64,6 @@ cdef struct Kinematics:
     double vo[TREE_JOINTS][3]
 
 
-cdef inline void cross(const double* u, const double* v, double* out) noexcept nogil:
-    cdef double x = u[1] * v[2] - u[2] * v[1]
-    cdef double y = u[2] * v[0] - u[0] * v[2]
-    cdef double z = u[0] * v[1] - u[1] * v[0]
-    out[0] = x
-    out[1] = y
-    out[2] = z
-
-
 cdef inline double dot(const double* u, const double* v) noexcept nogil:
     return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]
 
@@ -83,31 +75,13 @@ cdef inline void rotate(const double* R, const double* x, double* out) noexcept 
         out[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2]
 
 
-cdef void axis_rotation(const double* u, double angle, double* R) noexcept nogil:
-    # Rodrigues: I + sin K + (1 - cos) K^2, K = [u]x
-    cdef double K[9]
-    cdef double K2[9]
-    cdef double s = sin(angle), c = 1.0 - cos(angle)
-    cdef int i, j, k
-    K[0] = 0.0
-    K[1] = -u[2]
-    K[2] = u[1]
-    K[3] = u[2]
-    K[4] = 0.0
-    K[5] = -u[0]
-    K[6] = -u[1]
-    K[7] = u[0]
-    K[8] = 0.0
-    for i in range(3):
-        for j in range(3):
-            K2[3 * i + j] = 0.0
-            for k in range(3):
-                K2[3 * i + j] += K[3 * i + k] * K[3 * k + j]
-    for i in range(9):
-        R[i] = s * K[i] + c * K2[i]
-    R[0] += 1.0
-    R[4] += 1.0
-    R[8] += 1.0
+cdef inline void axis_rotation(const double* u, double angle, double* R) noexcept nogil:
+    # the rotation by `angle` about the unit axis u: exp of the rotation vector angle u
+    cdef double xi[3]
+    xi[0] = angle * u[0]
+    xi[1] = angle * u[1]
+    xi[2] = angle * u[2]
+    exp3(xi, R)
 
 
 cdef void kinematics(const TreeData* T, const double* q, const double* v,
@@ -142,7 +116,7 @@ cdef void kinematics(const TreeData* T, const double* q, const double* v,
         rotate(Rp, T.offset[j], r)
         for i in range(3):
             K.X[j][i] = op[i] + r[i]
-        cross(wp, r, tmp)
+        cross3(wp, r, tmp)
         if T.kind[j] == REVOLUTE:
             axis_rotation(T.axis[j], q[j], Rj)
             for i in range(3):
@@ -159,7 +133,7 @@ cdef void kinematics(const TreeData* T, const double* q, const double* v,
                 s[i] = K.a[j][i] * q[j]
                 K.o[j][i] = K.X[j][i] + s[i]
                 K.omega[j][i] = wp[i]
-            cross(wp, s, r)
+            cross3(wp, s, r)
             for i in range(3):
                 K.vo[j][i] = vp[i] + tmp[i] + r[i] + K.a[j][i] * v[j]
 
@@ -178,7 +152,7 @@ cdef void point_jacobian(const TreeData* T, const Kinematics* K, int body, const
         if T.kind[j] == REVOLUTE:
             for i in range(3):
                 d[i] = P[i] - K.X[j][i]
-            cross(K.a[j], d, col)
+            cross3(K.a[j], d, col)
         else:
             memcpy(col, K.a[j], 3 * sizeof(double))
         for i in range(rows):
@@ -238,7 +212,7 @@ cdef void lagrangian_gradients(const TreeData* T, const Kinematics* K, double* M
         rotate(Is[b], K.omega[b], spin[b])
         for i in range(3):
             d[i] = cen[b][i] - K.o[b][i]
-        cross(K.omega[b], d, t1)
+        cross3(K.omega[b], d, t1)
         for i in range(3):
             vc[b][i] = K.vo[b][i] + t1[i]
         point_jacobian(T, K, b, cen[b], Jc, 3)
@@ -265,17 +239,17 @@ cdef void lagrangian_gradients(const TreeData* T, const Kinematics* K, double* M
             if T.kind[i] == REVOLUTE:
                 for k in range(3):
                     d[k] = cen[b][k] - K.X[i][k]
-                cross(a, d, dc)
+                cross3(a, d, dc)
                 for k in range(3):
                     d[k] = cen[b][k] - K.o[i][k]
-                cross(K.omega[i], d, t1)
+                cross3(K.omega[i], d, t1)
                 for k in range(3):
                     Vi[k] = vc[b][k] - (K.vo[i][k] + t1[k])
-                cross(K.omega[i], dc, t1)
-                cross(a, Vi, t2)
+                cross3(K.omega[i], dc, t1)
+                cross3(a, Vi, t2)
                 for k in range(3):
                     t1[k] += t2[k]
-                cross(spin[b], K.omega[i], t2)
+                cross3(spin[b], K.omega[i], t2)
                 dT[i] += m * dot(vc[b], t1) + dot(a, t2)
             else:
                 memcpy(dc, a, 3 * sizeof(double))
@@ -283,7 +257,7 @@ cdef void lagrangian_gradients(const TreeData* T, const Kinematics* K, double* M
                     wp = K.omega[p]
                 else:
                     wp = zero
-                cross(wp, a, t1)
+                cross3(wp, a, t1)
                 dT[i] += m * dot(vc[b], t1)
             dV[i] += T.gravity * m * dc[2]
 

@@ -186,3 +186,137 @@ def test_bad_drives_are_refused():
         upright_coin([nhphys.forces.LinearDrag(0.1)])
     with pytest.raises(ValueError, match="gain"):
         JointMotor(3, target_speed=1.0)
+
+
+# -- knife edges and axles ---------------------------------------------------------------------
+def planar(*bodies):
+    """x, y and heading of a planar body, then ``bodies``."""
+    return [Joint(-1, "prismatic", (1, 0, 0)), Joint(0, "prismatic", (0, 1, 0)),
+            Joint(1, "revolute", (0, 0, 1), **bodies[0]), *bodies[1:]]
+
+
+def test_a_sleigh_built_from_a_blade_follows_the_chaplygin_closed_form(backend):
+    """The sleigh (centre of mass a ahead of its blade) against KnifeEdge.sleigh_closed_form:
+    the speed along the blade and the turning rate."""
+    from nhphys.systems import Blade, KnifeEdge
+
+    m, I, a = 1.0, 0.02, 0.15
+    sleigh = Articulated(planar({"mass": m, "com": (a, 0, 0), "inertia": np.diag([1, 1, I])}),
+                         blades=[Blade(2)])
+    v = sleigh.rates(np.zeros(3), {0: 0.1, 2: 2.5})  # along the blade (x) and turning
+    assert np.allclose(v, [0.1, 0.0, 2.5])  # the blade's point may not move sideways
+    traj = nhphys.simulate(sleigh, 3.0, 1e-3, integrator=DLA(), backend=backend,
+                           q=np.zeros(3), v=v, save_every=10)
+    speed_closed, turning_closed = KnifeEdge(m, I, a).sleigh_closed_form(traj.t, 0.1, 2.5)
+    heading = traj.q[:, 2]
+    speed = traj.v[:, 0] * np.cos(heading) + traj.v[:, 1] * np.sin(heading)
+    assert np.max(np.abs(speed - speed_closed)) < 2e-6
+    assert np.max(np.abs(traj.v[:, 2] - turning_closed)) < 2e-5
+    assert np.max(traj.constraint_residual) < 1e-13
+    # the energy error of the second-order step: bounded (5.0e-7 relative at h = 1e-3)
+    assert np.max(np.abs(traj.energy - traj.energy[0])) < 1e-6 * traj.energy[0]
+
+
+def axle_cart(forces=None):
+    """Two wheels on a rigid axle of a planar chassis, and a caster on a swivel behind: the
+    right wheel gives its rolling row only (the left one's sideways row is the axle's)."""
+    r, b, rc = 0.05, 0.15, 0.03
+    chassis = {"mass": 2.0, "com": (-0.05, 0, 0.1), "inertia": np.diag([0.02, 0.03, 0.04])}
+    wheel = {"mass": 0.1, "inertia": np.diag([6.25e-5, 1.25e-4, 6.25e-5])}
+    joints = planar(chassis,
+                    Joint(2, "revolute", (0, 1, 0), offset=(0, b, r), name="left", **wheel),
+                    Joint(2, "revolute", (0, 1, 0), offset=(0, -b, r), name="right", **wheel),
+                    Joint(2, "revolute", (0, 0, 1), offset=(-0.25, 0, 0.08), mass=0.02,
+                          inertia=np.diag([1e-6, 1e-6, 1e-6]), name="swivel"),
+                    Joint(5, "revolute", (0, 1, 0), offset=(-0.02, 0, rc - 0.08), mass=0.02,
+                          inertia=np.diag([5e-6, 9e-6, 5e-6]), name="caster"))
+    wheels = [Wheel(3, r), Wheel(4, r, sideways=False), Wheel(6, rc)]
+    return Articulated(joints, wheels, forces=forces, name="cart"), r, b
+
+
+def test_a_cart_on_an_axle_runs_straight_and_turns_on_the_closed_form_circle(backend):
+    """Equal wheel rates: a straight line at r w; the wheels held at w_L, w_R by stiff speed
+    control: the chassis turns at r (w_R - w_L) / (2 b) on a circle of radius b (w_L + w_R) /
+    (w_R - w_L) about its axle's centre."""
+    cart, r, b = axle_cart()
+    assert cart.m == 5 and cart.n == 7  # two degrees of freedom
+    v = cart.rates(np.zeros(7), {3: 10.0, 4: 10.0})
+    traj = nhphys.simulate(cart, 1.0, 1e-3, integrator=DLA(), backend=backend, q=np.zeros(7),
+                           v=v, save_every=100)
+    assert np.max(np.abs(traj.q[:, 1])) < 1e-12 and np.max(np.abs(traj.q[:, 2])) < 1e-12
+    assert traj.q[-1, 0] == pytest.approx(r * 10.0, rel=1e-12)
+    assert np.max(np.abs(traj.energy - traj.energy[0])) < 1e-12
+    wl, wr = 8.0, 12.0
+    motors = [JointMotor("left", target_speed=wl, gain=50.0),
+              JointMotor("right", target_speed=wr, gain=50.0)]
+    cart, r, b = axle_cart(motors)
+    v = cart.rates(np.zeros(7), {3: wl, 4: wr})
+    traj = nhphys.simulate(cart, 2.0, 1e-3, integrator=DLA(), backend=backend, q=np.zeros(7),
+                           v=v, save_every=100)
+    turning = r * (wr - wl) / (2 * b)
+    assert np.max(np.abs(traj.v[:, 2] - turning)) < 1e-3 * turning
+    centre = np.array([0.0, b * (wl + wr) / (wr - wl)])  # left of the start
+    radius = np.linalg.norm(traj.q[:, :2] - centre, axis=1)  # the axle's centre is (x, y)
+    assert np.max(np.abs(radius - centre[1])) < 1e-3 * centre[1]
+    assert np.max(traj.constraint_residual) < 1e-12
+
+
+def test_dependent_rows_are_refused_until_one_wheel_gives_its_rolling_row_only():
+    r, b = 0.05, 0.15
+    body = {"mass": 2.0, "inertia": np.diag([0.02, 0.03, 0.04])}
+    wheel = {"mass": 0.1, "inertia": np.diag([6.25e-5, 1.25e-4, 6.25e-5])}
+    both = Articulated(planar(body, Joint(2, "revolute", (0, 1, 0), offset=(0, b, r), **wheel),
+                              Joint(2, "revolute", (0, 1, 0), offset=(0, -b, r), **wheel)),
+                       [Wheel(3, r), Wheel(4, r)])
+    with pytest.raises(ValueError, match="dependent"):
+        both.check_configuration(np.zeros(5))
+    one = Articulated(planar(body, Joint(2, "revolute", (0, 1, 0), offset=(0, b, r), **wheel),
+                             Joint(2, "revolute", (0, 1, 0), offset=(0, -b, r), **wheel)),
+                      [Wheel(3, r), Wheel(4, r, sideways=False)])
+    assert one.check_configuration(np.zeros(5)) is not None
+
+
+def test_a_blade_off_the_ground_is_refused():
+    from nhphys.systems import Blade
+
+    sleigh = Articulated(planar({"mass": 1.0, "inertia": np.eye(3) * 0.01}),
+                         blades=[Blade(2, point=(0, 0, 0.1))])
+    with pytest.raises(ValueError, match="Blade 0 does not touch the ground"):
+        nhphys.simulate(sleigh, 0.1, 0.01, integrator="dla", q=np.zeros(3), v=np.zeros(3))
+
+
+def test_blade_and_axle_constraint_rows_and_bias_against_finite_differences():
+    """The rows of a blade and of a one-row wheel, and their bias d/dt (A(q) v) along the
+    motion, against central differences (the rows' directions turn with the bodies)."""
+    cart, _, _ = axle_cart()
+    from nhphys.systems import Blade
+
+    rng = np.random.default_rng(5)
+    q = rng.uniform(-1, 1, 7)
+    q[[0, 1]] *= 3
+    v = rng.normal(size=7)
+    A, b = cart.tree.constraints(q, v)
+    eps = 1e-6
+    Av = [cart.tree.constraints(q + s * v, v)[0] @ v for s in (eps, -eps)]
+    assert np.max(np.abs(b - (Av[0] - Av[1]) / (2 * eps))) < 1e-6 * max(1.0, np.abs(b).max())
+    sleigh = Articulated(planar({"mass": 1.0, "com": (0.1, 0, 0), "inertia": np.eye(3) * 0.01},
+                                Joint(2, "revolute", (0, 0, 1), offset=(-0.3, 0, 0), mass=1.0,
+                                      inertia=np.eye(3) * 0.01)),
+                         blades=[Blade(2), Blade(3, point=(-0.4, 0, 0))])
+    q = rng.uniform(-1, 1, 4)
+    v = rng.normal(size=4)
+    A, b = sleigh.tree.constraints(q, v)
+    Av = [sleigh.tree.constraints(q + s * v, v)[0] @ v for s in (eps, -eps)]
+    assert np.max(np.abs(b - (Av[0] - Av[1]) / (2 * eps))) < 1e-6 * max(1.0, np.abs(b).max())
+
+
+@pytest.mark.parity
+def test_blade_and_axle_rows_of_kernel_and_twin_agree():
+    from nhphys import _backend
+    from nhphys.twins import multibody as twin
+
+    cart, _, _ = axle_cart()
+    kernel = cart.joint_tree(_backend.choose("multibody", "cython")[0])
+    python = cart.joint_tree(twin)
+    q = np.random.default_rng(2).uniform(-1, 1, 7)
+    assert np.max(np.abs(kernel.constraint_matrix(q) - python.constraint_matrix(q))) < 1e-15

@@ -20,7 +20,8 @@ import numpy as np
 
 DEF TREE_JOINTS = 12
 DEF TREE_DISKS = 4
-DEF TREE_ROWS = 12
+DEF TREE_BLADES = 4
+DEF TREE_ROWS = 16
 DEF TREE_UNKNOWNS = 16
 DEF REVOLUTE = 0
 DEF DIFFERENCE_STEP = 1.5e-8  # as the twin's
@@ -45,6 +46,11 @@ cdef struct TreeData:
     double disk_axis[TREE_DISKS][3]
     double disk_radius[TREE_DISKS]
     bint disk_held[TREE_DISKS]
+    bint disk_sideways[TREE_DISKS]
+    int n_blades
+    int blade_body[TREE_BLADES]
+    double blade_point[TREE_BLADES][3]
+    double blade_direction[TREE_BLADES][3]
     int n_nonholonomic
     int nonholonomic_rows[TREE_ROWS]
     int n_holonomic
@@ -279,17 +285,54 @@ cdef double disk_contact(const TreeData* T, const Kinematics* K, int k, double* 
     return s
 
 
+cdef inline void project_row(const double* e, const double* J, int n, double* row) noexcept nogil:
+    # row (n,) = e . J for J (3, n) row-major
+    cdef int j
+    for j in range(n):
+        row[j] = e[0] * J[j] + e[1] * J[n + j] + e[2] * J[2 * n + j]
+
+
+cdef inline void unit_horizontal(double x, double y, double* e) noexcept nogil:
+    # e = (x, y, 0) / |(x, y)|
+    cdef double size = sqrt(x * x + y * y)
+    e[0] = x / size
+    e[1] = y / size
+    e[2] = 0.0
+
+
 cdef void constraint_matrix(const TreeData* T, const Kinematics* K, double* A) noexcept nogil:
-    # A (m, n) row-major: each disk's two horizontal rows, then its vertical one if held
+    # A (m, n) row-major, the twin's rows: per disk e_x . J_P, e_y . J_P (or its rolling
+    # direction a x e_z alone), then e_z . J_P if held; per blade its sideways e_z x d
     cdef double C[3]
     cdef double a[3]
     cdef double P[3]
-    cdef int k, row = 0, rows
+    cdef double e[3]
+    cdef double r[3]
+    cdef double J[3 * TREE_JOINTS]
+    cdef int k, i, row = 0, n = T.n, b
     for k in range(T.n_disks):
         disk_contact(T, K, k, C, a, P)
-        rows = 3 if T.disk_held[k] else 2
-        point_jacobian(T, K, T.disk_body[k], P, A + T.n * row, rows)
-        row += rows
+        point_jacobian(T, K, T.disk_body[k], P, J, 3)
+        if T.disk_sideways[k]:
+            memcpy(A + n * row, J, 2 * n * sizeof(double))
+            row += 2
+        else:
+            unit_horizontal(a[1], -a[0], e)  # a x e_z
+            project_row(e, J, n, A + n * row)
+            row += 1
+        if T.disk_held[k]:
+            memcpy(A + n * row, J + 2 * n, n * sizeof(double))
+            row += 1
+    for k in range(T.n_blades):
+        b = T.blade_body[k]
+        rotate(K.R[b], T.blade_point[k], r)
+        for i in range(3):
+            P[i] = K.o[b][i] + r[i]
+        rotate(K.R[b], T.blade_direction[k], a)
+        unit_horizontal(-a[1], a[0], e)  # e_z x d
+        point_jacobian(T, K, b, P, J, 3)
+        project_row(e, J, n, A + n * row)
+        row += 1
 
 
 cdef void held_gaps(const TreeData* T, const Kinematics* K, double* out) noexcept nogil:
@@ -309,12 +352,13 @@ cdef class JointTree:
     cdef readonly int n
     cdef readonly int m
 
-    def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity):
+    def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity,
+                 blades=()):
         cdef int n = len(parent)
-        cdef int j, b, k, i, row, p
-        if n > TREE_JOINTS or len(disks) > TREE_DISKS:
-            raise ValueError(f"Expected at most {TREE_JOINTS} joints and {TREE_DISKS} disks, "
-                             f"got {n} and {len(disks)}.")
+        cdef int j, b, k, i, row, p, horizontal
+        if n > TREE_JOINTS or len(disks) > TREE_DISKS or len(blades) > TREE_BLADES:
+            raise ValueError(f"Expected at most {TREE_JOINTS} joints, {TREE_DISKS} disks and "
+                             f"{TREE_BLADES} blades, got {n}, {len(disks)} and {len(blades)}.")
         axis = np.asarray(axis, dtype=float)
         offset = np.asarray(offset, dtype=float)
         com = np.asarray(com, dtype=float)
@@ -346,21 +390,33 @@ cdef class JointTree:
                                              and (p < 0 or self.data.free_translation[p]))
         row = 0
         self.data.n_disks = len(disks)
-        for k, (body, centre, daxis, radius, held) in enumerate(disks):
+        for k, (body, centre, daxis, radius, held, sideways) in enumerate(disks):
             self.data.disk_body[k] = int(body)
             for i in range(3):
                 self.data.disk_centre[k][i] = float(centre[i])
                 self.data.disk_axis[k][i] = float(daxis[i])
             self.data.disk_radius[k] = float(radius)
             self.data.disk_held[k] = bool(held)
-            self.data.nonholonomic_rows[self.data.n_nonholonomic] = row
-            self.data.nonholonomic_rows[self.data.n_nonholonomic + 1] = row + 1
-            self.data.n_nonholonomic += 2
+            self.data.disk_sideways[k] = bool(sideways)
+            horizontal = 2 if sideways else 1
+            for i in range(horizontal):
+                self.data.nonholonomic_rows[self.data.n_nonholonomic] = row + i
+                self.data.n_nonholonomic += 1
+            row += horizontal
             if held:
-                self.data.holonomic_rows[self.data.n_holonomic] = row + 2
+                self.data.holonomic_rows[self.data.n_holonomic] = row
                 self.data.held_disks[self.data.n_holonomic] = k
                 self.data.n_holonomic += 1
-            row += 3 if held else 2
+                row += 1
+        self.data.n_blades = len(blades)
+        for k, (body, point, direction) in enumerate(blades):
+            self.data.blade_body[k] = int(body)
+            for i in range(3):
+                self.data.blade_point[k][i] = float(point[i])
+                self.data.blade_direction[k][i] = float(direction[i])
+            self.data.nonholonomic_rows[self.data.n_nonholonomic] = row
+            self.data.n_nonholonomic += 1
+            row += 1
         self.data.m = row
         if n + row > TREE_UNKNOWNS:
             raise ValueError(f"Expected n + m <= {TREE_UNKNOWNS} (joints and contact rows), "

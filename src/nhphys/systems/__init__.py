@@ -1,6 +1,6 @@
 """Mechanical systems: each knows its continuous equations, energy and constraint residuals."""
 
-from nhphys.systems.articulated import Articulated, Joint, Wheel
+from nhphys.systems.articulated import Articulated, Blade, Joint, Wheel
 from nhphys.systems.bicycle import Bicycle
 from nhphys.systems.constrained import ConstrainedMechanicalSystem
 from nhphys.systems.contact_oscillator import ContactOscillator, NonReversibleContactOscillator
@@ -11,7 +11,7 @@ from nhphys.systems.suslov import Suslov
 from nhphys.systems.vertical_disk import VerticalDisk
 
 __all__ = [
-    "Articulated", "Bicycle", "ConstrainedMechanicalSystem", "ContactOscillator", "Joint",
+    "Articulated", "Bicycle", "Blade", "ConstrainedMechanicalSystem", "ContactOscillator", "Joint",
     "KnifeEdge", "NonReversibleContactOscillator", "RollingBody", "RotorSleigh", "Suslov",
     "VerticalDisk", "Wheel",
 ]

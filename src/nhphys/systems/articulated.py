@@ -110,6 +110,10 @@ class Wheel:
     held : bool
         ``True``: the integrators hold its height above the ground at zero (a holonomic
         constraint); ``False``: the tree keeps it on the ground by construction (checked).
+    sideways : bool
+        ``True``: its ground point may neither roll nor slip sideways (two rows); ``False``:
+        only its rolling (one row), for a wheel whose sideways row another wheel already gives
+        (the second wheel of a rigid axle).
     """
 
     body: int
@@ -117,9 +121,24 @@ class Wheel:
     centre: tuple = (0.0, 0.0, 0.0)
     axis: tuple = (0.0, 1.0, 0.0)
     held: bool = False
+    sideways: bool = True
 
 
-def tree_arguments(joints, wheels, gravity):
+@dataclass(frozen=True)
+class Blade:
+    """A knife edge fixed in the body of joint ``body``: the point ``point`` (on the ground)
+    may move along the blade's ``direction`` (both in the body's frame), not across it.
+
+    The tree must keep the point on the ground and the blade level (a planar body: slides
+    along ``x`` and ``y`` and a turn about ``z``); the start checks the point's height.
+    """
+
+    body: int
+    point: tuple = (0.0, 0.0, 0.0)
+    direction: tuple = (1.0, 0.0, 0.0)
+
+
+def tree_arguments(joints, wheels, gravity, blades=()):
     """The validated arguments of :class:`~nhphys.twins.multibody.JointTree`.
 
     Raises
@@ -171,8 +190,9 @@ def tree_arguments(joints, wheels, gravity):
         mass.append(m)
         com.append(_vector(joint.com, f"joints[{j}].com"))
         inertia.append(I)
-    if not wheels:
-        raise ValueError("Expected at least one Wheel.")
+    blades = list(blades)
+    if not wheels and not blades:
+        raise ValueError("Expected at least one Wheel or Blade.")
     disks = []
     for k, wheel in enumerate(wheels):
         if not isinstance(wheel, Wheel):
@@ -184,12 +204,20 @@ def tree_arguments(joints, wheels, gravity):
             raise ValueError(f"Expected wheels[{k}].radius > 0, got {r!r}.")
         disks.append((wheel.body, _vector(wheel.centre, f"wheels[{k}].centre"),
                       _vector(wheel.axis, f"wheels[{k}].axis", unit=True), r,
-                      bool(wheel.held)))
+                      bool(wheel.held), bool(wheel.sideways)))
+    knives = []
+    for k, blade in enumerate(blades):
+        if not isinstance(blade, Blade):
+            raise TypeError(f"Expected blades[{k}] to be a Blade, got {blade!r}.")
+        if not 0 <= blade.body < n:
+            raise ValueError(f"Expected blades[{k}].body in [0, {n}), got {blade.body!r}.")
+        knives.append((blade.body, _vector(blade.point, f"blades[{k}].point"),
+                       _vector(blade.direction, f"blades[{k}].direction", unit=True)))
     g = float(gravity)
     if not np.isfinite(g) or g < 0:
         raise ValueError(f"Expected `gravity` to be finite and >= 0, got {gravity!r}.")
-    return {"parent": parent, "kind": kind, "axis": axis, "offset": offset, "mass": mass, "com": com,
-                "inertia": inertia, "disks": disks, "gravity": g}
+    return {"parent": parent, "kind": kind, "axis": axis, "offset": offset, "mass": mass,
+            "com": com, "inertia": inertia, "disks": disks, "gravity": g, "blades": knives}
 
 
 def check_joint_forces(forces, names):
@@ -231,12 +259,15 @@ class Articulated:
     ----------
     joints : sequence of Joint
     wheels : sequence of Wheel
+        The rolling disks.
     gravity : float
         ``g`` along ``-z``.
     name : str, optional
     forces : sequence of nhphys.forces.JointMotor, optional
         Drives on joints (constant, scheduled or speed-controlled); trajectories then carry
         their ``work``, and ``energy - work`` is conserved to the method's order.
+    blades : sequence of Blade, optional
+        Knife edges (a sleigh's runner, a trailer's).
 
     Notes
     -----
@@ -246,8 +277,8 @@ class Articulated:
     on the constraints, to 1e-10.
     """
 
-    def __init__(self, joints, wheels, gravity=9.81, name=None, forces=None):
-        self._tree_arguments = tree_arguments(joints, wheels, gravity)
+    def __init__(self, joints, wheels=(), gravity=9.81, name=None, forces=None, blades=()):
+        self._tree_arguments = tree_arguments(joints, wheels, gravity, blades)
         self.tree = JointTree(**self._tree_arguments)
         self.name = name or type(self).__name__
         self.n = self.tree.n
@@ -291,11 +322,17 @@ class Articulated:
         tilt = self.tree.tilt(q)
         if not tilt > 1e-3:
             raise ValueError("A wheel lies flat on the ground at `q` (its axis is vertical).")
-        gaps = self.tree.gaps(q)
+        gaps = self.tree.gaps(q) if self.tree.disks else []
         for k, gap in enumerate(gaps):
             if abs(gap) > 1e-10:
                 raise ValueError(f"Wheel {k} does not touch the ground at `q`: its lowest point "
                                  f"is {gap:.6g} m from it.")
+        kin = self.tree.kinematics(q, np.zeros(self.n), bias=False)
+        for k in range(len(self.tree.blades)):
+            height = self.tree.blade_contact(kin, k)[0][2]
+            if abs(height) > 1e-10:
+                raise ValueError(f"Blade {k} does not touch the ground at `q`: its point is "
+                                 f"{height:.6g} m from it.")
         A = self.tree.constraint_matrix(q)
         sv = np.linalg.svd(A, compute_uv=False)
         if sv[-1] <= 1e-10 * sv[0]:
@@ -356,7 +393,8 @@ class Articulated:
     def residuals(self, q, v):
         """``(|A v|_inf, the largest |gap| of the wheels)`` of a state."""
         A = self.tree.constraint_matrix(q)
-        return float(np.max(np.abs(A @ v))), float(np.max(np.abs(self.tree.gaps(q))))
+        gaps = self.tree.gaps(q) if self.tree.disks else np.zeros(1)
+        return float(np.max(np.abs(A @ v))), float(np.max(np.abs(gaps)))
 
     def accelerations(self, q, v, t=0.0):
         """``dv/dt`` (n,) and the constraint forces (m,), with the joint motors at time
@@ -387,19 +425,22 @@ class Articulated:
 
     def observables(self, saved):
         """``q``, ``v`` (k, n), ``energy``, ``work`` (of the joint motors), ``constraint_residual``
-        (the larger of ``|A v|`` and the wheels' gaps) and ``contacts`` (k, wheels, 3): the
-        wheels' ground points."""
+        (the larger of ``|A v|`` and the wheels' gaps) and ``contacts`` (k, wheels + blades, 3):
+        the wheels' ground points, then the blades' points."""
         q = np.asarray(saved["q"], dtype=float)
         v = np.asarray(saved["v"], dtype=float)
         k = len(q)
         energy, residual = np.empty(k), np.empty(k)
-        contacts = np.empty((k, len(self.tree.disks), 3))
+        points = len(self.tree.disks) + len(self.tree.blades)
+        contacts = np.empty((k, points, 3))
         for i in range(k):
             energy[i] = self.energy(q[i], v[i])
             residual[i] = max(self.residuals(q[i], v[i]))
             kin = self.tree.kinematics(q[i], v[i], bias=False)
             for w in range(len(self.tree.disks)):
                 contacts[i, w] = self.tree.disk_contact(kin, w)[4]
+            for w in range(len(self.tree.blades)):
+                contacts[i, len(self.tree.disks) + w] = self.tree.blade_contact(kin, w)[0]
         work = saved.get("work")
         work = np.zeros(k) if work is None else np.asarray(work, dtype=float)
         return {"q": q, "v": v, "energy": energy, "work": work,

@@ -135,7 +135,8 @@ class JointTree:
         ``g`` along ``-z``.
     """
 
-    def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity):
+    def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity,
+                 blades=()):
         self.parent = np.asarray(parent, dtype=int)
         self.kind = np.asarray(kind, dtype=int)
         self.axis = np.asarray(axis, dtype=float)
@@ -144,7 +145,9 @@ class JointTree:
         self.com = np.asarray(com, dtype=float)
         self.inertia = np.asarray(inertia, dtype=float)
         self.disks = [(int(b), np.asarray(c, dtype=float), np.asarray(a, dtype=float),
-                       float(r), bool(hol)) for b, c, a, r, hol in disks]
+                       float(r), bool(hol), bool(side)) for b, c, a, r, hol, side in disks]
+        self.blades = [(int(b), np.asarray(p, dtype=float), np.asarray(d, dtype=float))
+                       for b, p, d in blades]
         self.gravity = float(gravity)
         self.n = len(self.parent)
         self.ancestors = []
@@ -156,14 +159,18 @@ class JointTree:
             self.ancestors.append(chain)
         self.descendants = [[b for b in range(self.n) if j in self.ancestors[b]]
                             for j in range(self.n)]
-        # the constraint rows: two horizontal rows per disk, then its vertical one if held
+        # the constraint rows: per disk its two horizontal rows (or its rolling row alone),
+        # then its vertical one if held; then one row per blade
         self.nonholonomic_rows, self.holonomic_rows, row = [], [], 0
-        for *_, holonomic in self.disks:
-            self.nonholonomic_rows += [row, row + 1]
+        for *_, holonomic, sideways in self.disks:
+            horizontal = 2 if sideways else 1
+            self.nonholonomic_rows += list(range(row, row + horizontal))
+            row += horizontal
             if holonomic:
-                self.holonomic_rows.append(row + 2)
-            row += 3 if holonomic else 2
-        self.m = row
+                self.holonomic_rows.append(row)
+                row += 1
+        self.nonholonomic_rows += list(range(row, row + len(self.blades)))
+        self.m = row + len(self.blades)
         self.held_disks = [k for k, disk in enumerate(self.disks) if disk[4]]
         # horizontal slides of the whole tree (prismatic joints along the plane, from the
         # ground): nothing but the positions depends on them, so the steps evaluate the tree
@@ -355,10 +362,10 @@ class JointTree:
             V += self.mass[b] * self.gravity * c[2]
         return T + V
 
-    # -- the rolling disks -----------------------------------------------------------------------
+    # -- the rolling disks and the blades ---------------------------------------------------------
     def disk_contact(self, kin, k):
         """Disk ``k``'s centre ``C``, axis ``a``, ``s``, ``d`` and contact point ``P`` (space)."""
-        body, centre, axis, radius, _ = self.disks[k]
+        body, centre, axis, radius, *_ = self.disks[k]
         R = kin["R"][body]
         C = kin["o"][body] + R @ centre
         a = R @ axis
@@ -372,36 +379,71 @@ class JointTree:
         return np.array([self.disk_contact(kin, k)[4][2] for k in range(len(self.disks))])
 
     def tilt(self, q):
-        """The smallest ``s = sqrt(1 - a_z^2)`` of the disks at ``q``: 0 when one lies flat."""
+        """The smallest ``s = sqrt(1 - a_z^2)`` of the disks at ``q``: 0 when one lies flat
+        (1 without disks)."""
         kin = self.kinematics(q, np.zeros(self.n), bias=False)
-        return float(np.min([self.disk_contact(kin, k)[2] for k in range(len(self.disks))]))
+        return float(np.min([1.0] + [self.disk_contact(kin, k)[2]
+                                     for k in range(len(self.disks))]))
+
+    @staticmethod
+    def horizontal_normal(g, gdot):
+        """The unit vector ``e = g / |g|`` and its rate ``(gdot - e (e . gdot)) / |g|``."""
+        size = np.sqrt(g @ g)
+        e = g / size
+        return e, (gdot - e * (e @ gdot)) / size
+
+    def blade_contact(self, kin, k):
+        """Blade ``k``'s point ``P`` and its sideways direction ``e = e_z x d / |e_z x d|``
+        (space), with ``de/dt`` for the body's angular velocity."""
+        body, point, direction = self.blades[k]
+        R = kin["R"][body]
+        d = R @ direction
+        e, edot = self.horizontal_normal(cross(E_Z, d), cross(E_Z, cross(kin["omega"][body], d)))
+        return kin["o"][body] + R @ point, e, edot
 
     def constraint_matrix(self, q, kin=None):
         """``A(q)`` (m, n): the rows of :meth:`constraints` alone."""
-        kin = self.kinematics(q, np.zeros(self.n), bias=False) if kin is None else kin
-        rows = []
-        for k, (body, *_, holonomic) in enumerate(self.disks):
-            J = self.point_jacobian(kin, body, self.disk_contact(kin, k)[4])
-            rows.append(J[:3 if holonomic else 2])
-        return np.vstack(rows)
+        return self.constraints(q, np.zeros(self.n), kin, bias=False)[0]
 
-    def constraints(self, q, v, kin=None):
-        """``A(q)`` (m, n) and the bias ``b(q, v)`` (m,) of ``A dv/dt + b = 0``."""
-        kin = self.kinematics(q, v) if kin is None else kin
-        rows, bias = [], []
-        for k, (body, _, _, radius, holonomic) in enumerate(self.disks):
+    def constraints(self, q, v, kin=None, bias=True):
+        """``A(q)`` (m, n) and the bias ``b(q, v)`` (m,) of ``A dv/dt + b = 0``.
+
+        The rows of a disk are ``e . J_P`` for ``e = e_x, e_y`` (or only its rolling direction
+        ``f = a x e_z / |a x e_z|``, when its sideways row is left to another wheel), then
+        ``e_z`` if held; a blade's is ``e . J_P`` for its sideways direction ``e``. With ``b_P``
+        the acceleration bias of the material point at ``P``, a row's bias is ``e . b_P +
+        de/dt . v_P`` (``v_P = J_P v``: zero when all of ``P``'s rows hold, not when the
+        sideways row is left out).
+        """
+        kin = (self.kinematics(q, v, bias=bias) if kin is None else kin)
+        rows, out = [], []
+        for k, (body, _, _, radius, holonomic, sideways) in enumerate(self.disks):
             C, a, s, d, P = self.disk_contact(kin, k)
+            J = self.point_jacobian(kin, body, P)
             w = kin["omega"][body]
             adot = cross(w, a)
-            wdot = -(adot[2] * a + a[2] * adot)
-            ddot = (wdot - d * (d @ wdot)) / s
-            b = (self.point_bias(kin, body, C) + cross(kin["gamma"][body], P - C)
-                 - radius * cross(w, ddot))
+            b = np.zeros(3)
+            if bias:
+                wdot = -(adot[2] * a + a[2] * adot)
+                ddot = (wdot - d * (d @ wdot)) / s
+                b = (self.point_bias(kin, body, C) + cross(kin["gamma"][body], P - C)
+                     - radius * cross(w, ddot))
+            if sideways:
+                directions = [(np.eye(3)[0], np.zeros(3)), (np.eye(3)[1], np.zeros(3))]
+            else:
+                directions = [self.horizontal_normal(cross(a, E_Z), cross(adot, E_Z))]
+            if holonomic:
+                directions.append((E_Z, np.zeros(3)))
+            vP = J @ v
+            for e, edot in directions:
+                rows.append(e @ J)
+                out.append(e @ b + edot @ vP)
+        for k, (body, _, _) in enumerate(self.blades):
+            P, e, edot = self.blade_contact(kin, k)
             J = self.point_jacobian(kin, body, P)
-            used = 3 if holonomic else 2
-            rows.append(J[:used])
-            bias.append(b[:used])
-        return np.vstack(rows), np.concatenate(bias)
+            rows.append(e @ J)
+            out.append((e @ self.point_bias(kin, body, P) if bias else 0.0) + edot @ (J @ v))
+        return np.vstack(rows), np.array(out)
 
     def accelerations(self, q, v, Q=None):
         """``dv/dt`` (n,) and the multipliers ``lambda`` (m,) of the constrained equations,

@@ -35,13 +35,16 @@ SCENES = {  # name: (arguments that keep the run short, figures)
     # the benchmark bicycle (docs/multibody.md)
     "bicycle": (["--t-final", "3"], ["eigenvalues.png", "runs.png", "strobe.png",
                                       "diagnostics.png"]),
+    "cart_figure_eight": (["--t-final", "2"], ["figure_eight.png"]),
+    "towed_trailer": (["--t-final", "1"], ["towing.png"]),
     # the ensemble studies (docs/ensembles.md), on tiny grids and in this process
     "rattleback_map": (["--size", "4", "--t-final", "4", "--no-cluster"], ["reversal_map.png"]),
     "coin_fall": (["--size", "4", "--t-final", "0.5", "--no-cluster"], ["fall_map.png"]),
     "energy_errors": (["--runs", "10", "--t-final", "1"], ["energy_errors.png"]),
 }
 # scripts with figures only, no `scene` for the viewer
-SCRIPTS_ONLY = {"rattleback_map", "coin_fall", "energy_errors", "bicycle"}
+SCRIPTS_ONLY = {"rattleback_map", "coin_fall", "energy_errors", "bicycle", "cart_figure_eight",
+                "towed_trailer"}
 
 
 @pytest.mark.parametrize("name", list(SCENES))

@@ -183,3 +183,39 @@ def test_twin_tree_matches_the_kernel_tree(bike):
 
 
 test_twin_tree_matches_the_kernel_tree = pytest.mark.parity(test_twin_tree_matches_the_kernel_tree)
+
+
+def test_on_a_hill_the_upright_bicycle_rolls_at_the_closed_form_acceleration(backend):
+    """Straight and upright on a slope alpha, the bicycle accelerates at g sin(alpha) m /
+    (m + I_R/r_R^2 + I_F/r_F^2) (the wheels' spin takes its share of the energy), downhill and
+    uphill, to round-off; the energy (with the slope's potential) is conserved."""
+    from nhphys.systems.bicycle import BENCHMARK
+
+    alpha = np.deg2rad(3.0)
+    mass = sum(BENCHMARK[k] for k in ("rear_frame_mass", "rear_wheel_mass", "front_frame_mass",
+                                      "front_wheel_mass"))
+    spin = (BENCHMARK["rear_wheel_inertia"][1] / BENCHMARK["rear_wheel_radius"] ** 2
+            + BENCHMARK["front_wheel_inertia"][1] / BENCHMARK["front_wheel_radius"] ** 2)
+    a = 9.81 * np.sin(alpha) * mass / (mass + spin)
+    for slope, sign in ((alpha, 1.0), (-alpha, -1.0)):
+        traj = nhphys.simulate(Bicycle(slope=slope), 0.5, 1e-2, integrator=DLA(),
+                               backend=backend, speed=3.0)
+        assert np.max(np.abs(traj.speed - (3.0 + sign * a * traj.t))) < 1e-12
+        assert np.max(np.abs(traj.roll)) == 0.0
+        assert np.ptp(traj.energy) < 1e-13 * traj.energy[0]
+
+
+def test_a_hill_run_agrees_with_reference_and_linearising_on_it_is_refused(bike):
+    hill = Bicycle(slope=np.deg2rad(3.0))
+    ref = nhphys.simulate(hill, 2.0, 0.1, integrator=Reference(rtol=1e-11, atol=1e-13),
+                          speed=3.0, roll=0.01)
+    errors = []
+    for dt in (2e-3, 1e-3):
+        traj = nhphys.simulate(hill, 2.0, dt, integrator=DLA(), speed=3.0, roll=0.01,
+                               save_every=round(0.1 / dt))
+        errors.append(np.max(np.abs(traj.q - ref.q)))
+    assert errors[1] < 3e-6 and 3.5 < errors[0] / errors[1] < 4.5, errors
+    with pytest.raises(ValueError, match="level ground"):
+        hill.eigenvalues(5.0)
+    with pytest.raises(ValueError, match="slope"):
+        Bicycle(slope=2.0)

@@ -57,7 +57,7 @@ cdef struct TreeData:
     int holonomic_rows[TREE_ROWS]
     int held_disks[TREE_DISKS]
     bint free_translation[TREE_JOINTS]  # the twin's free_translations
-    double gravity
+    double gravity_vector[3]
     double weight
 
 
@@ -265,7 +265,7 @@ cdef void lagrangian_gradients(const TreeData* T, const Kinematics* K, double* M
                     wp = zero
                 cross3(wp, a, t1)
                 dT[i] += m * dot(vc[b], t1)
-            dV[i] += T.gravity * m * dc[2]
+            dV[i] -= m * dot(T.gravity_vector, dc)
 
 
 cdef double disk_contact(const TreeData* T, const Kinematics* K, int k, double* C, double* a,
@@ -366,8 +366,11 @@ cdef class JointTree:
         mass = np.asarray(mass, dtype=float)
         memset(&self.data, 0, sizeof(TreeData))
         self.data.n = n
-        self.data.gravity = float(gravity)
-        self.data.weight = float(gravity) * float(np.sum(mass))
+        g = np.asarray(gravity, dtype=float)
+        g = np.array([0.0, 0.0, -float(g)]) if g.ndim == 0 else g
+        for i in range(3):
+            self.data.gravity_vector[i] = g[i]
+        self.data.weight = float(np.linalg.norm(g)) * float(np.sum(mass))
         for j in range(n):
             self.data.parent[j] = int(parent[j])
             self.data.kind[j] = int(kind[j])

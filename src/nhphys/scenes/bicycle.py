@@ -11,7 +11,9 @@ Lagrange-d'Alembert method (``DLA()``):
   when the bicycle lies on the ground (the model has no frame touching it);
 * released at 3 m/s with the same lean but pedalled (a constant torque of 14.6 N m on the rear
   wheel, ``JointMotor("rear_wheel", torque=14.6)``: about 0.5 m/s^2), its weave grows until
-  it passes the weave speed, then dies away; past the capsize speed the lean creeps.
+  it passes the weave speed, then dies away; past the capsize speed the lean creeps;
+* released at 3 m/s with the same lean on a hill (a 3 degree slope, ``Bicycle(slope=...)``),
+  it coasts down, speeding up at about 0.49 m/s^2, and does the same.
 
 Figures: ``eigenvalues.png`` (the four eigenvalues of the upright motion against the speed,
 from the nonlinear model linearised), ``runs.png`` (roll and steer of both runs against the
@@ -34,7 +36,9 @@ from nhphys.integrators import DLA
 from nhphys.systems import Bicycle
 
 RUNS = {"5 m/s": {"speed": 5.0, "roll": 0.05}, "3 m/s": {"speed": 3.0, "roll": 0.01},
-        "3 m/s, pedalled": {"speed": 3.0, "roll": 0.01}}
+        "3 m/s, pedalled": {"speed": 3.0, "roll": 0.01},
+        "3 m/s, downhill": {"speed": 3.0, "roll": 0.01}}
+SLOPE = np.deg2rad(3.0)
 PEDAL_TORQUE = 14.6  # N m on the rear wheel
 STROBE_SECONDS = 4.5  # the strobe figure's time span
 STROBE_EVERY = 0.3
@@ -79,11 +83,12 @@ def main(argv=None):
     speeds = np.linspace(0.0, 10.0, 101)
     eigenvalues = np.array([bike.eigenvalues(v)[0] for v in speeds])
 
-    pedalled = Bicycle(forces=[JointMotor("rear_wheel", torque=PEDAL_TORQUE)])
+    systems = {"3 m/s, pedalled": Bicycle(forces=[JointMotor("rear_wheel",
+                                                              torque=PEDAL_TORQUE)]),
+               "3 m/s, downhill": Bicycle(slope=SLOPE)}
     runs = {}
     for name, start in RUNS.items():
-        traj, ended = run(pedalled if "pedalled" in name else bike, args.t_final, args.dt,
-                          start)
+        traj, ended = run(systems.get(name, bike), args.t_final, args.dt, start)
         runs[name] = traj
         balance = traj.energy - traj.work
         error = np.abs(balance - balance[0]) / traj.energy[0]
@@ -113,24 +118,25 @@ def main(argv=None):
     fig.savefig(paths[0], dpi=110)
     plt.close(fig)
 
-    fig, axes = plt.subplots(3, 1, figsize=(9, 9), sharex=True)
+    fig, axes = plt.subplots(4, 1, figsize=(9, 11.5), sharex=True)
     for ax, (name, traj) in zip(axes, runs.items()):
         start = RUNS[name]
         ax.plot(traj.t, traj.roll, label="roll")
         ax.plot(traj.t, traj.steer, label="steer")
-        if "pedalled" in name:
+        if name in systems:
             speed = ax.twinx()
             speed.plot(traj.t, traj.speed, "g", lw=0.8)
             speed.axhline(weave, color="g", ls=":", lw=0.8)
             speed.axhline(capsize, color="g", ls=":", lw=0.8)
-            speed.set_ylabel("speed [m/s] (green; dotted: weave, capsize)")
+            speed.set_ylabel("speed [m/s]")
         else:
             linear = linear_solution(bike, start["speed"], start, traj.t)
             ax.plot(traj.t, linear[0], "k--", lw=0.8, label="linearised")
             ax.plot(traj.t, linear[1], "k--", lw=0.8)
         if name == "3 m/s":
             ax.set_ylim(-2, 2)
-        ax.set_title(f"{name}, released with a lean of {start['roll']:g} rad")
+        extra = " (green: speed; dotted: weave and capsize speeds)" if name in systems else ""
+        ax.set_title(f"{name}, released with a lean of {start['roll']:g} rad{extra}")
         ax.set_ylabel("angle [rad]")
         ax.legend(fontsize=8)
         ax.grid(True, alpha=0.3)

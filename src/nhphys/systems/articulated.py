@@ -213,9 +213,14 @@ def tree_arguments(joints, wheels, gravity, blades=()):
             raise ValueError(f"Expected blades[{k}].body in [0, {n}), got {blade.body!r}.")
         knives.append((blade.body, _vector(blade.point, f"blades[{k}].point"),
                        _vector(blade.direction, f"blades[{k}].direction", unit=True)))
-    g = float(gravity)
-    if not np.isfinite(g) or g < 0:
-        raise ValueError(f"Expected `gravity` to be finite and >= 0, got {gravity!r}.")
+    g = np.asarray(gravity, dtype=float)
+    if g.ndim == 0:
+        g = float(g)
+        if not np.isfinite(g) or g < 0:
+            raise ValueError(f"Expected `gravity` to be finite and >= 0, got {gravity!r}.")
+    elif g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise ValueError(f"Expected `gravity` to be a number (g along -z) or a finite "
+                         f"3-vector, got {gravity!r}.")
     return {"parent": parent, "kind": kind, "axis": axis, "offset": offset, "mass": mass,
             "com": com, "inertia": inertia, "disks": disks, "gravity": g, "blades": knives}
 
@@ -260,8 +265,8 @@ class Articulated:
     joints : sequence of Joint
     wheels : sequence of Wheel
         The rolling disks.
-    gravity : float
-        ``g`` along ``-z``.
+    gravity : float or array_like, shape (3,)
+        ``g`` along ``-z``, or the gravity vector: a ground plane tilted under gravity (a hill).
     name : str, optional
     forces : sequence of nhphys.forces.JointMotor, optional
         Drives on joints (constant, scheduled or speed-controlled); trajectories then carry

@@ -128,6 +128,10 @@ class Bicycle(Articulated):
     forces : sequence of nhphys.forces.JointMotor, optional
         Drives on the joints, by name: a motor on ``"rear_wheel"`` (pedalling), a steer torque
         on ``"steer"``.
+    slope : float
+        The ground's slope, rad, in (-pi/2, pi/2): a hill falling along ``+x`` (a bicycle
+        heading along ``x`` rides downhill; ``yaw = pi`` uphill). The ground stays the plane
+        ``z = 0`` and gravity tilts: ``g (sin slope, 0, -cos slope)``.
 
     Raises
     ------
@@ -147,7 +151,7 @@ class Bicycle(Articulated):
 
     initial_conditions = None  # its own keywords: see `state`
 
-    def __init__(self, parameters=None, forces=None):
+    def __init__(self, parameters=None, forces=None, slope=0.0):
         p = dict(BENCHMARK)
         for key, value in (parameters or {}).items():
             if key not in BENCHMARK:
@@ -196,7 +200,12 @@ class Bicycle(Articulated):
                   name="front_wheel"),
         ]
         wheels = [Wheel(REAR, rR, held=False), Wheel(FRONT, rF, held=True)]
-        super().__init__(joints, wheels, gravity=g, name="Bicycle", forces=forces)
+        slope = float(slope)
+        if not -np.pi / 2 < slope < np.pi / 2:
+            raise ValueError(f"Expected `slope` in (-pi/2, pi/2), got {slope!r}.")
+        self.slope = slope
+        gravity = g if slope == 0.0 else g * np.array([np.sin(slope), 0.0, -np.cos(slope)])
+        super().__init__(joints, wheels, gravity=gravity, name="Bicycle", forces=forces)
         gap = self.tree.gaps(np.zeros(8))[1]
         if abs(gap) > 1e-12 * max(rR, rF):
             raise ValueError(f"The front wheel does not touch the ground upright (gap {gap:.3g} "
@@ -353,6 +362,9 @@ class Bicycle(Articulated):
         ndarray, shape (4,)
             ``(roll rate, steer rate, roll acceleration, steer acceleration)``.
         """
+        if self.slope != 0.0:
+            raise ValueError("The upright straight motion is steady on level ground only: "
+                             "linearise a Bicycle with slope=0.")
         roll, steer, roll_rate, steer_rate = x
         q = np.zeros(8)
         q[ROLL], q[STEER] = roll, steer

@@ -53,8 +53,9 @@ displacements ``J delta q`` (Kane's equations, which for these coordinates are L
     M = sum_b m_b J_c^T J_c + J_omega^T I^s_b J_omega,
     h = sum_b m_b J_c^T (beta_c + g e_z) + J_omega^T (I^s_b gamma_b + omega_b x I^s_b omega_b),
 
-gravity ``g`` along ``-e_z``. ``h`` holds the Coriolis and centrifugal terms and the gradient of
-the potential ``V = g sum_b m_b (c_b)_z``; that ``h - grad V = (dM/dt) v - dT/dq`` with
+gravity ``g`` along ``-e_z`` (written ``- g e_z`` below; with a gravity vector ``g_vec``, a plane
+tilted under gravity, ``g e_z`` is ``-g_vec`` throughout). ``h`` holds the Coriolis and
+centrifugal terms and the gradient of the potential ``V = g sum_b m_b (c_b)_z``; that ``h - grad V = (dM/dt) v - dT/dq`` with
 ``T = 1/2 v.M v`` is checked against finite differences of ``M`` in the tests.
 
 Disks rolling on the plane ``z = 0``
@@ -131,7 +132,8 @@ class JointTree:
     disks : sequence of (body, centre (3,), axis (3,), radius, holonomic)
         The rolling disks: body index, centre and unit axis in that body's frame, radius, and
         whether the contact is held by the constraint (``True``) or by the tree (``False``).
-    gravity : float
+    gravity : float or array_like, shape (3,)
+        ``g`` along ``-z``, or the gravity vector (a hill: the plane tilted under gravity).
         ``g`` along ``-z``.
     """
 
@@ -148,7 +150,9 @@ class JointTree:
                        float(r), bool(hol), bool(side)) for b, c, a, r, hol, side in disks]
         self.blades = [(int(b), np.asarray(p, dtype=float), np.asarray(d, dtype=float))
                        for b, p, d in blades]
-        self.gravity = float(gravity)
+        g = np.asarray(gravity, dtype=float)
+        self.gravity_vector = np.array([0.0, 0.0, -float(g)]) if g.ndim == 0 else g.copy()
+        self.gravity = float(np.linalg.norm(self.gravity_vector))
         self.n = len(self.parent)
         self.ancestors = []
         for b in range(self.n):
@@ -280,7 +284,7 @@ class JointTree:
             Is = R @ self.inertia[b] @ R.T
             w = kin["omega"][b]
             M += m * (Jc.T @ Jc) + Jw.T @ Is @ Jw
-            h += m * (Jc.T @ (self.point_bias(kin, b, c) + self.gravity * E_Z))
+            h += m * (Jc.T @ (self.point_bias(kin, b, c) - self.gravity_vector))
             h += Jw.T @ (Is @ kin["gamma"][b] + cross(w, Is @ w))
         return M, h
 
@@ -304,7 +308,7 @@ class JointTree:
         ``a_i . (I^s_b omega_b x omega_i)``, so that::
 
             dT/dq_i = sum_b m_b v_c . dv_c/dq_i + a_i . (I^s_b omega_b x omega_i),
-            dV/dq_i = g sum_b m_b (dc/dq_i)_z.
+            dV/dq_i = -sum_b m_b g_vec . dc/dq_i     (g sum_b m_b (dc/dq_i)_z on level ground).
         """
         kin = self.kinematics(q, v, bias=False) if kin is None else kin
         n = self.n
@@ -340,7 +344,7 @@ class JointTree:
                     dc = a
                     wp = kin["omega"][p] if p >= 0 else np.zeros(3)
                     dT[i] += m * (vc @ cross(wp, a))
-                dV[i] += self.gravity * m * dc[2]
+                dV[i] -= m * (self.gravity_vector @ dc)
         return M, dT, dV
 
     def weight(self):
@@ -359,7 +363,7 @@ class JointTree:
             vc = kin["vo"][b] + cross(w, c - kin["o"][b])
             Is = R @ self.inertia[b] @ R.T
             T += 0.5 * self.mass[b] * (vc @ vc) + 0.5 * (w @ Is @ w)
-            V += self.mass[b] * self.gravity * c[2]
+            V -= self.mass[b] * (self.gravity_vector @ c)
         return T + V
 
     # -- the rolling disks and the blades ---------------------------------------------------------

@@ -222,8 +222,10 @@ def test_bad_states_are_refused(bike):
         bike.state(speed=float("nan"))
     with pytest.raises(ValueError, match="position"):
         bike.state(position=(1.0, 2.0, 3.0))
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="Unexpected initial condition `sped` for Bicycle.*looks like `speed`"):
         nhphys.simulate(bike, 0.1, 0.01, integrator="reference", sped=1.0)
+    with pytest.raises(TypeError, match="Bicycle.state"):
+        nhphys.simulate(bike, 0.1, 0.01, integrator="dla", q=np.zeros(8))
 
 
 def test_pitch_is_the_front_contact(bike):

@@ -26,7 +26,11 @@ name              systems                        meaning (default)
 ``phi``           VerticalDisk                   rolling angle, rad (0)
 ``spin``          VerticalDisk                   rolling rate ``d phi / dt``, rad/s (0)
 ``q``, ``v``      ContactOscillator,             coordinates and velocities, shape (n,)
-                  ConstrainedMechanicalSystem    (required)
+                  ConstrainedMechanicalSystem,   (required)
+                  Articulated
+``speed``, ...    Bicycle                        ``speed`` (of the rear wheel's ground point),
+                                                 ``roll``, ``steer``, ``roll_rate``,
+                                                 ``steer_rate``, ``yaw``, ``position`` (zero)
 ================  =============================  ============================================
 
 The earlier spellings stay accepted as aliases: ``R0`` (orientation), ``omega0`` (omega; the
@@ -246,6 +250,21 @@ COORDINATES = Vocabulary(
     conditions={"q": as_vector, "v": as_vector},
     aliases={"q0": "q", "v0": "v"},
     start=_renamed({"q": "q0", "v": "v0"}),
+)
+ARTICULATED = Vocabulary(
+    conditions={"q": as_vector, "v": as_vector},
+    aliases={"q0": "q", "v0": "v"},
+    start=_renamed({"q": "q", "v": "v"}),
+)
+BICYCLE = Vocabulary(
+    conditions={"speed": as_real, "roll": as_real, "steer": as_real, "roll_rate": as_real,
+                "steer_rate": as_real, "yaw": as_real, "position": as_point2},
+    aliases={},
+    start=_renamed({name: name for name in ("speed", "roll", "steer", "roll_rate",
+                                            "steer_rate", "yaw", "position")}),
+    hints={"velocity": "the bicycle's forward speed is `speed`",
+           "q": "a Bicycle starts from `speed`, `roll`, `steer`, their rates, `yaw` and "
+                "`position`; Bicycle.state(...) gives its q and v"},
 )
 
 

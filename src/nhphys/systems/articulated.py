@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nhphys.conditions import ARTICULATED
 from nhphys.twins.multibody import PRISMATIC, REVOLUTE, JointTree
 
 KINDS = {"revolute": REVOLUTE, "prismatic": PRISMATIC}
@@ -281,6 +282,8 @@ class Articulated:
     Initial conditions ``q`` and ``v`` (each (n,)): every held wheel on the ground and ``v``
     on the constraints, to 1e-10.
     """
+
+    initial_conditions = ARTICULATED
 
     def __init__(self, joints, wheels=(), gravity=9.81, name=None, forces=None, blades=()):
         self._tree_arguments = tree_arguments(joints, wheels, gravity, blades)

@@ -51,6 +51,7 @@ bicycle's mirror symmetry), so they drop out of the linearisation.
 
 import numpy as np
 
+from nhphys.conditions import BICYCLE
 from nhphys.systems.articulated import Articulated, Joint, Wheel
 
 COORDINATES = ("x", "y", "yaw", "roll", "pitch", "rear_wheel", "steer", "front_wheel")
@@ -149,7 +150,7 @@ class Bicycle(Articulated):
     4.292383 6.024262
     """
 
-    initial_conditions = None  # its own keywords: see `state`
+    initial_conditions = BICYCLE  # see `state`
 
     def __init__(self, parameters=None, forces=None, slope=0.0):
         p = dict(BENCHMARK)

@@ -20,8 +20,9 @@ from the nonlinear model linearised), ``runs.png`` (roll and steer of both runs 
 linear solution), ``strobe.png`` (the bicycle drawn every 0.5 s) and ``diagnostics.png``
 (energy error and constraint residual).
 
-Run ``python -m nhphys.scenes.bicycle [--out DIR] [--dt H] [--t-final T]``: writes the PNGs into
-``out/bicycle/`` and prints their paths.
+Run ``python -m nhphys.scenes.bicycle [--out DIR] [--dt H] [--t-final T] [--gif]``: writes the
+PNGs into ``out/bicycle/`` (with ``--gif`` also ``ride.gif`` and ``fall.gif``, rendered off
+screen) and prints their paths.
 """
 
 import argparse
@@ -69,6 +70,8 @@ def main(argv=None):
     parser.add_argument("--out", default=os.path.join("out", "bicycle"))
     parser.add_argument("--t-final", type=float, default=10.0)
     parser.add_argument("--dt", type=float, default=1e-3)
+    parser.add_argument("--gif", action="store_true",
+                        help="also render the runs at 5 and 3 m/s to ride.gif and fall.gif")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     import matplotlib
@@ -192,6 +195,12 @@ def main(argv=None):
     fig.tight_layout()
     fig.savefig(paths[3], dpi=110)
     plt.close(fig)
+    if args.gif:
+        from nhphys.viz import render_articulated
+
+        for name, gif in (("5 m/s", "ride.gif"), ("3 m/s", "fall.gif")):
+            paths.append(render_articulated(bike, runs[name], os.path.join(args.out, gif),
+                                            fps=25)["path"])
     for path in paths:
         print(path)
 

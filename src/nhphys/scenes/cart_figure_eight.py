@@ -11,8 +11,9 @@ script compares with the run. The caster swings round at each change of directio
 Figure: ``figure_eight.png`` (the path of the axle's centre and of the caster's ground point,
 the wheel rates against their targets, the turning rate against the closed form).
 
-Run ``python -m nhphys.scenes.cart_figure_eight [--out DIR] [--dt H]``: writes the PNG into
-``out/cart_figure_eight/`` and prints its path.
+Run ``python -m nhphys.scenes.cart_figure_eight [--out DIR] [--dt H] [--gif]``: writes the PNG
+(and with ``--gif`` an animation, rendered off screen) into ``out/cart_figure_eight/`` and prints
+their paths.
 """
 
 import argparse
@@ -63,6 +64,7 @@ def main(argv=None):
     parser.add_argument("--out", default=os.path.join("out", "cart_figure_eight"))
     parser.add_argument("--dt", type=float, default=1e-3)
     parser.add_argument("--t-final", type=float, default=round(2 * CIRCLE, 1))
+    parser.add_argument("--gif", action="store_true", help="also render figure_eight.gif")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     import matplotlib
@@ -109,6 +111,11 @@ def main(argv=None):
     fig.savefig(path, dpi=110)
     plt.close(fig)
     print(path)
+    if args.gif:
+        from nhphys.viz import render_articulated
+
+        print(render_articulated(system, traj, os.path.join(args.out, "figure_eight.gif"),
+                                 fps=20, speed=2.0)["path"])
 
 
 if __name__ == "__main__":

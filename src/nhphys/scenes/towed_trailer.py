@@ -11,8 +11,9 @@ closed form (``KnifeEdge.sleigh_closed_form``).
 Figure: ``towing.png`` (the paths of the blades, the speeds along the sleigh's blade, the
 turning rates, the hitch angle, and the energy error against ``Reference``).
 
-Run ``python -m nhphys.scenes.towed_trailer [--out DIR] [--dt H] [--t-final T]``: writes the
-PNG into ``out/towed_trailer/`` and prints its path.
+Run ``python -m nhphys.scenes.towed_trailer [--out DIR] [--dt H] [--t-final T] [--gif]``:
+writes the PNG (and with ``--gif`` an animation, rendered off screen) into
+``out/towed_trailer/`` and prints their paths.
 """
 
 import argparse
@@ -52,6 +53,7 @@ def main(argv=None):
     parser.add_argument("--out", default=os.path.join("out", "towed_trailer"))
     parser.add_argument("--dt", type=float, default=1e-3)
     parser.add_argument("--t-final", type=float, default=6.0)
+    parser.add_argument("--gif", action="store_true", help="also render towing.gif")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     import matplotlib
@@ -122,6 +124,11 @@ def main(argv=None):
     fig.savefig(path, dpi=110)
     plt.close(fig)
     print(path)
+    if args.gif:
+        from nhphys.viz import render_articulated
+
+        print(render_articulated(pair, towing_run, os.path.join(args.out, "towing.gif"),
+                                 fps=20)["path"])
 
 
 if __name__ == "__main__":

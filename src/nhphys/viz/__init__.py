@@ -5,6 +5,8 @@ is called, so ``import nhphys`` (and ``import nhphys.viz``) stays fast and works
 With no display, VTK's EGL path renders off screen.
 
 * :func:`render` ``(scene, trajectory, "out.gif" | "out.mp4" | "frame.png", fps=...)``;
+* :func:`render_articulated` ``(system, trajectory, path)``: the same for an articulated system
+  (``nhphys.systems.Articulated``, ``Bicycle``);
 * :func:`show` ``(scene, ...)``: a window stepping the simulation live;
 * :func:`play` ``(trajectory, scene=None)``: a window replaying a run;
 * :mod:`nhphys.viz.plots`: matplotlib figures of energy error, residuals, contact paths and
@@ -13,10 +15,11 @@ With no display, VTK's EGL path renders off screen.
 
 from nhphys.viz._pyvista import headless
 from nhphys.viz.live import play, show
+from nhphys.viz.articulated import render_articulated
 from nhphys.viz.rendering import render
 from nhphys.viz.view import SceneView
 
-__all__ = ["render", "show", "play", "SceneView", "headless", "plots"]
+__all__ = ["render", "render_articulated", "show", "play", "SceneView", "headless", "plots"]
 
 
 def __getattr__(name):

@@ -12,9 +12,9 @@ import os
 
 import numpy as np
 
-from nhphys.trajectory import atomic_path, check_writable
+from nhphys.trajectory import check_writable
 from nhphys.viz._pyvista import pyvista
-from nhphys.viz.rendering import FORMATS, _even_size, _write_animation
+from nhphys.viz.rendering import FORMATS, _even_size, write_frames
 
 WHEEL_COLOR = "#2c3e70"
 FRAME_COLOR = "#b3402a"
@@ -150,13 +150,7 @@ def render_articulated(system, trajectory, path, fps=30, speed=1.0, size=(640, 4
             plotter.render()
             return plotter.screenshot(return_img=True)
 
-        with atomic_path(path) as tmp:
-            if ext == ".png":
-                import imageio.v3 as iio
-
-                iio.imwrite(tmp, draw(indices[0]))
-            else:
-                _write_animation(tmp, ext, fps, (draw(i) for i in indices))
+        write_frames(path, ext, fps, draw, indices)
     finally:
         plotter.close()
     return {"path": path, "frames": len(indices), "size": tuple(size)}

@@ -133,13 +133,7 @@ def render(scene, trajectory, path, fps=30, speed=1.0, size=(640, 480), time=Non
                     pixels["contact"].append(view.to_pixels(contact[i]))
             return plotter.screenshot(return_img=True)
 
-        with atomic_path(path) as tmp:
-            if ext == ".png":
-                import imageio.v3 as iio
-
-                iio.imwrite(tmp, draw(indices[0]))
-            else:
-                _write_animation(tmp, ext, fps, (draw(i) for i in indices))
+        write_frames(path, ext, fps, draw, indices)
     finally:
         plotter.close()
     info = {"path": path, "frames": len(indices), "seconds": _time.perf_counter() - start,
@@ -147,6 +141,18 @@ def render(scene, trajectory, path, fps=30, speed=1.0, size=(640, 480), time=Non
     if locate:
         info.update({k: np.array(v) for k, v in pixels.items() if v})
     return info
+
+
+def write_frames(path, ext, fps, draw, indices):
+    """Write the images ``draw(i)`` for ``i`` in ``indices`` to ``path`` atomically: the first
+    one as a ``.png``, or all as a ``.gif`` or ``.mp4`` at ``fps``."""
+    with atomic_path(path) as tmp:
+        if ext == ".png":
+            import imageio.v3 as iio
+
+            iio.imwrite(tmp, draw(indices[0]))
+        else:
+            _write_animation(tmp, ext, fps, (draw(i) for i in indices))
 
 
 def _write_animation(path, ext, fps, images):

@@ -65,3 +65,18 @@ def test_scene_scripts_render_their_animations(tmp_path):
     path = tmp_path / "towing.gif"
     assert str(path) in out.stdout
     assert len(iio.imread(path, index=None)) == 21
+
+
+def test_replay_window_runs_headless_and_records(riding, tmp_path):
+    import imageio.v3 as iio
+
+    from nhphys.viz import play_articulated
+
+    bike, traj = riding
+    images = play_articulated(bike, traj, fps=10, frames=6, off_screen=True, size=(320, 240),
+                              record=tmp_path / "replay.gif")
+    assert len(images) == 6
+    assert np.abs(images[0].astype(float) - images[-1].astype(float)).mean() > 1.0
+    assert len(iio.imread(tmp_path / "replay.gif", index=None)) == 6
+    with pytest.raises(ValueError, match="frames"):
+        play_articulated(bike, traj, off_screen=True)

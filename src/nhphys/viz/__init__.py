@@ -5,7 +5,8 @@ is called, so ``import nhphys`` (and ``import nhphys.viz``) stays fast and works
 With no display, VTK's EGL path renders off screen.
 
 * :func:`render` ``(scene, trajectory, "out.gif" | "out.mp4" | "frame.png", fps=...)``;
-* :func:`render_articulated` ``(system, trajectory, path)``: the same for an articulated system
+* :func:`render_articulated` ``(system, trajectory, path)`` and :func:`play_articulated`
+  ``(system, trajectory)``: the same, and a replay window, for an articulated system
   (``nhphys.systems.Articulated``, ``Bicycle``);
 * :func:`show` ``(scene, ...)``: a window stepping the simulation live;
 * :func:`play` ``(trajectory, scene=None)``: a window replaying a run;
@@ -15,11 +16,11 @@ With no display, VTK's EGL path renders off screen.
 
 from nhphys.viz._pyvista import headless
 from nhphys.viz.live import play, show
-from nhphys.viz.articulated import render_articulated
+from nhphys.viz.articulated import play_articulated, render_articulated
 from nhphys.viz.rendering import render
 from nhphys.viz.view import SceneView
 
-__all__ = ["render", "render_articulated", "show", "play", "SceneView", "headless", "plots"]
+__all__ = ["render", "render_articulated", "play_articulated", "show", "play", "SceneView", "headless", "plots"]
 
 
 def __getattr__(name):

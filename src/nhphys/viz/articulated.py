@@ -1,5 +1,6 @@
-"""Off-screen rendering of an articulated system's trajectory (``nhphys.systems.Articulated``,
-``Bicycle``) to a GIF, an MP4 or a PNG.
+"""Rendering of an articulated system's runs (``nhphys.systems.Articulated``, ``Bicycle``): off
+screen to a GIF, an MP4 or a PNG (:func:`render_articulated`), or replayed in a window
+(:func:`play_articulated`).
 
 Each body is drawn from the tree itself: its wheels as rims with two spokes (so that their spin
 shows), its blades as thin plates, a ball at its centre of mass (sized by its mass) and a tube
@@ -13,8 +14,10 @@ import os
 import numpy as np
 
 from nhphys.trajectory import check_writable
-from nhphys.viz._pyvista import pyvista
+from nhphys.viz._pyvista import headless, pyvista
+from nhphys.viz.live import _Playback
 from nhphys.viz.rendering import FORMATS, _even_size, write_frames
+from nhphys.viz.view import conserved_energy, readout
 
 WHEEL_COLOR = "#2c3e70"
 FRAME_COLOR = "#b3402a"
@@ -63,6 +66,83 @@ def body_meshes(system, pv):
     return meshes
 
 
+class ArticulatedView:
+    """The actors of an articulated system in a PyVista ``plotter``: the ground under the region
+    its ground points sweep, its bodies, an optional readout, and a camera that follows.
+
+    Parameters
+    ----------
+    system : nhphys.systems.Articulated
+    plotter : pyvista.Plotter
+    anchors : ndarray, shape (k, 3)
+        The points the camera follows, per frame (the mean of the ground points).
+    camera : (3,) floats or None
+        The camera's offset from them (default scaled by the largest wheel).
+    text : bool
+        Show the readout (time, energy - work, residual).
+    """
+
+    def __init__(self, system, plotter, anchors, camera=None, text=False):
+        import pyvista as pv
+
+        self.system, self.plotter = system, plotter
+        self.tree = system.tree
+        self.scale = max([disk[3] for disk in self.tree.disks] + [0.1])  # the wheels' size
+        self.camera = (self.scale * np.array([-3.5, -9.0, 3.7]) if camera is None
+                       else np.asarray(camera, dtype=float))
+        plotter.set_background("white")
+        span = np.ptp(anchors[:, :2], axis=0).max() + 20.0 * self.scale
+        middle = anchors.mean(axis=0)
+        cells = max(1, int(span / (3 * self.scale)))
+        plotter.add_mesh(pv.Plane(center=(middle[0], middle[1], 0.0), i_size=span, j_size=span,
+                                  i_resolution=cells, j_resolution=cells),
+                         color="#dfe4e8", show_edges=True, edge_color="#c3cad1")
+        self.actors = {b: [plotter.add_mesh(mesh, color=color, smooth_shading=True)
+                           for mesh, color in parts]
+                       for b, parts in body_meshes(system, pv).items()}
+        self.outline = []  # the actors of the last frame's outline (a bicycle's)
+        self.text = plotter.add_text("", position="upper_left", font_size=10,
+                                     color="black") if text else None
+        self._zero = np.zeros(system.n)
+
+    def show(self, q, anchor):
+        """Put the bodies at the configuration ``q`` (n,) and the camera on ``anchor`` (3,)."""
+        import pyvista as pv
+
+        kin = self.tree.kinematics(np.asarray(q, dtype=float), self._zero, bias=False)
+        for b, parts in self.actors.items():
+            pose = np.eye(4)
+            pose[:3, :3] = kin["R"][b]
+            pose[:3, 3] = kin["o"][b]
+            for actor in parts:
+                actor.user_matrix = pose
+        if hasattr(self.system, "outline"):
+            for actor in self.outline:
+                self.plotter.remove_actor(actor, render=False)
+            self.outline = [self.plotter.add_mesh(pv.lines_from_points(line).tube(radius=0.015),
+                                                  color=FRAME_COLOR, smooth_shading=True)
+                            for part, line in self.system.outline(q).items()
+                            if "wheel" not in part]
+        focus = np.asarray(anchor, dtype=float) + np.array([0.0, 0.0, 1.5 * self.scale])
+        self.plotter.camera.focal_point = focus
+        self.plotter.camera.position = focus + self.camera
+        self.plotter.camera.up = (0.0, 0.0, 1.0)
+
+    def set_text(self, text):
+        if self.text is not None:
+            self.text.SetText(2, text)  # corner 2: upper left
+
+
+def _anchors(trajectory):
+    return np.asarray(trajectory.contacts, dtype=float).mean(axis=1)
+
+
+def _check_trajectory(system, trajectory):
+    if "q" not in trajectory.fields or trajectory.q.shape[1:] != (system.n,):
+        raise ValueError(f"Expected a trajectory of {system!r} (a field `q` of shape "
+                         f"(k, {system.n})).")
+
+
 def render_articulated(system, trajectory, path, fps=30, speed=1.0, size=(640, 480),
                        max_frames=None, camera=None):
     """Render ``trajectory`` of ``system`` off screen to ``path`` (``.gif``, ``.mp4``, or the
@@ -94,9 +174,7 @@ def render_articulated(system, trajectory, path, fps=30, speed=1.0, size=(640, 4
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
         raise ValueError(f"Expected `path` to end with one of {FORMATS}, got {path!r}.")
-    if "q" not in trajectory.fields or trajectory.q.shape[1:] != (system.n,):
-        raise ValueError(f"Expected a trajectory of {system!r} (a field `q` of shape "
-                         f"(k, {system.n})).")
+    _check_trajectory(system, trajectory)
     check_writable(path, "path")
     if ext == ".mp4":
         size = _even_size(size, 16)
@@ -104,49 +182,17 @@ def render_articulated(system, trajectory, path, fps=30, speed=1.0, size=(640, 4
     indices = [len(frames) - 1] if ext == ".png" else list(range(len(frames)))
     if max_frames is not None:
         indices = indices[:int(max_frames)]
-    tree = system.tree
     q = np.asarray(frames.q, dtype=float)
-    anchors = np.asarray(frames.contacts, dtype=float).mean(axis=1)  # followed by the camera
-    scale = max([disk[3] for disk in tree.disks] + [0.1])  # the system's size: its wheels
-    camera = scale * np.array([-3.5, -9.0, 3.7]) if camera is None else np.asarray(camera,
-                                                                                  dtype=float)
+    anchors = _anchors(frames)
 
     pv = pyvista(off_screen=True)
     plotter = pv.Plotter(off_screen=True, window_size=list(size))
     try:
-        plotter.set_background("white")
-        span = np.ptp(anchors[:, :2], axis=0).max() + 20.0 * scale
-        middle = anchors.mean(axis=0)
-        plotter.add_mesh(pv.Plane(center=(middle[0], middle[1], 0.0), i_size=span, j_size=span,
-                                  i_resolution=max(1, int(span / (3 * scale))),
-                                  j_resolution=max(1, int(span / (3 * scale)))),
-                         color="#dfe4e8", show_edges=True, edge_color="#c3cad1")
-        actors = {b: [plotter.add_mesh(mesh, color=color, smooth_shading=True)
-                      for mesh, color in parts]
-                  for b, parts in body_meshes(system, pv).items()}
+        view = ArticulatedView(system, plotter, anchors, camera)
         plotter.enable_anti_aliasing("msaa", multi_samples=4)
-        zero = np.zeros(system.n)
-        drawn = []  # the outline's actors of the last frame
 
         def draw(i):
-            kin = tree.kinematics(q[i], zero, bias=False)
-            if hasattr(system, "outline"):
-                for actor in drawn:
-                    plotter.remove_actor(actor, render=False)
-                drawn[:] = [plotter.add_mesh(pv.lines_from_points(line).tube(radius=0.015),
-                                             color=FRAME_COLOR, smooth_shading=True)
-                            for part, line in system.outline(q[i]).items()
-                            if "wheel" not in part]
-            for b, parts in actors.items():
-                pose = np.eye(4)
-                pose[:3, :3] = kin["R"][b]
-                pose[:3, 3] = kin["o"][b]
-                for actor in parts:
-                    actor.user_matrix = pose
-            focus = anchors[i] + np.array([0.0, 0.0, 1.5 * scale])
-            plotter.camera.focal_point = focus
-            plotter.camera.position = focus + camera
-            plotter.camera.up = (0.0, 0.0, 1.0)
+            view.show(q[i], anchors[i])
             plotter.render()
             return plotter.screenshot(return_img=True)
 
@@ -154,3 +200,78 @@ def render_articulated(system, trajectory, path, fps=30, speed=1.0, size=(640, 4
     finally:
         plotter.close()
     return {"path": path, "frames": len(indices), "size": tuple(size)}
+
+
+class ArticulatedReplay(_Playback):
+    """A saved run of an articulated system shown at ``speed`` simulated seconds per second
+    (the keys of :mod:`nhphys.viz.live`; its trails key does nothing here)."""
+
+    def __init__(self, system, trajectory, view, fps, speed, loop=True):
+        super().__init__(view, fps, speed)
+        self.traj = trajectory
+        self.q = np.asarray(trajectory.q, dtype=float)
+        self.anchors = _anchors(trajectory)
+        self.energy = conserved_energy(trajectory)
+        self.residual = trajectory.constraint_residual
+        self.loop = loop
+        self.restart()
+
+    def restart(self):
+        self.t = float(self.traj.t[0])
+        self.index = 0
+        self.finished = False
+        self._show()
+
+    def tick(self):
+        if self.finished:
+            return False
+        if self.paused:
+            return True
+        t = self.traj.t
+        self.t += self.speed / self.fps
+        if self.t > t[-1]:
+            if not self.loop:
+                self.finished = True
+                return False
+            self.t = float(t[0])
+        self.index = int(np.clip(np.searchsorted(t, self.t, side="right") - 1, 0, len(t) - 1))
+        self._show()
+        return True
+
+    def _show(self):
+        self.view.show(self.q[self.index], self.anchors[self.index])
+        self.refresh_text()
+
+    def redraw_trails(self):
+        pass
+
+    def refresh_text(self):
+        i = self.index
+        self.view.set_text(readout(self.traj.t[i], self.energy[i], self.energy[0],
+                                   self.residual[i], self.speed, self.paused))
+
+
+def play_articulated(system, trajectory, fps=30, speed=1.0, frames=None, off_screen=None,
+                     size=(1024, 768), loop=True, record=None):
+    """Replay a run of an articulated system in a window (keys as :func:`nhphys.viz.play`).
+
+    With no display (or ``off_screen=True``) ``frames`` frames are drawn off screen and
+    returned (and saved as a GIF to ``record``, atomically): how the window is tested headless.
+
+    Returns
+    -------
+    list or None
+        With ``frames`` or ``record``: the frames shown; else None when the window is closed.
+    """
+    from nhphys.viz.live import _run
+
+    _check_trajectory(system, trajectory)
+    off_screen = headless() if off_screen is None else bool(off_screen)
+    if off_screen and frames is None:
+        raise ValueError("Expected `frames` (how many to render) when playing off screen.")
+    pv = pyvista(off_screen=off_screen)
+    plotter = pv.Plotter(off_screen=off_screen, window_size=list(size),
+                         title=f"nhphys: {system.name}")
+    view = ArticulatedView(system, plotter, _anchors(trajectory), text=True)
+    session = ArticulatedReplay(system, trajectory, view, fps, speed, loop=loop)
+    return _run(session, plotter, frames, record, off_screen)

@@ -219,3 +219,19 @@ def test_a_hill_run_agrees_with_reference_and_linearising_on_it_is_refused(bike)
         hill.eigenvalues(5.0)
     with pytest.raises(ValueError, match="slope"):
         Bicycle(slope=2.0)
+
+
+def test_a_streamed_run_resumes_bit_for_bit_with_its_motor_work(tmp_path):
+    from nhphys.forces import JointMotor
+
+    pedalled = Bicycle(forces=[JointMotor("rear_wheel", torque=5.0)])
+    start = {"speed": 5.0, "roll": 0.05}
+    nhphys.simulate(pedalled, 0.5, 1e-3, integrator=DLA(), save_every=10,
+                    out=tmp_path / "run.npz", **start)
+    resumed = nhphys.simulate(pedalled, 1.0, 1e-3, integrator=DLA(), save_every=10,
+                              out=tmp_path / "run.npz", resume=True, **start)
+    whole = nhphys.simulate(pedalled, 1.0, 1e-3, integrator=DLA(), save_every=10, **start)
+    for name in ("q", "v", "work", "energy"):
+        np.testing.assert_array_equal(getattr(resumed, name), getattr(whole, name))
+    loaded = nhphys.Trajectory.load(tmp_path / "run.npz")
+    np.testing.assert_array_equal(loaded.q, whole.q)

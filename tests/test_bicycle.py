@@ -64,7 +64,7 @@ def published_state_matrix(v):
 def test_linearised_nonlinear_model_is_the_published_state_matrix(bike, speed):
     A, error = bike.linearized(float(speed))
     expected = published_state_matrix(speed)
-    assert np.max(np.abs(A - expected)) < 1e-9 * max(1.0, np.max(np.abs(expected)))
+    assert np.max(np.abs(A - expected)) < 1e-12 * max(1.0, np.max(np.abs(expected)))
     # the error estimate is small and the difference within a small multiple of it
     assert np.max(error) < 1e-9 * np.max(np.abs(expected))
 

@@ -7,7 +7,7 @@ import pytest
 import nhphys
 from nhphys.forces import JointMotor, Schedule
 from nhphys.integrators import DLA, Reference
-from nhphys.systems.articulated import Articulated, Joint, Wheel
+from nhphys.systems.articulated import Articulated, Blade, Joint, Wheel
 
 R = 0.1
 MASS = 0.01
@@ -320,3 +320,58 @@ def test_blade_and_axle_rows_of_kernel_and_twin_agree():
     python = cart.joint_tree(twin)
     q = np.random.default_rng(2).uniform(-1, 1, 7)
     assert np.max(np.abs(kernel.constraint_matrix(q) - python.constraint_matrix(q))) < 1e-15
+
+
+def test_one_motor_may_drive_two_systems_each_on_its_own_joint():
+    """A JointMotor named for a joint is resolved per system and never changed."""
+    motor = JointMotor("spin", torque=1e-4)
+    coin = upright_coin([motor])
+    other = Articulated(planar({"mass": 1.0, "inertia": np.eye(3) * 0.01}, Joint(
+        2, "revolute", (0, 1, 0), offset=(0, 0, R), mass=MASS,
+        inertia=np.diag([I_DIAM, I_AXLE, I_DIAM]), name="spin")), [Wheel(3, radius=R)],
+        forces=[motor])
+    assert coin._motor_joints == [3] and other._motor_joints == [3]
+    assert motor.joint == "spin" and not hasattr(motor, "index")
+
+
+@pytest.mark.parametrize("build, match", [
+    (lambda: Articulated(planar({"mass": 1.0, "inertia": np.eye(3) * 0.01}),
+                         blades=[Blade(2), Blade(2, point=(0.1, 0, 0)),
+                                 Blade(2, point=(0.2, 0, 0))]), "no motion"),
+    (lambda: Articulated(planar({"mass": 1.0, "name": "a"},
+                                Joint(2, "revolute", (0, 1, 0), offset=(0, 0, R), mass=1.0,
+                                      inertia=np.eye(3) * 0.01, name="a")),
+                         [Wheel(3, R)]), "unique"),
+    (lambda: Articulated(planar({"mass": 1.0, "inertia": np.eye(3) * 0.01}),
+                         blades=[Blade(2, direction=(0, 0, 1))]), "level"),
+    (lambda: Articulated(planar({"mass": 1.0, "inertia": np.eye(3) * 0.01}),
+                         [Wheel(2.0, R)]), "body"),
+])
+def test_more_trees_that_cannot_be_stepped_are_refused(build, match):
+    with pytest.raises(ValueError, match=match):
+        build()
+    with pytest.raises(ValueError, match="empty"):
+        JointMotor("", torque=1.0)
+
+
+@pytest.mark.parity
+def test_the_kernel_loop_refuses_bad_buffers():
+    from nhphys import _backend
+
+    module = _backend.choose("multibody", "cython")[0]
+    coin = upright_coin()
+    tree = coin.joint_tree(module)
+    q, v, lam = np.zeros(4), coin.rates(np.zeros(4), {2: 0.5, 3: 10.0}), np.zeros(coin.m)
+    info = np.zeros(3, dtype=np.intp)
+    with pytest.raises(ValueError, match="save_every"):
+        module.tree_run(tree, q, v, lam, np.ones(1), 1e-2, 4, 0, np.empty((4, 4)),
+                        np.empty((4, 4)), info, 1e-12, 30, None, np.zeros(2), np.empty(4))
+    with pytest.raises(ValueError, match="out_q, out_v"):
+        module.tree_run(tree, q, v, lam, np.ones(1), 1e-2, 4, 1, np.empty((4, 3)),
+                        np.empty((4, 4)), info, 1e-12, 30)
+    with pytest.raises(ValueError, match="clock"):
+        module.tree_run(tree, q, v, lam, np.ones(1), 1e-2, 4, 1, np.empty((4, 4)),
+                        np.empty((4, 4)), info, 1e-12, 30, None, np.zeros(3))
+    with pytest.raises(ValueError, match="parent"):
+        module.JointTree([-1, 1], [1, 1], np.eye(3)[:2], np.zeros((2, 3)), np.ones(2),
+                         np.zeros((2, 3)), np.zeros((2, 3, 3)), [], 9.81)

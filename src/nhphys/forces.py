@@ -399,6 +399,8 @@ class JointMotor(ForceElement):
     def __init__(self, joint, torque=None, target_speed=None, gain=0.0):
         owner = "JointMotor"
         if isinstance(joint, str):
+            if not joint:
+                raise ValueError(f"{owner}: expected a joint's name, got an empty string.")
             self.joint = joint
         elif isinstance(joint, bool) or not isinstance(joint, (int, np.integer)) or joint < 0:
             raise ValueError(f"{owner}: expected `joint` to be a joint index >= 0 or a joint's "
@@ -408,13 +410,14 @@ class JointMotor(ForceElement):
         self.torque, self.target_speed, self.gain = _drive(owner, torque, target_speed, gain)
 
 
-def build_joint_drives(motors, module):
+def build_joint_drives(motors, joints, module):
     """The ``JointDrives`` of ``module`` (``nhphys_ext.multibody`` or
-    :mod:`nhphys.twins.multibody`) of validated :class:`JointMotor` elements."""
+    :mod:`nhphys.twins.multibody`) of validated :class:`JointMotor` elements acting on the
+    joints of index ``joints`` (one per motor)."""
     table = _Table()
     rows, gains = [], []
-    for motor in motors:
-        rows.append([motor.index,
+    for motor, joint in zip(motors, joints):
+        rows.append([joint,
                      -1 if motor.torque is None else table.add(motor.torque),
                      -1 if motor.target_speed is None else table.add(motor.target_speed)])
         gains.append(motor.gain)

@@ -372,6 +372,9 @@ cdef class JointTree:
             self.data.gravity_vector[i] = g[i]
         self.data.weight = float(np.linalg.norm(g)) * float(np.sum(mass))
         for j in range(n):
+            if not -1 <= int(parent[j]) < j:
+                raise ValueError(f"Expected parent[{j}] in [-1, {j}) (parents first), got "
+                                 f"{parent[j]!r}.")
             self.data.parent[j] = int(parent[j])
             self.data.kind[j] = int(kind[j])
             self.data.mass[j] = mass[j]
@@ -430,6 +433,8 @@ cdef class JointTree:
     def lagrangian_gradients(self, const double[::1] q, const double[::1] v):
         """``(M (n, n), dT/dq (n,), grad V (n,))``, as the twin's."""
         cdef Kinematics K
+        if q.shape[0] != self.n or v.shape[0] != self.n:
+            raise ValueError(f"Expected q and v of shape ({self.n},).")
         M = np.empty((self.n, self.n))
         dT = np.empty(self.n)
         dV = np.empty(self.n)
@@ -443,6 +448,8 @@ cdef class JointTree:
     def constraint_matrix(self, const double[::1] q):
         """``A(q)`` (m, n), the rows of the twin's ``constraints``."""
         cdef Kinematics K
+        if q.shape[0] != self.n:
+            raise ValueError(f"Expected q of shape ({self.n},).")
         cdef double zero[TREE_JOINTS]
         memset(zero, 0, sizeof(zero))
         A = np.empty((self.m, self.n))
@@ -757,16 +764,20 @@ def tree_run(JointTree tree, double[::1] q, double[::1] v, double[::1] lam,
     cdef bint keep_work = out_work is not None
     if drives is not None:
         pdrives = <void*>drives
-    cl[0] = clock[0] if clock is not None else 0.0
-    cl[1] = clock[1] if clock is not None else 0.0
-    if keep_work and out_work.shape[0] < n_steps // save_every:
-        raise ValueError("Expected out_work with a row per saved step.")
     if q.shape[0] != n or v.shape[0] != n or lam.shape[0] != m or info.shape[0] < INFO_SIZE:
         raise ValueError(f"Expected q, v of shape ({n},), lam of shape ({m},) and info of "
                          f"shape ({INFO_SIZE},).")
-    if save_every < 1 or out_q.shape[0] < n_steps // save_every \
-            or out_v.shape[0] < n_steps // save_every:
-        raise ValueError("Expected save_every >= 1 and out_q, out_v with a row per saved step.")
+    if save_every < 1 or n_steps < 0:
+        raise ValueError("Expected save_every >= 1 and n_steps >= 0.")
+    if out_q.shape[0] < n_steps // save_every or out_v.shape[0] < n_steps // save_every \
+            or out_q.shape[1] != n or out_v.shape[1] != n:
+        raise ValueError(f"Expected out_q, out_v of shape (saved steps, {n}).")
+    if keep_work and out_work.shape[0] < n_steps // save_every:
+        raise ValueError("Expected out_work with a row per saved step.")
+    if clock is not None and clock.shape[0] != 2:
+        raise ValueError("Expected clock of shape (2,): (t, work).")
+    cl[0] = clock[0] if clock is not None else 0.0
+    cl[1] = clock[1] if clock is not None else 0.0
     rule.correction_tol = newton_tol
     rule.residual_tol = 0.0
     rule.max_iter = max_newton

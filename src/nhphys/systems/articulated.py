@@ -198,7 +198,8 @@ def tree_arguments(joints, wheels, gravity, blades=()):
     for k, wheel in enumerate(wheels):
         if not isinstance(wheel, Wheel):
             raise TypeError(f"Expected wheels[{k}] to be a Wheel, got {wheel!r}.")
-        if not 0 <= wheel.body < n:
+        if isinstance(wheel.body, bool) or not isinstance(wheel.body, (int, np.integer)) \
+                or not 0 <= wheel.body < n:
             raise ValueError(f"Expected wheels[{k}].body in [0, {n}), got {wheel.body!r}.")
         r = float(wheel.radius)
         if not np.isfinite(r) or r <= 0:
@@ -210,10 +211,14 @@ def tree_arguments(joints, wheels, gravity, blades=()):
     for k, blade in enumerate(blades):
         if not isinstance(blade, Blade):
             raise TypeError(f"Expected blades[{k}] to be a Blade, got {blade!r}.")
-        if not 0 <= blade.body < n:
+        if isinstance(blade.body, bool) or not isinstance(blade.body, (int, np.integer)) \
+                or not 0 <= blade.body < n:
             raise ValueError(f"Expected blades[{k}].body in [0, {n}), got {blade.body!r}.")
-        knives.append((blade.body, _vector(blade.point, f"blades[{k}].point"),
-                       _vector(blade.direction, f"blades[{k}].direction", unit=True)))
+        direction = _vector(blade.direction, f"blades[{k}].direction", unit=True)
+        if np.hypot(direction[0], direction[1]) < 1e-6:
+            raise ValueError(f"Expected blades[{k}].direction to be level (along the plane), "
+                             f"got {direction.tolist()}.")
+        knives.append((blade.body, _vector(blade.point, f"blades[{k}].point"), direction))
     g = np.asarray(gravity, dtype=float)
     if g.ndim == 0:
         g = float(g)
@@ -228,7 +233,8 @@ def tree_arguments(joints, wheels, gravity, blades=()):
 
 def check_joint_forces(forces, names):
     """The validated tuple of :class:`~nhphys.forces.JointMotor` elements of a tree whose
-    joints have the ``names`` (n,); each gets its joint's ``index``.
+    joints have the ``names`` (n,), and the index of each one's joint (the elements are not
+    changed: one may drive two systems).
 
     Raises
     ------
@@ -241,6 +247,7 @@ def check_joint_forces(forces, names):
 
     forces = check_forces(forces)
     n = len(names)
+    indices = []
     for i, element in enumerate(forces):
         if not isinstance(element, JointMotor):
             raise TypeError(f"Expected `forces[{i}]` to be a JointMotor (articulated systems "
@@ -249,13 +256,13 @@ def check_joint_forces(forces, names):
             if element.joint not in names:
                 raise ValueError(f"JointMotor on the joint {element.joint!r}, but the joints "
                                  f"are named {[x for x in names if x]}.")
-            element.index = names.index(element.joint)
+            indices.append(names.index(element.joint))
         elif element.joint >= n:
             raise ValueError(f"JointMotor on joint {element.joint}, but the tree has joints "
                              f"0 .. {n - 1}.")
         else:
-            element.index = element.joint
-    return forces
+            indices.append(element.joint)
+    return forces, indices
 
 
 class Articulated:
@@ -279,8 +286,9 @@ class Articulated:
     -----
     Integrators: ``DLA()`` (``"dla"``) and its compositions (order 2, 4, ...; the symmetric
     discrete Lagrange-d'Alembert step, kernel ``nhphys_ext.multibody``) and ``Reference``.
-    Initial conditions ``q`` and ``v`` (each (n,)): every held wheel on the ground and ``v``
-    on the constraints, to 1e-10.
+    Initial conditions ``q`` and ``v`` (each (n,)): every wheel and every blade's point on the
+    ground and ``v`` on the constraints, to 1e-10. At most 12 joints, 4 wheels and 4 blades,
+    and 16 joints plus constraint rows.
     """
 
     initial_conditions = ARTICULATED
@@ -292,11 +300,22 @@ class Articulated:
         self.n = self.tree.n
         self.m = self.tree.m
         self.joint_names = [joint.name for joint in joints]
-        self.forces = check_joint_forces(forces, self.joint_names)
+        named = [name for name in self.joint_names if name]
+        if len(set(named)) != len(named):
+            raise ValueError(f"Expected the joints' names to be unique, got {named}.")
+        self.forces, self._motor_joints = check_joint_forces(forces, self.joint_names)
         self._twin_drives = self.joint_drives(_twin())
-        if self.n + self.m > 16:
-            raise ValueError(f"Expected joints plus constraint rows <= 16 (the step's Newton "
-                             f"problem), got {self.n} + {self.m}.")
+        if self.n + self.m > 16 or self.n > 12 or len(self.tree.disks) > 4 \
+                or len(self.tree.blades) > 4:
+            raise ValueError(
+                f"Expected at most 12 joints, 4 wheels, 4 blades and 16 joints plus constraint "
+                f"rows (the step's Newton problem), got {self.n} joints, "
+                f"{len(self.tree.disks)} wheels, {len(self.tree.blades)} blades and "
+                f"{self.n} + {self.m}."
+            )
+        if self.m >= self.n:
+            raise ValueError(f"The {self.m} constraint rows leave no motion to {self.n} joints: "
+                             "expected fewer rows than joints.")
 
     def __repr__(self):
         return f"{self.name}(joints={self.n}, constraint rows={self.m})"
@@ -311,7 +330,7 @@ class Articulated:
             return None
         from nhphys.forces import build_joint_drives
 
-        return build_joint_drives(self.forces, module)
+        return build_joint_drives(self.forces, self._motor_joints, module)
 
     # -- states -----------------------------------------------------------------------------
     def check_configuration(self, q):
@@ -399,10 +418,13 @@ class Articulated:
         return self.tree.energy(q, v)
 
     def residuals(self, q, v):
-        """``(|A v|_inf, the largest |gap| of the wheels)`` of a state."""
+        """``(|A v|_inf, the largest height of a wheel's lowest point or a blade's point above
+        the ground)`` of a state."""
         A = self.tree.constraint_matrix(q)
-        gaps = self.tree.gaps(q) if self.tree.disks else np.zeros(1)
-        return float(np.max(np.abs(A @ v))), float(np.max(np.abs(gaps)))
+        kin = self.tree.kinematics(q, np.zeros(self.n), bias=False)
+        heights = [self.tree.disk_contact(kin, k)[4][2] for k in range(len(self.tree.disks))]
+        heights += [self.tree.blade_contact(kin, k)[0][2] for k in range(len(self.tree.blades))]
+        return float(np.max(np.abs(A @ v))), float(np.max(np.abs(heights)))
 
     def accelerations(self, q, v, t=0.0):
         """``dv/dt`` (n,) and the constraint forces (m,), with the joint motors at time

@@ -297,7 +297,7 @@ class Bicycle(Articulated):
     # -- the continuous equations: Articulated's ----------------------------------------------
     def observables(self, saved):
         """The trajectory's fields: those of :meth:`Articulated.observables` (``q``, ``v``,
-        ``energy``, ``constraint_residual``, ``contacts``) and ``roll``, ``steer``, ``yaw``,
+        ``energy``, ``work``, ``constraint_residual``, ``contacts``) and ``roll``, ``steer``, ``yaw``,
         ``pitch``, ``speed`` (the rear contact's), ``rear_contact`` and ``front_contact``
         (k, 3)."""
         fields = super().observables(saved)

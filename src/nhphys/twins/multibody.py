@@ -69,7 +69,8 @@ Rolling without slipping is ``J_P v = 0`` for the material point at ``P``: its h
 are nonholonomic. Its vertical row is the derivative of the gap: ``P`` is the lowest point of
 the rim, so by the envelope theorem ``d gap/dt`` is the vertical velocity of the material point
 there. A contact that the tree keeps by construction (the rear wheel of the bicycle: its ground
-point is a coordinate) has that row zero and contributes the two horizontal rows only; a
+point is a coordinate) has that row zero and contributes its horizontal rows only (two, or its
+rolling row alone when another wheel gives its sideways row); a
 *holonomic* contact contributes all three, the third being ``d gap/dt = 0``, and the gap itself
 is held at zero.
 
@@ -129,12 +130,15 @@ class JointTree:
         Centres of mass in the bodies' frames.
     inertia : array_like, shape (n, 3, 3)
         Inertias about the centres of mass, in the bodies' frames.
-    disks : sequence of (body, centre (3,), axis (3,), radius, holonomic)
-        The rolling disks: body index, centre and unit axis in that body's frame, radius, and
-        whether the contact is held by the constraint (``True``) or by the tree (``False``).
+    disks : sequence of (body, centre (3,), axis (3,), radius, holonomic, sideways)
+        The rolling disks: body index, centre and unit axis in that body's frame, radius,
+        whether the contact is held by the constraint (``True``) or by the tree (``False``),
+        and whether it gives its sideways row (``False``: its rolling row only).
     gravity : float or array_like, shape (3,)
         ``g`` along ``-z``, or the gravity vector (a hill: the plane tilted under gravity).
-        ``g`` along ``-z``.
+    blades : sequence of (body, point (3,), direction (3,))
+        The knife edges: body index, the point on the ground and the unit direction of the
+        blade in that body's frame (the direction level).
     """
 
     def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity,
@@ -557,8 +561,9 @@ def step_jacobian(tree, q0, p0, A0, delta, lam, h, F, floor, drives=None, t_mid=
     """The Newton matrix (n + m, n + m) of :func:`step_residual` at ``(delta, lam)``, where it
     is ``F``: forward differences in ``delta`` (step ``DIFFERENCE_STEP (|delta_j| +
     floor_j)``), and the exact ``-(h/2) A0^T`` in ``lam`` (the equations are linear in it).
-    Newton's iterates are judged by the residual, so the Jacobian's differencing error changes
-    only the rate of convergence."""
+    The differencing error changes only the rate of the chord iteration, not its root; the
+    iteration stops on the correction test, leaving an error of about rho / (1 - rho) times the
+    last correction (rho, the contraction factor, is small for these steps)."""
     n = tree.n
     J = np.zeros((n + tree.m, n + tree.m))
     for j in range(n):
@@ -575,7 +580,7 @@ def step_jacobian(tree, q0, p0, A0, delta, lam, h, F, floor, drives=None, t_mid=
 FLAT_TILT = 1e-3
 
 # The relative step of the Newton matrix's forward differences (about the square root of the
-# unit round-off: the differences are then accurate to about 1e-8)
+# machine epsilon 2.2e-16: the differences are then accurate to about 1e-8)
 DIFFERENCE_STEP = 1.5e-8
 
 
@@ -608,12 +613,15 @@ def tree_step(tree, q, v, lam, h, rule, drives=None, clock=None):
 
     The first two lines are solved by Newton for ``(q1 - q0, Lambda)`` (from ``h v0`` and the
     last step's ``Lambda``, with the matrix of :func:`step_jacobian` taken once per step); the
-    last is then linear in ``(v1, mu)``. The held contacts' gaps vanish at every node and every constraint row holds
-    on the node velocities, to round-off.
+    last is then linear in ``(v1, mu)``. The held contacts' gaps vanish at every node to the
+    Newton tolerance (1e-12 of the step's motion by default), and every constraint row holds
+    on the node velocities to the round-off of a linear solve.
 
     **Symmetry.** The step from ``(q1, v1)`` with ``-h`` solves the same equations with the
-    roles of ``(q0, Lambda)`` and ``(q1, mu)`` exchanged (``L_d`` of the midpoint rule changes
-    sign with ``h`` when its arguments are swapped, and the midpoint rows are the same), with
+    roles of ``(q0, Lambda)`` and ``(q1, mu)`` exchanged (``L_d^{-h}(q1, q0) = -L_d^h(q0, q1)``
+    for the midpoint rule, so ``-D1 L_d^{-h}(q1, q0) = D2 L_d^h(q0, q1)``; the impulse ``-h/2
+    A(q1)^T Lambda'`` of the reversed step is the forward end's ``h/2 A(q1)^T mu`` moved across:
+    ``Lambda' = mu``, and likewise ``mu' = Lambda``; the midpoint rows are the same), with
     the conditions ``gap(q0) = 0`` and ``A(q0) v0 = 0``, which the start satisfies: so it
     returns to ``(q0, v0)``. A symmetric consistent method has even order, here 2, and the
     symmetric compositions of :mod:`nhphys.integrators.coefficients` raise it to 4, 6, 8.

@@ -15,7 +15,7 @@ import numpy as np
 
 from nhphys.trajectory import check_writable
 from nhphys.viz._pyvista import headless, pyvista
-from nhphys.viz.live import _Playback
+from nhphys.viz.live import Replay
 from nhphys.viz.rendering import FORMATS, _even_size, write_frames
 from nhphys.viz.view import conserved_energy, readout
 
@@ -202,41 +202,17 @@ def render_articulated(system, trajectory, path, fps=30, speed=1.0, size=(640, 4
     return {"path": path, "frames": len(indices), "size": tuple(size)}
 
 
-class ArticulatedReplay(_Playback):
+class ArticulatedReplay(Replay):
     """A saved run of an articulated system shown at ``speed`` simulated seconds per second
     (the keys of :mod:`nhphys.viz.live`; its trails key does nothing here)."""
 
     def __init__(self, system, trajectory, view, fps, speed, loop=True):
-        super().__init__(view, fps, speed)
-        self.traj = trajectory
+        super().__init__(trajectory, view, fps, speed, loop)
         self.q = np.asarray(trajectory.q, dtype=float)
         self.anchors = _anchors(trajectory)
         self.energy = conserved_energy(trajectory)
         self.residual = trajectory.constraint_residual
-        self.loop = loop
         self.restart()
-
-    def restart(self):
-        self.t = float(self.traj.t[0])
-        self.index = 0
-        self.finished = False
-        self._show()
-
-    def tick(self):
-        if self.finished:
-            return False
-        if self.paused:
-            return True
-        t = self.traj.t
-        self.t += self.speed / self.fps
-        if self.t > t[-1]:
-            if not self.loop:
-                self.finished = True
-                return False
-            self.t = float(t[0])
-        self.index = int(np.clip(np.searchsorted(t, self.t, side="right") - 1, 0, len(t) - 1))
-        self._show()
-        return True
 
     def _show(self):
         self.view.show(self.q[self.index], self.anchors[self.index])

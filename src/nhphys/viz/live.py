@@ -114,20 +114,15 @@ class LiveSession(_Playback):
                                    self.last["constraint_residual"], self.speed, self.paused))
 
 
-class ReplaySession(_Playback):
-    """A saved trajectory shown at ``speed`` simulated seconds per second."""
+class Replay(_Playback):
+    """A saved trajectory's clock: each :meth:`tick` moves ``speed / fps`` simulated seconds on
+    (looping, or finishing at the end) and shows the last saved frame before that time
+    (``_show``, the subclass's)."""
 
     def __init__(self, trajectory, view, fps, speed, loop=True):
         super().__init__(view, fps, speed)
         self.traj = trajectory
-        self.positions, self.rotations = trajectory.body_poses()
-        cp = trajectory.contact_point if "contact_point" in trajectory.fields else None
-        self.contact = None if cp is None else (cp if trajectory.multibody else cp[:, None])
-        self.energy = conserved_energy(trajectory)  # energy - work with force elements
-        self.residual = trajectory.constraint_residual \
-            if "constraint_residual" in trajectory.fields else None
         self.loop = loop
-        self.restart()
 
     def restart(self):
         self.t = float(self.traj.t[0])
@@ -150,6 +145,23 @@ class ReplaySession(_Playback):
         self.index = int(np.clip(np.searchsorted(t, self.t, side="right") - 1, 0, len(t) - 1))
         self._show()
         return True
+
+    def _show(self):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class ReplaySession(Replay):
+    """A saved trajectory of a scene shown at ``speed`` simulated seconds per second."""
+
+    def __init__(self, trajectory, view, fps, speed, loop=True):
+        super().__init__(trajectory, view, fps, speed, loop)
+        self.positions, self.rotations = trajectory.body_poses()
+        cp = trajectory.contact_point if "contact_point" in trajectory.fields else None
+        self.contact = None if cp is None else (cp if trajectory.multibody else cp[:, None])
+        self.energy = conserved_energy(trajectory)  # energy - work with force elements
+        self.residual = trajectory.constraint_residual \
+            if "constraint_residual" in trajectory.fields else None
+        self.restart()
 
     def _show(self):
         i = self.index

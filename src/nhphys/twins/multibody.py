@@ -272,21 +272,25 @@ class JointTree:
         return kin["beta"][body] + cross(kin["gamma"][body], r) + cross(w, cross(w, r))
 
     # -- dynamics --------------------------------------------------------------------------------
+    def massive_bodies(self, kin):
+        """For each body with mass or inertia: ``(b, c, v_c, I^s, J_c, J_omega)`` (its centre of
+        mass and the velocity there, its inertia in space, and their Jacobians (3, n))."""
+        for b in range(self.n):
+            if self.mass[b] == 0.0 and not self.inertia[b].any():
+                continue
+            R = kin["R"][b]
+            c = kin["o"][b] + R @ self.com[b]
+            vc = kin["vo"][b] + cross(kin["omega"][b], c - kin["o"][b])
+            yield (b, c, vc, R @ self.inertia[b] @ R.T, self.point_jacobian(kin, b, c),
+                   self.angular_jacobian(kin, b))
+
     def mass_matrix_and_bias(self, q, v, kin=None):
         """``M(q)`` (n, n) and ``h(q, v)`` (n,) of ``M dv/dt + h = A^T lambda``."""
         kin = self.kinematics(q, v) if kin is None else kin
         M = np.zeros((self.n, self.n))
         h = np.zeros(self.n)
-        for b in range(self.n):
-            m = self.mass[b]
-            if m == 0.0 and not self.inertia[b].any():
-                continue
-            R = kin["R"][b]
-            c = kin["o"][b] + R @ self.com[b]
-            Jc = self.point_jacobian(kin, b, c)
-            Jw = self.angular_jacobian(kin, b)
-            Is = R @ self.inertia[b] @ R.T
-            w = kin["omega"][b]
+        for b, c, _, Is, Jc, Jw in self.massive_bodies(kin):
+            m, w = self.mass[b], kin["omega"][b]
             M += m * (Jc.T @ Jc) + Jw.T @ Is @ Jw
             h += m * (Jc.T @ (self.point_bias(kin, b, c) - self.gravity_vector))
             h += Jw.T @ (Is @ kin["gamma"][b] + cross(w, Is @ w))
@@ -320,18 +324,9 @@ class JointTree:
         dT = np.zeros(n)
         dV = np.zeros(n)
         centres, spins, vcs = {}, {}, {}
-        for b in range(n):
-            if self.mass[b] == 0.0 and not self.inertia[b].any():
-                continue
-            R = kin["R"][b]
-            c = kin["o"][b] + R @ self.com[b]
-            Is = R @ self.inertia[b] @ R.T
-            w = kin["omega"][b]
-            Jc = self.point_jacobian(kin, b, c)
-            Jw = self.angular_jacobian(kin, b)
+        for b, c, vc, Is, Jc, Jw in self.massive_bodies(kin):
             M += self.mass[b] * (Jc.T @ Jc) + Jw.T @ Is @ Jw
-            centres[b], spins[b] = c, Is @ w
-            vcs[b] = kin["vo"][b] + cross(w, c - kin["o"][b])
+            centres[b], spins[b], vcs[b] = c, Is @ kin["omega"][b], vc
         for i in range(n):
             a, Xi, p = kin["a"][i], kin["X"][i], self.parent[i]
             for b in self.descendants[i]:
@@ -360,12 +355,8 @@ class JointTree:
         kin = self.kinematics(q, v, bias=False)
         T = 0.0
         V = 0.0
-        for b in range(self.n):
-            R = kin["R"][b]
-            c = kin["o"][b] + R @ self.com[b]
+        for b, c, vc, Is, _, _ in self.massive_bodies(kin):
             w = kin["omega"][b]
-            vc = kin["vo"][b] + cross(w, c - kin["o"][b])
-            Is = R @ self.inertia[b] @ R.T
             T += 0.5 * self.mass[b] * (vc @ vc) + 0.5 * (w @ Is @ w)
             V -= self.mass[b] * (self.gravity_vector @ c)
         return T + V

@@ -108,6 +108,12 @@ def _as_name(value, name):
     return value.strip()
 
 
+def _is_floor(plane):
+    """Whether ``plane`` is the plane ``z = 0`` with its normal up."""
+    return bool(np.allclose(plane.unit_normal, [0.0, 0.0, 1.0], rtol=0, atol=1e-15)
+                and abs(plane.point0[2]) <= 1e-15)
+
+
 def _named(exc, body_name):
     """``exc`` with the body's name in front of its message (plain TypeError/ValueError only)."""
     if type(exc) in (TypeError, ValueError):
@@ -134,6 +140,29 @@ class SceneBody:
 
     def __repr__(self):
         return f"<SceneBody {self.name!r}: {self.contact!r}>"
+
+    @property
+    def names(self):
+        """Its name in the scene's trajectory and display (one body)."""
+        return [self.name]
+
+    def default_integrator(self):
+        return self.contact.integrator(self.system)
+
+    def fields(self, saved):
+        """The scene's body fields from its system's saved frames, with a body axis of one
+        after the time axis (``position`` (k, 1, 3), ...)."""
+        return {k: v[:, None] for k, v in
+                self.contact.fields(self.body, self.system, saved).items()}
+
+    def display_items(self):
+        """Its entry of the scene display's bodies (a list of one)."""
+        points, faces = self.mesh
+        item = {"name": self.name, "color": self.color, "points": points, "faces": faces,
+                "colors": two_tone(points, self.color, center=np.zeros(3)),
+                "contact": type(self.contact).__name__}
+        item.update(self.contact.display_extra())
+        return [item]
 
 
 class Scene:
@@ -306,7 +335,102 @@ class Scene:
 
     @property
     def body_names(self):
-        return [b.name for b in self.bodies]
+        """The names of the trajectory's bodies: each body's, and each link of each
+        articulated system (``"bicycle.rear_wheel"``, ...)."""
+        return [name for b in self.bodies for name in b.names]
+
+    def add_articulated(self, system, *, name=None, color=None, integrator=None, ground=None,
+                        **initial_conditions):
+        """Add an articulated system (:class:`~nhphys.systems.Articulated`,
+        :class:`~nhphys.systems.Bicycle`) with its initial conditions.
+
+        It steps as one system by its own integrator, and each of its links is a body of the
+        scene's trajectory and display, named ``"<name>.<link>"`` (see
+        :mod:`nhphys.scene_articulated`).
+
+        Parameters
+        ----------
+        system : nhphys.systems.Articulated
+            Its gravity must be the scene's (along ``-z``); its wheels and blades are on the
+            plane ``z = 0``.
+        name : str, optional
+            Default: the system's ``name`` in lower case; unique in the scene.
+        color : str or (3,) floats, optional
+            Of its frames (wheels and blades have their own colours).
+        integrator : str or integrator, optional
+            ``DLA()`` (``"dla"``, the default), a composition of it
+            (``Composition([(DLA(), w) for w in coefficients.composition(4)])``) or
+            ``Reference``. The scene's integrator does not apply to it.
+        ground : nhphys.surfaces.Plane, optional
+            The plane ``z = 0`` to show under it (default ``Plane(extent=25.0)``); added to
+            the scene's grounds if it is not there.
+        **initial_conditions
+            The system's (:mod:`nhphys.conditions`): ``q`` and ``v``, or a bicycle's ``speed``,
+            ``roll``, ``steer``, ``roll_rate``, ``steer_rate``, ``yaw`` and ``position``.
+
+        Returns
+        -------
+        nhphys.scene_articulated.SceneArticulated
+
+        Raises
+        ------
+        TypeError
+            Not an articulated system; an unknown initial condition (listing the accepted
+            names); a ground that is not a ``Plane``.
+        ValueError
+            A gravity other than the scene's (a ``Bicycle(slope=...)`` tilts it); a ground
+            other than the plane ``z = 0``; an integrator the tree cannot take; a name taken;
+            an initial state the system refuses (naming it).
+        """
+        from nhphys.integrators.multibody import tree_fractions
+        from nhphys.scene_articulated import SceneArticulated
+        from nhphys.surfaces import Plane
+        from nhphys.systems.articulated import Articulated
+
+        if not isinstance(system, Articulated):
+            raise TypeError(f"Expected `system` to be an nhphys.systems.Articulated (a Bicycle, "
+                            f"a joint tree); got {system!r}. Add single bodies with add_body.")
+        name = _as_name(name if name is not None else system.name.lower(), "name")
+        taken = set(self.body_names) | {b.name for b in self.bodies}
+        if name in taken or any(n.startswith(name + ".") for n in taken):
+            raise ValueError(f"Expected a new name, got {name!r} twice.")
+        expected = np.array([0.0, 0.0, -self.gravity])
+        if not np.array_equal(system.tree.gravity_vector, expected):
+            raise ValueError(
+                f"System {name!r}: its gravity {system.tree.gravity_vector.tolist()} is not "
+                f"the scene's {expected.tolist()} (a scene's bodies share one gravity along "
+                f"-z; a Bicycle on a hill, `slope`, tilts gravity and runs alone with "
+                f"nhphys.simulate)."
+            )
+        if ground is None:
+            ground = next((g["surface"] for g in self.grounds
+                           if isinstance(g["surface"], Plane) and _is_floor(g["surface"])),
+                          None) or Plane(extent=25.0)
+        if not isinstance(ground, Plane):
+            raise TypeError(f"Expected `ground` to be an nhphys.surfaces.Plane, got {ground!r}.")
+        if not _is_floor(ground):
+            raise ValueError(f"System {name!r}: its wheels roll on the plane z = 0; expected "
+                             f"`ground` to be that plane (normal +z through the origin).")
+        from nhphys.integrators import Reference
+
+        integrator = integrator_from_name("dla" if integrator is None else integrator)
+        try:
+            if not isinstance(integrator, Reference):
+                tree_fractions(integrator.stage_rows())
+        except (AttributeError, TypeError):
+            raise ValueError(f"System {name!r}: expected DLA(), a Composition of it or "
+                             f"Reference for a joint tree, got {integrator!r}.") from None
+        values = conditions.resolve(system, initial_conditions,
+                                    owner=f"system {name!r} ({type(system).__name__})")
+        try:
+            system.state(**conditions.start_arguments(system, values))
+        except (TypeError, ValueError) as exc:
+            raise _named(exc, name) from exc
+        self.add_ground(ground)
+        color = as_color(PALETTE[len(self.bodies) % len(PALETTE)] if color is None else color)
+        entry = SceneArticulated(system, values, name, color, integrator)
+        self.bodies.append(entry)
+        return entry
 
     def display(self):
         """The :class:`SceneDisplay` of this scene (meshes as arrays)."""
@@ -326,12 +450,7 @@ class Scene:
             grounds.append(item)
         bodies = []
         for b in self.bodies:
-            points, faces = b.mesh
-            item = {"name": b.name, "color": b.color, "points": points, "faces": faces,
-                    "colors": two_tone(points, b.color, center=np.zeros(3)),
-                    "contact": type(b.contact).__name__}
-            item.update(b.contact.display_extra())
-            bodies.append(item)
+            bodies += b.display_items()
         return SceneDisplay(grounds, bodies, self.name, self.camera)
 
     # -- stepping ----------------------------------------------------------------------------
@@ -511,7 +630,7 @@ class SceneRun:
         self.runs = []
         integrators = []
         for b in scene.bodies:
-            chosen = b.integrator or integrator or b.contact.integrator(b.system)
+            chosen = b.integrator or integrator or b.default_integrator()
             integrators.append(chosen)
             try:
                 self.runs.append(chosen.start(b.system, dt, backend,
@@ -523,6 +642,7 @@ class SceneRun:
         self.failure = None
         self.meta = {
             "bodies": scene.body_names,
+            "entries": [b.name for b in scene.bodies],
             "systems": [repr(b.system) for b in scene.bodies],
             "integrators": [repr(i) for i in integrators],
             "integrator": repr(integrators[0]) if len(set(map(repr, integrators))) == 1
@@ -532,13 +652,15 @@ class SceneRun:
             "gravity": scene.gravity,
         }
 
-    def _stack(self, per_body):
-        stacked = {k: np.stack([f[k] for f in per_body], axis=1) for k in BODY_FIELDS}
-        if any(getattr(b.contact, "lift_off", False) for b in self.scene.bodies):
+    def _stack(self, per_entry):
+        """The entries' fields (each with its body axis) joined along the body axis."""
+        stacked = {k: np.concatenate([f[k] for f in per_entry], axis=1) for k in BODY_FIELDS}
+        if any(getattr(getattr(b, "contact", None), "lift_off", False)
+               for b in self.scene.bodies):
             for k in MODE_FIELDS:  # the bodies in permanent contact: mode 0 and gap 0
-                n = len(per_body[0]["position"])
-                stacked[k] = np.stack([f[k] if k in f else np.zeros(n, dtype=MODE_DTYPES[k])
-                                       for f in per_body], axis=1)
+                stacked[k] = np.concatenate(
+                    [f[k] if k in f else np.zeros(f["position"].shape[:2], dtype=MODE_DTYPES[k])
+                     for f in per_entry], axis=1)
         return stacked
 
     def event_list(self):
@@ -549,7 +671,7 @@ class SceneRun:
         return sorted(events, key=lambda event: event["t"])
 
     def initial(self):
-        return self._stack([b.contact.fields(b.body, b.system, r.initial())
+        return self._stack([b.fields(r.initial())
                             for b, r in zip(self.scene.bodies, self.runs)])
 
     def advance(self, n_steps, save_every=None):
@@ -574,8 +696,7 @@ class SceneRun:
                 if i == last and frames is not None:
                     kept = len(next(iter(frames.values())))
                     fields = [{k: v[:kept] for k, v in f.items()} for f in out]
-                    exc.frames = self._stack(fields + [b.contact.fields(b.body, b.system,
-                                                                        frames)])
+                    exc.frames = self._stack(fields + [b.fields(frames)])
                 raise
             except NewtonError as err:
                 self.failure = err
@@ -584,7 +705,7 @@ class SceneRun:
             except BaseException as exc:
                 self.failure = exc
                 raise
-            out.append(b.contact.fields(b.body, b.system, saved))
+            out.append(b.fields(saved))
         self.steps_done += n_steps
         return self._stack(out)
 
@@ -610,7 +731,7 @@ class SceneRun:
             exc.frames = None
             wait(futures)
             if len(futures) == len(self.runs) and all(f.exception() is None for f in futures):
-                exc.frames = self._stack([b.contact.fields(b.body, b.system, f.result())
+                exc.frames = self._stack([b.fields(f.result())
                                           for b, f in zip(self.scene.bodies, futures)])
                 self.steps_done += n_steps
             raise
@@ -627,7 +748,7 @@ class SceneRun:
                 err.frames = None                   # are at different steps, keep none
             raise err
         self.steps_done += n_steps
-        return self._stack([b.contact.fields(b.body, b.system, f.result())
+        return self._stack([b.fields(f.result())
                             for b, f in zip(self.scene.bodies, futures)])
 
     def checkpoint(self):
@@ -659,7 +780,7 @@ class SceneRun:
             The checkpoint is not of this scene's bodies and runs (naming the body and what
             differs).
         """
-        names = self.scene.body_names
+        names = [b.name for b in self.scene.bodies]
         known = {"steps_done"} | {f"{i}." for i in range(len(self.runs))}
         stray = sorted(k for k in checkpoint if k != "steps_done"
                        and k[:k.find(".") + 1] not in known)

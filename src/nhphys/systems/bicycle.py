@@ -151,6 +151,8 @@ class Bicycle(Articulated):
     """
 
     initial_conditions = BICYCLE  # see `state`
+    link_labels = {PITCH: "rear_frame", REAR: "rear_wheel", STEER: "front_frame",
+                   FRONT: "front_wheel"}  # the bodies' names in a scene
 
     def __init__(self, parameters=None, forces=None, slope=0.0):
         p = dict(BENCHMARK)
@@ -309,25 +311,28 @@ class Bicycle(Articulated):
         return fields
 
     # -- drawing --------------------------------------------------------------------------------
-    def outline(self, q, points=48):
-        """Polylines of a stick drawing of the bicycle at ``q`` (8,), in space (m).
+    def outline_parts(self, points=48, rims=True):
+        """The polylines of the stick drawing, each fixed in one body of the tree.
+
+        Parameters
+        ----------
+        points : int
+            Segments of each rim.
+        rims : bool
+            Include the wheels' rims (a scene draws the wheels itself).
 
         Returns
         -------
-        dict of str -> ndarray, shape (k, 3)
+        dict of str -> (int, ndarray of shape (k, 3))
+            Part name -> (the joint whose body carries it, its points in that body's frame):
             ``rear_wheel``, ``front_wheel`` (rims, ``points + 1`` points, closed), ``frame``
             (rear axle, head tube, back), ``fork`` (head tube to front axle) and ``handlebar``.
         """
-        kin = self.tree.kinematics(np.asarray(q, dtype=float), np.zeros(8), bias=False)
         t = np.linspace(0.0, 2 * np.pi, points + 1)
         lam, rR = self.steer_axis_tilt, self.rear_radius
 
-        def place(body, pts):
-            return kin["o"][body] + np.asarray(pts, dtype=float) @ kin["R"][body].T
-
-        def rim(body, radius):
-            return place(body, np.column_stack([radius * np.cos(t), np.zeros_like(t),
-                                                radius * np.sin(t)]))
+        def rim(radius):
+            return np.column_stack([radius * np.cos(t), np.zeros_like(t), radius * np.sin(t)])
 
         def head(height, from_steer_point):
             # the steer axis at `height` above the ground, in the rear frame (or in the front
@@ -338,14 +343,30 @@ class Bicycle(Articulated):
             return (self.wheelbase + self.trail + x, 0.0, height - rR)
 
         low, top = self.front_radius + 0.12, max(1.0, self.front_radius + 0.4)
-        frame = place(PITCH, [(0.0, 0.0, 0.0), head(low, False), head(top, False),
-                              (0.0, 0.0, 0.0)])
-        fork = place(STEER, [head(top, True), head(low, True),
-                             (-self.trail, 0.0, self.front_radius)])
-        bar = place(STEER, [np.add(head(top, True), (0.0, 0.25, 0.0)),
-                            np.add(head(top, True), (0.0, -0.25, 0.0))])
-        return {"rear_wheel": rim(REAR, rR), "front_wheel": rim(FRONT, self.front_radius),
-                "frame": frame, "fork": fork, "handlebar": bar}
+        parts = {
+            "frame": (PITCH, np.array([(0.0, 0.0, 0.0), head(low, False), head(top, False),
+                                       (0.0, 0.0, 0.0)])),
+            "fork": (STEER, np.array([head(top, True), head(low, True),
+                                      (-self.trail, 0.0, self.front_radius)])),
+            "handlebar": (STEER, np.array([np.add(head(top, True), (0.0, 0.25, 0.0)),
+                                           np.add(head(top, True), (0.0, -0.25, 0.0))])),
+        }
+        if rims:
+            parts = {"rear_wheel": (REAR, rim(rR)), "front_wheel": (FRONT, rim(self.front_radius)),
+                     **parts}
+        return parts
+
+    def outline(self, q, points=48):
+        """Polylines of a stick drawing of the bicycle at ``q`` (8,), in space (m): the parts of
+        :meth:`outline_parts` placed by the tree's kinematics.
+
+        Returns
+        -------
+        dict of str -> ndarray, shape (k, 3)
+        """
+        kin = self.tree.kinematics(np.asarray(q, dtype=float), np.zeros(8), bias=False)
+        return {part: kin["o"][body] + pts @ kin["R"][body].T
+                for part, (body, pts) in self.outline_parts(points).items()}
 
     # -- linearisation --------------------------------------------------------------------------
     def roll_steer_field(self, x, speed):

@@ -1,0 +1,181 @@
+"""Articulated systems in a scene: a joint tree stepped as one system, its links shown as bodies.
+
+:meth:`nhphys.Scene.add_articulated` places an :class:`~nhphys.systems.Articulated` system (a
+:class:`~nhphys.systems.Bicycle`, a cart, a sleigh towing a trailer) in a scene, beside bodies
+added with :meth:`~nhphys.Scene.add_body`. It is stepped as one system by its own integrator
+(:class:`~nhphys.integrators.DLA` or a composition of it), with the scene's step. Each of its
+*links* (the bodies of its tree that carry mass, a wheel, a blade or a part of its drawing) is a
+body of the scene's trajectory and display, named ``"<system>.<link>"``, with the fields every
+scene body has:
+
+``position`` (3,)
+    The link's centre of mass (its frame's origin when it has no mass).
+``R`` (3, 3)
+    The link's rotation, link frame to space.
+``omega`` (3,)
+    The link's angular velocity in its own frame.
+``contact_point`` (3,)
+    Its first wheel's ground point, else its first blade's point, else the point of the
+    ground ``z = 0`` below its centre of mass (the trails show where it went).
+``energy``, ``work``, ``constraint_residual``
+    The whole system's, the same on each of its links: a link's own energy is not conserved
+    (its neighbours work on it through the joints), the system's is, up to its motors' work.
+
+A link's display mesh is in its frame, about its centre of mass: wheels as rims with two crossed
+spokes (so that their spin shows), blades as thin plates, a system's ``outline_parts`` (the
+bicycle's frame, fork and handlebar) as tubes, and otherwise a ball at the centre of mass (sized
+by the mass) with a tube to each joint the link carries. Nothing here imports PyVista.
+
+The tree's wheels roll on the plane ``z = 0`` under gravity along ``-z``: the scene's ground
+there (a horizontal :class:`~nhphys.surfaces.Plane` through the origin) and the scene's gravity.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nhphys import mesh_primitives as prim
+
+WHEEL_COLOR = "#2c3e70"
+BLADE_COLOR = "#6b6b6b"
+
+
+def _rgb(color):
+    return np.array([int(color[i:i + 2], 16) for i in (1, 3, 5)], dtype=np.uint8)
+
+
+class SceneArticulated:
+    """An articulated system placed in a scene: its system, initial conditions, links and looks.
+
+    Made by :meth:`nhphys.Scene.add_articulated`.
+
+    Attributes
+    ----------
+    system : nhphys.systems.Articulated
+    conditions : dict
+        Its checked initial conditions under their canonical names (:mod:`nhphys.conditions`).
+    name : str
+    color : str
+        Of its frame parts (``#rrggbb``).
+    integrator : integrator
+        Its own (the scene's integrator does not apply to it).
+    links : list of int
+        The tree's bodies shown and recorded, in tree order.
+    names : list of str
+        The links' names in the scene (``"<name>.<link>"``).
+    """
+
+    def __init__(self, system, conditions, name, color, integrator):
+        self.system = system
+        self.conditions = conditions
+        self.name = name
+        self.color = color
+        self.integrator = integrator
+        tree = system.tree
+        self._wheel_of = {}
+        for k, disk in enumerate(tree.disks):
+            self._wheel_of.setdefault(disk[0], k)
+        self._blade_of = {}
+        for k, blade in enumerate(tree.blades):
+            self._blade_of.setdefault(blade[0], len(tree.disks) + k)
+        parts = system.outline_parts(rims=False) if hasattr(system, "outline_parts") else {}
+        self._outline = {}
+        for part, (body, points) in parts.items():
+            self._outline.setdefault(body, []).append(np.asarray(points, dtype=float))
+        self.links = [b for b in range(tree.n)
+                      if tree.mass[b] > 0 or tree.inertia[b].any() or b in self._wheel_of
+                      or b in self._blade_of or b in self._outline]
+        labels = getattr(system, "link_labels", {})
+        self.names = [f"{name}.{labels.get(b) or system.joint_names[b] or f'body{b}'}"
+                      for b in self.links]
+        self._com = np.array([tree.com[b] for b in self.links], dtype=float).reshape(-1, 3)
+
+    def __repr__(self):
+        return f"<SceneArticulated {self.name!r}: {self.system!r}, {len(self.links)} links>"
+
+    # -- fields -------------------------------------------------------------------------------
+    def fields(self, saved):
+        """The scene's body fields of the links from the system's frames (``q``, ``v``,
+        ``energy``, ``work``, ``constraint_residual``, ``contacts``): arrays with a link axis
+        after the time axis, ``position`` (k, L, 3), ``R`` (k, L, 3, 3), ..."""
+        tree = self.system.tree
+        q = np.asarray(saved["q"], dtype=float)
+        v = np.asarray(saved["v"], dtype=float)
+        k, L = len(q), len(self.links)
+        R = np.empty((k, L, 3, 3))
+        position, omega, contact = (np.empty((k, L, 3)) for _ in range(3))
+        for i in range(k):
+            kin = tree.kinematics(q[i], v[i], bias=False)
+            R[i] = kin["R"][self.links]
+            position[i] = kin["o"][self.links] + np.einsum("lij,lj->li", R[i], self._com)
+            omega[i] = np.einsum("lji,lj->li", R[i], kin["omega"][self.links])
+        contacts = np.asarray(saved["contacts"], dtype=float).reshape(k, -1, 3)
+        for j, b in enumerate(self.links):
+            index = self._wheel_of.get(b, self._blade_of.get(b))
+            if index is None:
+                contact[:, j, :2], contact[:, j, 2] = position[:, j, :2], 0.0
+            else:
+                contact[:, j] = contacts[:, index]
+
+        def repeat(name):
+            values = np.asarray(saved[name], dtype=float)
+            return np.repeat(values[:, None], L, axis=1)
+
+        return {"position": position, "R": R, "omega": omega, "contact_point": contact,
+                "energy": repeat("energy"), "work": repeat("work"),
+                "constraint_residual": repeat("constraint_residual")}
+
+    # -- display ------------------------------------------------------------------------------
+    def link_mesh(self, j):
+        """``(points (m, 3), faces (k, 3), colors (m, 3) uint8)`` of link ``j`` (an index into
+        :attr:`links`), in its frame about its centre of mass."""
+        tree = self.system.tree
+        b = self.links[j]
+        size = max([disk[3] for disk in tree.disks] + [0.1])
+        parts = []  # (points, faces, colour)
+        for body, centre, axis, radius, *_ in tree.disks:
+            if body != b:
+                continue
+            u, w = prim._frame(axis)
+            rim = prim.torus(centre, axis, radius, 0.05 * radius)
+            spokes = prim.merge([prim.cylinder(np.asarray(centre) - radius * d,
+                                               np.asarray(centre) + radius * d, 0.025 * radius, 8)
+                                 for d in (u, w)])
+            parts += [(rim, WHEEL_COLOR), (spokes, WHEEL_COLOR)]
+        for body, point, direction in tree.blades:
+            if body != b:
+                continue
+            plate = prim.box([-1.5 * size, -0.01 * size, 0.0], [1.5 * size, 0.01 * size,
+                                                                  0.4 * size])
+            angle = np.arctan2(direction[1], direction[0])
+            c, s = np.cos(angle), np.sin(angle)
+            turn = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+            parts.append(((plate[0] @ turn.T + np.asarray(point), plate[1]), BLADE_COLOR))
+        if b in self._outline:
+            parts += [(prim.tube(points, 0.045 * size), self.color)
+                      for points in self._outline[b]]
+        elif b not in self._wheel_of:
+            heaviest = max(float(np.max(tree.mass)), 1e-12)
+            if tree.mass[b] > 0:
+                radius = size * (0.15 + 0.25 * (tree.mass[b] / heaviest) ** (1 / 3))
+                parts.append((prim.sphere(tree.com[b], radius), self.color))
+            for child in range(tree.n):
+                if tree.parent[child] == b and np.linalg.norm(tree.offset[child]) > 0:
+                    parts.append((prim.tube([np.zeros(3), tree.offset[child]], 0.06 * size),
+                                  self.color))
+        if not parts:  # a link with inertia only: a small ball, so that it is seen
+            parts.append((prim.sphere(tree.com[b], 0.15 * size), self.color))
+        points, faces = prim.merge([mesh for mesh, _ in parts])
+        colors = np.concatenate([np.repeat(_rgb(color)[None], len(mesh[0]), axis=0)
+                                 for mesh, color in parts])
+        return points - self._com[j], faces, colors
+
+    def display_items(self):
+        """The scene display's body entries of the links (see
+        :class:`~nhphys.scene_display.SceneDisplay`)."""
+        items = []
+        for j, name in enumerate(self.names):
+            points, faces, colors = self.link_mesh(j)
+            items.append({"name": name, "color": self.color, "points": points, "faces": faces,
+                          "colors": colors, "contact": "Articulated"})
+        return items

@@ -1,0 +1,224 @@
+"""Articulated systems in a scene (``Scene.add_articulated``): a bicycle beside a rolling ball.
+
+A scene's run is the systems' own runs side by side, so the bicycle's links follow the lone
+bicycle's run bit for bit, and their recorded motion is checked against independent facts: the
+link rotations' finite differences give the recorded angular velocities, and the links' kinetic
+and potential energies from finite differences of their poses add up to the system's energy.
+Display meshes, exports, saving, resuming and bad input are checked too. Every run test runs on
+the kernel and on the twin.
+"""
+
+import numpy as np
+import pytest
+
+import nhphys
+from nhphys import Scene, export, scene as scene_module
+from nhphys.forces import JointMotor
+from nhphys.integrators import DLA, Composition, Reference
+from nhphys.integrators.coefficients import composition
+from nhphys.surfaces import Plane, Sphere
+from nhphys.systems import Articulated, Bicycle, Joint, Wheel
+from nhphys.trajectory import Trajectory
+from tests.test_resume import Killed, assert_same, kill_at_append
+
+DT = 2e-3
+START = {"speed": 5.0, "roll": 0.02, "roll_rate": 0.3}
+BALL = nhphys.RigidBody(1.0, [4e-3] * 3, Sphere(0.1), name="ball")
+
+
+def park(**bike):
+    scene = Scene(name="park")
+    floor = scene.add_ground(Plane(extent=20.0))
+    entry = scene.add_articulated(Bicycle(**bike), **START)
+    scene.add_body(BALL, nhphys.RollingContact(floor), position=[0.0, 2.0, 0.0],
+                   omega=[3.0, 0.0, 1.0])
+    return scene, entry
+
+
+def test_links_follow_the_lone_bicycle_bit_for_bit(backend):
+    scene, entry = park()
+    traj = scene.simulate(40 * DT, DT, backend=backend, save_every=2)
+    assert traj.body_names == ["bicycle.rear_frame", "bicycle.rear_wheel",
+                               "bicycle.front_frame", "bicycle.front_wheel", "ball"]
+    alone = nhphys.simulate(Bicycle(), 40 * DT, DT, integrator=DLA(), backend=backend,
+                            save_every=2, **START)
+    bike = Bicycle()
+    for i in range(len(traj)):
+        kin = bike.tree.kinematics(alone.q[i], alone.v[i], bias=False)
+        for j, b in enumerate(entry.links):
+            com = kin["o"][b] + kin["R"][b] @ bike.tree.com[b]
+            np.testing.assert_array_equal(traj.R[i, j], kin["R"][b])
+            assert np.abs(traj.position[i, j] - com).max() <= 1e-15 * (1 + np.abs(com).max())
+    for j in range(4):  # the system's energy, work and residual on each of its links
+        np.testing.assert_array_equal(traj.energy[:, j], alone.energy)
+        np.testing.assert_array_equal(traj.constraint_residual[:, j], alone.constraint_residual)
+    # the wheels' contact points are the lone run's, on the ground
+    np.testing.assert_array_equal(traj.contact_point[:, 1], alone.rear_contact)
+    np.testing.assert_array_equal(traj.contact_point[:, 3], alone.front_contact)
+    ball = nhphys.simulate(nhphys.RollingContact(Plane()).system(BALL, 9.81), 40 * DT, DT,
+                           integrator="exp", backend=backend, save_every=2,
+                           position=[0.0, 2.0, 0.0], omega=[3.0, 0.0, 1.0])
+    np.testing.assert_array_equal(traj.position[:, 4], ball.position)
+
+
+def _hat_inverse(W):
+    return np.array([W[2, 1], W[0, 2], W[1, 0]])
+
+
+def test_link_motion_against_finite_differences_of_the_poses(backend):
+    """omega in the link frame from R^T dR/dt, and sum over links of
+    m |dc/dt|^2 / 2 + omega . I omega / 2 + m g z equal to the system's energy."""
+    h = 1e-3
+    scene = Scene(name="ride")
+    entry = scene.add_articulated(Bicycle(), **START)
+    traj = scene.simulate(0.2, h, backend=backend)
+    tree = entry.system.tree
+    for i in (20, 100, 180):
+        dR = (traj.R[i + 1] - traj.R[i - 1]) / (2 * h)
+        dc = (traj.position[i + 1] - traj.position[i - 1]) / (2 * h)
+        energy = 0.0
+        for j, b in enumerate(entry.links):
+            omega = _hat_inverse(traj.R[i, j].T @ dR[j])
+            assert np.abs(omega - traj.omega[i, j]).max() < 1e-4 * (1 + np.abs(omega).max())
+            energy += (0.5 * tree.mass[b] * dc[j] @ dc[j]
+                       + 0.5 * omega @ tree.inertia[b] @ omega
+                       + tree.mass[b] * 9.81 * traj.position[i, j, 2])
+        assert abs(energy - traj.energy[i, 0]) < 1e-5 * abs(traj.energy[i, 0])
+
+
+def cart(forces=None):
+    """A body on two wheels of an axle (the second with only its rolling row)."""
+    r, b = 0.1, 0.2
+    joints = [Joint(-1, "prismatic", (1, 0, 0), name="x"),
+              Joint(0, "prismatic", (0, 1, 0), name="y"),
+              Joint(1, "revolute", (0, 0, 1), offset=(0, 0, r), mass=2.0, com=(0.05, 0, 0.05),
+                    inertia=np.diag([0.02, 0.02, 0.03]), name="heading"),
+              Joint(2, "revolute", (0, 1, 0), offset=(0, b, 0), mass=0.3,
+                    inertia=np.diag([1.5e-3, 3e-3, 1.5e-3]), name="left"),
+              Joint(2, "revolute", (0, 1, 0), offset=(0, -b, 0), mass=0.3,
+                    inertia=np.diag([1.5e-3, 3e-3, 1.5e-3]), name="right")]
+    return Articulated(joints, [Wheel(3, r), Wheel(4, r, sideways=False)], name="Cart",
+                       forces=forces)
+
+
+def test_a_cart_shows_its_frame_and_wheels(backend):
+    """A generic tree pushed by wheel motors: its links are the frame and the two wheels,
+    named by their joints."""
+    cart_ = cart([JointMotor("left", torque=0.02), JointMotor("right", torque=0.01)])
+    scene = Scene(name="yard")
+    entry = scene.add_articulated(cart_, q=np.zeros(5),
+                                  v=cart_.rates(np.zeros(5), {3: 1.0, 4: 2.0}))
+    assert entry.names == ["cart.heading", "cart.left", "cart.right"]
+    traj = scene.simulate(0.1, 1e-3, backend=backend, save_every=10)
+    assert np.all(traj.work[-1] > 0) and np.all(traj.work[-1] == traj.work[-1, 0])
+    conserved = traj.energy[:, 0] - traj.work[:, 0]
+    assert np.ptp(conserved) < 1e-6 * abs(conserved[0])
+    for j in (1, 2):  # each wheel's contact point is under its centre, on the ground
+        assert np.abs(traj.contact_point[:, j, 2]).max() < 1e-13
+        assert np.abs(traj.contact_point[:, j, :2] - traj.position[:, j, :2]).max() < 1e-13
+    assert np.array_equal(traj.contact_point[:, 0, :2], traj.position[:, 0, :2])
+
+
+def test_meshes_put_the_rims_on_the_wheels():
+    """Each wheel link's mesh, placed by the recorded pose, is a rim of the wheel's radius about
+    its centre, touching the ground."""
+    scene, entry = park()
+    traj = scene.simulate(10 * DT, DT)
+    display = scene.display()
+    bike = entry.system
+    for j, radius in ((1, bike.rear_radius), (3, bike.front_radius)):
+        item = display.bodies[j]
+        assert item["name"] == entry.names[j] and item["colors"].shape == item["points"].shape
+        world = item["points"] @ traj.R[-1, j].T + traj.position[-1, j]
+        distance = np.linalg.norm(world - traj.position[-1, j], axis=1)
+        assert distance.max() == pytest.approx(1.05 * radius, rel=1e-12)  # the rim's tube
+        # no vertex below the smooth rim's lowest point; the lowest vertex within the
+        # polygons' sagitta of it (48 segments round the rim, 10 round the tube)
+        sagitta = 1.05 * radius * (1 - np.cos(np.pi / 48)) + 0.05 * radius * (1 - np.cos(np.pi / 10))
+        assert -0.05 * radius - 1e-12 <= world[:, 2].min() <= -0.05 * radius + sagitta
+    assert len(display.bodies) == 5 and display.grounds[0]["name"] == "ground0"
+
+
+def test_saved_exported_and_replayed(tmp_path):
+    scene, entry = park()
+    traj = scene.simulate(20 * DT, DT, save_every=5)
+    traj.save(tmp_path / "park.npz")
+    back = Trajectory.load(tmp_path / "park.npz")
+    assert_same(back, traj)
+    assert back.body_names == traj.body_names
+    from nhphys.scene_display import SceneDisplay
+
+    shown = SceneDisplay.from_trajectory(back)
+    assert [b["name"] for b in shown.bodies] == traj.body_names
+    import pyvista as pv
+
+    path = export.to_pvd(back, str(tmp_path / "park.pvd"))
+    reader = pv.get_reader(path)
+    reader.set_active_time_value(back.t[-1])
+    blocks = reader.read()
+    for j in range(5):
+        expected = shown.bodies[j]["points"] @ back.R[-1, j].T + back.position[-1, j]
+        assert np.abs(blocks[j].points - expected).max() < 1e-12
+    frames = nhphys.viz.play(back, scene=scene, frames=3, off_screen=True)
+    assert len(frames) == 3
+
+
+def test_stepped_live_off_screen():
+    scene, _ = park()
+    frames = nhphys.viz.show(scene, dt=DT, frames=3, off_screen=True, size=(320, 240))
+    assert len(frames) == 3 and frames[-1].shape == (240, 320, 3)
+
+
+def test_a_killed_scene_run_resumes_bit_for_bit(backend, monkeypatch, tmp_path):
+    monkeypatch.setattr(scene_module, "CHUNK_STEPS", 20)  # 10 steps a chunk for two entries
+    scene, _ = park()
+    reference = scene.simulate(35 * DT, DT, backend=backend, save_every=2)
+    out = tmp_path / "park.npz"
+    revive = kill_at_append(monkeypatch, 2)
+    with pytest.raises(Killed):
+        park()[0].simulate(35 * DT, DT, backend=backend, save_every=2, out=out)
+    revive()
+    traj = park()[0].simulate(35 * DT, DT, backend=backend, save_every=2, out=out, resume=True)
+    assert traj.meta["resumed_at_step"] == 10
+    assert_same(traj, reference)
+
+
+def test_its_own_integrator_and_the_composition(backend):
+    order4 = Composition([(DLA(), w) for w in composition(4)])
+    scene = Scene(name="ride")
+    scene.add_articulated(Bicycle(), integrator=order4, **START)
+    traj = scene.simulate(10 * DT, DT, integrator="exp", backend=backend)
+    alone = nhphys.simulate(Bicycle(), 10 * DT, DT, integrator=order4, backend=backend, **START)
+    np.testing.assert_array_equal(traj.energy[:, 0], alone.energy)
+    assert "Composition" in traj.meta["integrators"][0]
+
+
+def test_bad_input_is_refused_by_name():
+    scene = Scene(name="park")
+    with pytest.raises(TypeError, match="Articulated"):
+        scene.add_articulated(BALL, speed=1.0)
+    with pytest.raises(ValueError, match="tilts gravity"):
+        scene.add_articulated(Bicycle(slope=0.05), speed=1.0)
+    with pytest.raises(ValueError, match="gravity"):
+        Scene(gravity=9.8).add_articulated(Bicycle(), speed=1.0)
+    with pytest.raises(ValueError, match="plane z = 0"):
+        scene.add_articulated(Bicycle(), ground=Plane(point=(0, 0, 0.1)), speed=1.0)
+    with pytest.raises(TypeError, match="Plane"):
+        scene.add_articulated(Bicycle(), ground=Sphere(1.0), speed=1.0)
+    with pytest.raises(ValueError, match="DLA"):
+        scene.add_articulated(Bicycle(), integrator="exp", speed=1.0)
+    with pytest.raises(TypeError, match="speed"):
+        scene.add_articulated(Bicycle(), velocity=1.0)
+    with pytest.raises(ValueError, match="'cart'.*on the constraints"):
+        scene.add_articulated(cart(), q=np.zeros(5), v=[1.0, 0.0, 0.0, 0.0, 0.0])
+    scene.add_articulated(Bicycle(), speed=1.0)
+    with pytest.raises(ValueError, match="'bicycle' twice"):
+        scene.add_articulated(Bicycle(), speed=1.0)
+
+
+def test_reference_steps_an_articulated_system_in_a_scene():
+    scene = Scene(name="ride")
+    scene.add_articulated(Bicycle(), integrator=Reference(rtol=1e-10), **START)
+    traj = scene.simulate(0.02, 0.01)
+    alone = nhphys.simulate(Bicycle(), 0.02, 0.01, integrator=Reference(rtol=1e-10), **START)
+    np.testing.assert_array_equal(traj.energy[:, 0], alone.energy)

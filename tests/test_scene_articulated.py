@@ -216,6 +216,16 @@ def test_bad_input_is_refused_by_name():
         scene.add_articulated(Bicycle(), speed=1.0)
 
 
+def test_a_scene_file_refuses_it_by_name():
+    from nhphys.scenefile.write import NotDescribable
+
+    scene, _ = park()
+    with pytest.raises(NotDescribable, match="system 'bicycle': an articulated system"):
+        scene.to_toml()
+    traj = scene.simulate(2 * DT, DT)
+    assert "scene_toml" not in traj.meta  # the run goes on without its scene file
+
+
 def test_reference_steps_an_articulated_system_in_a_scene():
     scene = Scene(name="ride")
     scene.add_articulated(Bicycle(), integrator=Reference(rtol=1e-10), **START)

@@ -43,8 +43,7 @@ SCENES = {  # name: (arguments that keep the run short, figures)
     "energy_errors": (["--runs", "10", "--t-final", "1"], ["energy_errors.png"]),
 }
 # scripts with figures only, no `scene` for the viewer
-SCRIPTS_ONLY = {"rattleback_map", "coin_fall", "energy_errors", "bicycle", "cart_figure_eight",
-                "towed_trailer"}
+SCRIPTS_ONLY = {"rattleback_map", "coin_fall", "energy_errors"}
 
 
 @pytest.mark.parametrize("name", list(SCENES))

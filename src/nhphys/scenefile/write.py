@@ -211,6 +211,9 @@ def describe_body(b, ground_names):
     from nhphys.contacts import KnifeEdgeContact, RollingContact, SuslovContact
 
     owner = f"body {b.name!r}"
+    if not hasattr(b, "contact"):  # a SceneArticulated
+        raise NotDescribable(f"system {b.name!r}: an articulated system "
+                             f"({type(b.system).__name__}) cannot be written in a scene file yet")
     body = b.body
     if getattr(b, "custom_mesh", False):
         raise NotDescribable(f"{owner}: a custom display mesh cannot be written in a scene file")

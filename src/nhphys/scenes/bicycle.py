@@ -23,6 +23,10 @@ linear solution), ``strobe.png`` (the bicycle drawn every 0.5 s) and ``diagnosti
 Run ``python -m nhphys.scenes.bicycle [--out DIR] [--dt H] [--t-final T] [--gif]``: writes the
 PNGs into ``out/bicycle/`` (with ``--gif`` also ``ride.gif`` and ``fall.gif``, rendered off
 screen) and prints their paths.
+
+``nhphys view bicycle`` steps two of them live, side by side (``scene``): one released at 5 m/s
+with a lean of 0.05 rad, which recovers, and one at 3 m/s with a lean of 0.01 rad, pedalled,
+whose weave grows and then dies away once it is past the weave speed.
 """
 
 import argparse
@@ -34,6 +38,7 @@ import nhphys
 from nhphys.errors import NewtonError
 from nhphys.forces import JointMotor
 from nhphys.integrators import DLA
+from nhphys.surfaces import Plane
 from nhphys.systems import Bicycle
 
 RUNS = {"5 m/s": {"speed": 5.0, "roll": 0.05}, "3 m/s": {"speed": 3.0, "roll": 0.01},
@@ -43,6 +48,14 @@ SLOPE = np.deg2rad(3.0)
 PEDAL_TORQUE = 14.6  # N m on the rear wheel
 STROBE_SECONDS = 4.5  # the strobe figure's time span
 STROBE_EVERY = 0.3
+
+# The viewable scene: the self-stable run and the pedalled one, 2 m apart.
+scene = nhphys.Scene(name="bicycle", camera=(-0.6, -1.0, 0.5))
+scene.add_ground(Plane(point=(12.5, -2.0, 0.0), extent=14.0), color="#b9c4a8", resolution=129)
+scene.add_articulated(Bicycle(), name="stable", color="#b3402a", **RUNS["5 m/s"])
+scene.add_articulated(Bicycle(forces=[JointMotor("rear_wheel", torque=PEDAL_TORQUE)]),
+                      name="pedalled", color="#2e86ab", position=(0.0, 2.0), **RUNS["3 m/s"])
+defaults = {"t_final": 4.0, "dt": 1e-3, "fps": 25.0, "size": (640, 400)}
 
 
 def run(bike, t_final, dt, start):

@@ -14,6 +14,8 @@ the wheel rates against their targets, the turning rate against the closed form)
 Run ``python -m nhphys.scenes.cart_figure_eight [--out DIR] [--dt H] [--gif]``: writes the PNG
 (and with ``--gif`` an animation, rendered off screen) into ``out/cart_figure_eight/`` and prints
 their paths.
+
+``nhphys view cart_figure_eight`` steps the cart live (``scene``).
 """
 
 import argparse
@@ -24,6 +26,7 @@ import numpy as np
 import nhphys
 from nhphys.forces import JointMotor, Schedule
 from nhphys.integrators import DLA
+from nhphys.surfaces import Plane
 from nhphys.systems import Articulated, Joint, Wheel
 
 RADIUS, HALF_TRACK, CASTER = 0.05, 0.15, 0.03
@@ -57,6 +60,20 @@ def cart():
     motors = [JointMotor("left", target_speed=left, gain=GAIN),
               JointMotor("right", target_speed=right, gain=GAIN)]
     return Articulated(joints, wheels, forces=motors, name="cart"), left, right
+
+
+def _viewable():
+    """The scene ``nhphys view`` shows: the cart from rest on its wheels' target rates."""
+    system = cart()[0]
+    shown = nhphys.Scene(name="cart_figure_eight", camera=(0.3, -1.0, 1.4))
+    shown.add_ground(Plane(extent=1.9), resolution=129)
+    shown.add_articulated(system, name="cart", q=np.zeros(7),
+                          v=system.rates(np.zeros(7), {3: SLOW, 4: FAST}))
+    return shown
+
+
+scene = _viewable()
+defaults = {"t_final": round(2 * CIRCLE, 1), "dt": 1e-3, "fps": 25.0, "size": (480, 400)}
 
 
 def main(argv=None):

@@ -14,6 +14,8 @@ turning rates, the hitch angle, and the energy error against ``Reference``).
 Run ``python -m nhphys.scenes.towed_trailer [--out DIR] [--dt H] [--t-final T] [--gif]``:
 writes the PNG (and with ``--gif`` an animation, rendered off screen) into
 ``out/towed_trailer/`` and prints their paths.
+
+``nhphys view towed_trailer`` steps the sleigh and its trailer live (``scene``).
 """
 
 import argparse
@@ -23,6 +25,7 @@ import numpy as np
 
 import nhphys
 from nhphys.integrators import DLA, Reference
+from nhphys.surfaces import Plane
 from nhphys.systems import Articulated, Blade, Joint, KnifeEdge
 
 MASS, INERTIA, AHEAD = 1.0, 0.02, 0.15  # the sleigh: centre of mass ahead of its blade
@@ -46,6 +49,20 @@ def towing():
     return Articulated(sleigh_joints() + [trailer],
                        blades=[Blade(2), Blade(3, point=(-TRAILER_BLADE, 0, 0))],
                        name="towing")
+
+
+def _viewable():
+    """The scene ``nhphys view`` shows: the towing run's start."""
+    pair = towing()
+    shown = nhphys.Scene(name="towed_trailer", camera=(0.2, -1.0, 1.6))
+    shown.add_ground(Plane(point=(-1.0, 0.15, 0.0), extent=1.5), resolution=129)
+    shown.add_articulated(pair, name="towing", q=np.zeros(4),
+                          v=pair.rates(np.zeros(4), {0: START["speed"], 2: START["turning"]}))
+    return shown
+
+
+scene = _viewable()
+defaults = {"t_final": 6.0, "dt": 1e-3, "fps": 25.0, "size": (480, 400)}
 
 
 def main(argv=None):

@@ -429,6 +429,7 @@ class Scene:
         self.add_ground(ground)
         color = as_color(PALETTE[len(self.bodies) % len(PALETTE)] if color is None else color)
         entry = SceneArticulated(system, values, name, color, integrator)
+        entry.ground = ground  # for its scene file
         self.bodies.append(entry)
         return entry
 

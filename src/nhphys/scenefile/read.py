@@ -817,9 +817,171 @@ def _contact(value, field, grounds):
     return _built(field, KnifeEdgeContact, surface, table.get("offset", real, 0.0)), kind
 
 
+# -- articulated systems -------------------------------------------------------------------------
+
+ARTICULATED_KEYS = ("name", "system", "initial", "color", "integrator", "ground", "forces")
+JOINT_KEYS = ("parent", "kind", "axis", "offset", "mass", "com", "inertia", "name")
+WHEEL_KEYS = ("body", "radius", "centre", "axis", "held", "sideways")
+BLADE_KEYS = ("body", "point", "direction")
+MAX_JOINTS, MAX_WHEELS, MAX_BLADES = 12, 4, 4  # those of nhphys.systems.Articulated
+BICYCLE_INITIAL = {"speed": real, "roll": real, "steer": real, "roll_rate": real,
+                   "steer_rate": real, "yaw": real, "position": vector2}
+
+
+def _bicycle_parameters(value, field):
+    """``{key: value}`` of a bicycle's ``parameters`` table (keys of
+    :data:`nhphys.systems.bicycle.BENCHMARK`, each of the benchmark's kind)."""
+    from nhphys.systems.bicycle import BENCHMARK
+
+    table = Table(value, field, tuple(BENCHMARK), "the bicycle's parameters")
+    parsers = {}
+    for key, default in BENCHMARK.items():
+        shape = np.shape(default)
+        parsers[key] = real if shape == () else matrix3 if shape == (3, 3) else vector(shape[0])
+    return table.kwargs(parsers)
+
+
+def _joint_inertia(value, field):
+    """A joint's inertia: 3 principal moments (>= 0) or a 3x3 matrix."""
+    if isinstance(value, list) and len(value) == 3 and not isinstance(value[0], list):
+        v = vector3(value, field)
+        if np.any(v < 0):
+            _fail(field, f"expected principal moments >= 0, got {_show(value)}")
+        return np.diag(v)
+    return matrix3(value, field)
+
+
+def _tree_parts(table):
+    """The joints, wheels and blades of a ``type = "tree"`` system table."""
+    from nhphys.systems.articulated import Blade, Joint, Wheel
+
+    joints = []
+    values = table_array(table.data["joints"], table.at("joints"), "a joint", MAX_JOINTS)
+    for i, value in enumerate(values):
+        field = _join(table.at("joints"), i)
+        t = Table(value, field, JOINT_KEYS, "a joint", required=("parent", "kind", "axis"))
+        joints.append(_built(field, Joint, t.get("parent", integer(-1, i - 1)),
+                             t.get("kind", choice(("revolute", "prismatic"))),
+                             **t.kwargs({"axis": nonzero3, "offset": vector3,
+                                         "mass": non_negative, "com": vector3,
+                                         "inertia": _joint_inertia, "name": name})))
+    last = max(len(joints) - 1, 0)
+    wheels = []
+    for i, value in enumerate(table_array(table.data.get("wheels", []), table.at("wheels"),
+                                          "a wheel", MAX_WHEELS)):
+        field = _join(table.at("wheels"), i)
+        t = Table(value, field, WHEEL_KEYS, "a wheel", required=("body", "radius"))
+        wheels.append(_built(field, Wheel, t.get("body", integer(0, last)),
+                             t.get("radius", positive),
+                             **t.kwargs({"centre": vector3, "axis": nonzero3,
+                                         "held": boolean, "sideways": boolean})))
+    blades = []
+    for i, value in enumerate(table_array(table.data.get("blades", []), table.at("blades"),
+                                          "a blade", MAX_BLADES)):
+        field = _join(table.at("blades"), i)
+        t = Table(value, field, BLADE_KEYS, "a blade", required=("body",))
+        blades.append(_built(field, Blade, t.get("body", integer(0, last)),
+                             **t.kwargs({"point": vector3, "direction": nonzero3})))
+    return joints, wheels, blades
+
+
+def _system(value, field, gravity, forces):
+    """The articulated system of a ``system`` table: ``type = "bicycle"`` (with optional
+    ``parameters``) or ``type = "tree"`` (``joints``, ``wheels``, ``blades``, ``name``)."""
+    from nhphys.systems import Articulated, Bicycle
+
+    if not isinstance(value, dict):
+        _fail(field, f"expected a table (a system, with a `type`), got {_show(value)}")
+    if "type" not in value:
+        _fail(_join(field, "type"), "missing; a system needs a type: \"bicycle\", \"tree\"")
+    kind = choice(("bicycle", "tree"))(value["type"], _join(field, "type"))
+    if kind == "bicycle":
+        table = Table(value, field, ("type", "parameters"), "a bicycle")
+        parameters = table.get("parameters", _bicycle_parameters, {})
+        return _built(field, Bicycle, parameters, forces=forces), kind
+    table = Table(value, field, ("type", "name", "joints", "wheels", "blades"),
+                  "a joint tree", required=("joints",))
+    joints, wheels, blades = _tree_parts(table)
+    return _built(field, Articulated, joints, wheels, gravity=gravity,
+                  name=table.get("name", name, None), forces=forces, blades=blades), kind
+
+
+def _joint_motors(value, field, budget):
+    """The ``[[bodies.forces]]`` of an articulated system: ``joint_motor`` tables."""
+    from nhphys.forces import JointMotor
+
+    motors = []
+    for i, item in enumerate(table_array(value, field, "a joint motor", MAX_FORCES)):
+        at = _join(field, i)
+        if isinstance(item, dict) and item.get("type") != "joint_motor":
+            _fail(_join(at, "type"), f"an articulated system takes joint motors only (type = "
+                                     f"\"joint_motor\"), got {_show(item.get('type'))}")
+        t = Table(item, at, ("type", "joint", "torque", "target_speed", "gain"), "a joint motor",
+                  required=("type", "joint"))
+        joint = t.data["joint"]
+        joint = integer(0, MAX_JOINTS - 1)(joint, t.at("joint")) if _is_number(joint) \
+            else name(joint, t.at("joint"))
+        motors.append(_built(at, JointMotor, joint,
+                             **t.kwargs({"torque": _schedule(1, budget),
+                                         "target_speed": _schedule(1, budget),
+                                         "gain": non_negative})))
+    return motors
+
+
+def _articulated(scene, value, field, grounds, taken, budget):
+    """A ``[[bodies]]`` table with a ``system``: :meth:`Scene.add_articulated`."""
+    table = Table(value, field, ARTICULATED_KEYS, "an articulated system",
+                  required=("system",))
+    entry_name = table.get("name", name, None)
+    forces = _joint_motors(table.data["forces"], table.at("forces"), budget) \
+        if "forces" in table else None
+    system, kind = _system(table.data["system"], table.at("system"), scene.gravity, None)
+    for i, motor in enumerate(forces or ()):  # each motor's joint, named under its field
+        joint = motor.joint
+        if isinstance(joint, str) and joint not in system.joint_names \
+                or not isinstance(joint, str) and joint >= system.n:
+            known = ", ".join(json.dumps(n) for n in system.joint_names if n)
+            _fail(_join(_join(table.at("forces"), i), "joint"),
+                  f"the system has no joint {json.dumps(joint)} ({system.n} joints: {known})")
+    if forces:
+        system, kind = _system(table.data["system"], table.at("system"), scene.gravity, forces)
+    if entry_name is None:
+        entry_name = system.name.lower()
+    if entry_name in taken:
+        _fail(table.at("name"), f"the name {json.dumps(entry_name)} is taken by "
+                                f"{taken[entry_name]}")
+    initial = {}
+    if "initial" in table:
+        parsers = BICYCLE_INITIAL if kind == "bicycle" else \
+            {"q": vector(system.n), "v": vector(system.n)}
+        initial = Table(table.data["initial"], table.at("initial"), tuple(parsers),
+                        "the initial conditions of a bicycle" if kind == "bicycle" else
+                        "the initial conditions of a joint tree").kwargs(parsers)
+    options = table.kwargs({"color": color, "integrator": integrator})
+    if "ground" in table:
+        ground = name(table.data["ground"], table.at("ground"))
+        if ground not in grounds:
+            known = ", ".join(json.dumps(g) for g in grounds) or "none"
+            _fail(table.at("ground"), f"no ground named {json.dumps(ground)} (the grounds: "
+                                      f"{known})")
+        options["ground"] = grounds[ground]
+    try:
+        scene.add_articulated(system, name=entry_name, **options, **initial)
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        message = str(exc)
+        prefix = f"Body {entry_name!r}: "
+        message = message[len(prefix):] if message.startswith(prefix) else message
+        named = [k for k in initial if f"`{k}`" in message]
+        _fail(table.at("initial") + f".{named[0]}" if len(named) == 1 else field,
+              _lower(message))
+    taken[entry_name] = field
+
+
 def _body(scene, value, field, grounds, taken, budget):
     from nhphys.bodies import RigidBody
 
+    if isinstance(value, dict) and "system" in value:
+        return _articulated(scene, value, field, grounds, taken, budget)
     table = Table(value, field, BODY_KEYS, "a body",
                   required=("mass", "inertia", "shape", "contact"))
     body_name = table.get("name", name, None)

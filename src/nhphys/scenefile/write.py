@@ -212,8 +212,7 @@ def describe_body(b, ground_names):
 
     owner = f"body {b.name!r}"
     if not hasattr(b, "contact"):  # a SceneArticulated
-        raise NotDescribable(f"system {b.name!r}: an articulated system "
-                             f"({type(b.system).__name__}) cannot be written in a scene file yet")
+        return describe_articulated(b, ground_names)
     body = b.body
     if getattr(b, "custom_mesh", False):
         raise NotDescribable(f"{owner}: a custom display mesh cannot be written in a scene file")
@@ -265,6 +264,87 @@ def describe_body(b, ground_names):
         out["initial"] = initial
     if forces:
         out["forces"] = forces
+    return out
+
+
+def _describe_tree(system):
+    """The ``system`` table of a joint tree (the inverse of the reader's ``_tree_parts``)."""
+    from nhphys.systems.articulated import Blade, Joint, Wheel
+
+    def fields(item, defaults, keys, always):
+        """The fields of ``item`` (a Joint, Wheel or Blade) that differ from ``defaults``',
+        and those in ``always``."""
+        out = {}
+        for key in keys:
+            value, default = getattr(item, key), getattr(defaults, key)
+            if isinstance(value, (bool, str, int)) and not isinstance(value, float):
+                if value != default or key in always:
+                    out[key] = value
+            elif key in always or not _same(value, default):
+                out[key] = float(value) if np.ndim(value) == 0 else _floats(value)
+        return out
+
+    out = {"type": "tree"}
+    if system.name != "Articulated":
+        out["name"] = system.name
+    out["joints"] = [fields(j, Joint(0, "revolute", ()), ("parent", "kind", "axis", "offset",
+                                                             "mass", "com", "inertia", "name"),
+                            ("parent", "kind", "axis")) for j in system.joints]
+    if system.wheels:
+        out["wheels"] = [fields(w, Wheel(0, 1.0), ("body", "radius", "centre", "axis", "held",
+                                                    "sideways"), ("body", "radius"))
+                         for w in system.wheels]
+    if system.blades:
+        out["blades"] = [fields(b, Blade(0), ("body", "point", "direction"), ("body",))
+                         for b in system.blades]
+    return out
+
+
+def describe_articulated(b, ground_names):
+    """The ``[[bodies]]`` table of an articulated system in a scene (a
+    :class:`~nhphys.scene_articulated.SceneArticulated`)."""
+    from nhphys.forces import JointMotor
+    from nhphys.systems import Bicycle
+    from nhphys.systems.bicycle import BENCHMARK
+
+    owner = f"system {b.name!r}"
+    system = b.system
+    if type(system) is Bicycle:
+        table = {"type": "bicycle"}
+        given = {k: v for k, v in system.parameters.items() if not _same(v, BENCHMARK[k])}
+        if given:
+            table["parameters"] = {k: float(v) if np.ndim(v) == 0 else _floats(v)
+                                   for k, v in given.items()}
+        start_keys = ("speed", "roll", "steer", "roll_rate", "steer_rate", "yaw", "position")
+    elif type(system).__name__ == "Articulated":
+        table = _describe_tree(system)
+        start_keys = ("q", "v")
+    else:
+        raise NotDescribable(f"{owner}: a {type(system).__name__} cannot be written as data "
+                             "(scene files describe Bicycle and Articulated)")
+    out = {"name": b.name, "system": table, "color": b.color}
+    key = integrator_name(b.integrator)
+    if key is None:
+        raise NotDescribable(f"{owner}: its integrator {b.integrator!r} has no integrator name")
+    out["integrator"] = key
+    out["ground"] = ground_names[id(b.ground)]
+    initial = {k: float(b.conditions[k]) if np.ndim(b.conditions[k]) == 0
+               else _floats(b.conditions[k]) for k in start_keys if k in b.conditions}
+    if initial:
+        out["initial"] = initial
+    motors = []
+    for i, element in enumerate(system.forces or ()):
+        if type(element) is not JointMotor:
+            raise NotDescribable(f"{owner} (forces[{i}]): a {type(element).__name__} cannot be "
+                                 "written as data")
+        motor = {"type": "joint_motor", "joint": element.joint, "gain": element.gain}
+        if element.torque is not None:
+            motor["torque"] = _force_value(element.torque, owner)
+        if element.target_speed is not None:
+            motor["target_speed"] = _force_value(element.target_speed, owner)
+        motors.append(motor)
+    if motors:
+        out["forces"] = motors
     return out
 
 

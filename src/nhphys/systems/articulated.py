@@ -294,6 +294,7 @@ class Articulated:
     initial_conditions = ARTICULATED
 
     def __init__(self, joints, wheels=(), gravity=9.81, name=None, forces=None, blades=()):
+        self.joints, self.wheels, self.blades = tuple(joints), tuple(wheels), tuple(blades)
         self._tree_arguments = tree_arguments(joints, wheels, gravity, blades)
         self.tree = JointTree(**self._tree_arguments)
         self.name = name or type(self).__name__

@@ -2,11 +2,11 @@
 screen to a GIF, an MP4 or a PNG (:func:`render_articulated`), or replayed in a window
 (:func:`play_articulated`).
 
-Each body is drawn from the tree itself: its wheels as rims with two spokes (so that their spin
-shows), its blades as thin plates, a ball at its centre of mass (sized by its mass) and a tube
-from its origin to each joint it carries. A system with an ``outline(q)`` (the bicycle's stick
-drawing) is drawn from it instead of balls and tubes. The poses come from the twin's kinematics
-of the saved ``q``; the camera follows the wheels' and blades' ground points.
+Each link is drawn with the meshes it has in a scene (:mod:`nhphys.scene_articulated`): its
+wheels as rims with two spokes (so that their spin shows), its blades as thin plates, the
+bicycle's frame and fork from its stick drawing, and for other trees a ball at each centre of
+mass and a tube to each joint. The poses come from the twin's kinematics of the saved ``q``; the
+camera follows the wheels' and blades' ground points.
 """
 
 import os
@@ -14,56 +14,12 @@ import os
 import numpy as np
 
 from nhphys.trajectory import check_writable
-from nhphys.viz._pyvista import headless, pyvista
+from nhphys.viz._pyvista import headless, polydata, pyvista
 from nhphys.viz.live import Replay
 from nhphys.viz.rendering import FORMATS, _even_size, write_frames
 from nhphys.viz.view import conserved_energy, readout
 
-WHEEL_COLOR = "#2c3e70"
 FRAME_COLOR = "#b3402a"
-BLADE_COLOR = "#6b6b6b"
-
-
-def wheel_mesh(pv, centre, axis, radius):
-    """A rim and two crossed spokes of a wheel (in its body's frame)."""
-    u = np.cross(axis, [0.0, 0.0, 1.0] if abs(axis[2]) < 0.9 else [1.0, 0.0, 0.0])
-    u = u / np.linalg.norm(u)
-    w = np.cross(axis, u)
-    t = np.linspace(0.0, 2 * np.pi, 73)
-    rim = centre + radius * (np.outer(np.cos(t), u) + np.outer(np.sin(t), w))
-    mesh = pv.lines_from_points(rim).tube(radius=0.05 * radius)
-    for spoke in (u, w):
-        mesh = mesh.merge(pv.Line(centre - radius * spoke, centre + radius * spoke)
-                          .tube(radius=0.025 * radius))
-    return mesh
-
-
-def body_meshes(system, pv):
-    """``{body: [(mesh in the body's frame, colour), ...]}`` of ``system``'s tree (without
-    balls and tubes when the system draws its own ``outline``)."""
-    tree = system.tree
-    meshes = {b: [] for b in range(tree.n)}
-    size = max([disk[3] for disk in tree.disks] + [0.1])
-    for body, centre, axis, radius, *_ in tree.disks:
-        meshes[body].append((wheel_mesh(pv, centre, axis, radius), WHEEL_COLOR))
-    for body, point, direction in tree.blades:
-        meshes[body].append((pv.Box(bounds=(-1.5 * size, 1.5 * size, -0.01 * size, 0.01 * size,
-                                            0.0, 0.4 * size))
-                             .rotate_z(np.degrees(np.arctan2(direction[1], direction[0])))
-                             .translate(point), BLADE_COLOR))
-    if hasattr(system, "outline"):
-        return meshes
-    heaviest = max(float(np.max(tree.mass)), 1e-12)
-    wheeled = {disk[0] for disk in tree.disks}
-    for b in range(tree.n):
-        if tree.mass[b] > 0 and b not in wheeled:
-            radius = size * (0.15 + 0.25 * (tree.mass[b] / heaviest) ** (1 / 3))
-            meshes[b].append((pv.Sphere(radius=radius, center=tree.com[b]), FRAME_COLOR))
-        for j in range(tree.n):
-            if tree.parent[j] == b and np.linalg.norm(tree.offset[j]) > 0:
-                meshes[b].append((pv.Line((0.0, 0.0, 0.0), tree.offset[j])
-                                  .tube(radius=0.06 * size), FRAME_COLOR))
-    return meshes
 
 
 class ArticulatedView:
@@ -97,32 +53,28 @@ class ArticulatedView:
         plotter.add_mesh(pv.Plane(center=(middle[0], middle[1], 0.0), i_size=span, j_size=span,
                                   i_resolution=cells, j_resolution=cells),
                          color="#dfe4e8", show_edges=True, edge_color="#c3cad1")
-        self.actors = {b: [plotter.add_mesh(mesh, color=color, smooth_shading=True)
-                           for mesh, color in parts]
-                       for b, parts in body_meshes(system, pv).items()}
-        self.outline = []  # the actors of the last frame's outline (a bicycle's)
+        from nhphys.scene_articulated import SceneArticulated
+
+        self.links = SceneArticulated(system, {}, "system", FRAME_COLOR, None)
+        self.actors = []
+        for j in range(len(self.links.links)):
+            points, faces, colors = self.links.link_mesh(j)
+            mesh = polydata(points, faces, pv)
+            mesh.point_data["rgb"] = colors
+            self.actors.append(plotter.add_mesh(mesh, scalars="rgb", rgb=True,
+                                                smooth_shading=True))
         self.text = plotter.add_text("", position="upper_left", font_size=10,
                                      color="black") if text else None
         self._zero = np.zeros(system.n)
 
     def show(self, q, anchor):
         """Put the bodies at the configuration ``q`` (n,) and the camera on ``anchor`` (3,)."""
-        import pyvista as pv
-
         kin = self.tree.kinematics(np.asarray(q, dtype=float), self._zero, bias=False)
-        for b, parts in self.actors.items():
+        for actor, b, com in zip(self.actors, self.links.links, self.tree.com[self.links.links]):
             pose = np.eye(4)
             pose[:3, :3] = kin["R"][b]
-            pose[:3, 3] = kin["o"][b]
-            for actor in parts:
-                actor.user_matrix = pose
-        if hasattr(self.system, "outline"):
-            for actor in self.outline:
-                self.plotter.remove_actor(actor, render=False)
-            self.outline = [self.plotter.add_mesh(pv.lines_from_points(line).tube(radius=0.015),
-                                                  color=FRAME_COLOR, smooth_shading=True)
-                            for part, line in self.system.outline(q).items()
-                            if "wheel" not in part]
+            pose[:3, 3] = kin["o"][b] + kin["R"][b] @ com  # the meshes are about the centre
+            actor.user_matrix = pose
         focus = np.asarray(anchor, dtype=float) + np.array([0.0, 0.0, 1.5 * self.scale])
         self.plotter.camera.focal_point = focus
         self.plotter.camera.position = focus + self.camera

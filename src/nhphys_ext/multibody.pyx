@@ -21,6 +21,7 @@ import numpy as np
 DEF TREE_JOINTS = 12
 DEF TREE_DISKS = 4
 DEF TREE_BLADES = 4
+DEF TREE_SUSLOV = 4
 DEF TREE_ROWS = 16
 DEF TREE_UNKNOWNS = 16
 DEF REVOLUTE = 0
@@ -51,6 +52,9 @@ cdef struct TreeData:
     int blade_body[TREE_BLADES]
     double blade_point[TREE_BLADES][3]
     double blade_direction[TREE_BLADES][3]
+    int n_suslov
+    int suslov_body[TREE_SUSLOV]
+    double suslov_axis[TREE_SUSLOV][3]
     int n_nonholonomic
     int nonholonomic_rows[TREE_ROWS]
     int n_holonomic
@@ -333,6 +337,13 @@ cdef void constraint_matrix(const TreeData* T, const Kinematics* K, double* A) n
         point_jacobian(T, K, b, P, J, 3)
         project_row(e, J, n, A + n * row)
         row += 1
+    for k in range(T.n_suslov):  # a_s . J_omega: the revolute ancestors' axes
+        b = T.suslov_body[k]
+        rotate(K.R[b], T.suslov_axis[k], a)
+        for i in range(n):
+            A[n * row + i] = dot(a, K.a[i]) if T.ancestor[b][i] and T.kind[i] == REVOLUTE \
+                else 0.0
+        row += 1
 
 
 cdef void held_gaps(const TreeData* T, const Kinematics* K, double* out) noexcept nogil:
@@ -353,12 +364,14 @@ cdef class JointTree:
     cdef readonly int m
 
     def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity,
-                 blades=()):
+                 blades=(), suslov=()):
         cdef int n = len(parent)
         cdef int j, b, k, i, row, p, horizontal
-        if n > TREE_JOINTS or len(disks) > TREE_DISKS or len(blades) > TREE_BLADES:
-            raise ValueError(f"Expected at most {TREE_JOINTS} joints, {TREE_DISKS} disks and "
-                             f"{TREE_BLADES} blades, got {n}, {len(disks)} and {len(blades)}.")
+        if n > TREE_JOINTS or len(disks) > TREE_DISKS or len(blades) > TREE_BLADES \
+                or len(suslov) > TREE_SUSLOV:
+            raise ValueError(f"Expected at most {TREE_JOINTS} joints, {TREE_DISKS} disks, "
+                             f"{TREE_BLADES} blades and {TREE_SUSLOV} Suslov rows, got {n}, "
+                             f"{len(disks)}, {len(blades)} and {len(suslov)}.")
         axis = np.asarray(axis, dtype=float)
         offset = np.asarray(offset, dtype=float)
         com = np.asarray(com, dtype=float)
@@ -420,6 +433,14 @@ cdef class JointTree:
             for i in range(3):
                 self.data.blade_point[k][i] = float(point[i])
                 self.data.blade_direction[k][i] = float(direction[i])
+            self.data.nonholonomic_rows[self.data.n_nonholonomic] = row
+            self.data.n_nonholonomic += 1
+            row += 1
+        self.data.n_suslov = len(suslov)
+        for k, (body, saxis) in enumerate(suslov):
+            self.data.suslov_body[k] = int(body)
+            for i in range(3):
+                self.data.suslov_axis[k][i] = float(saxis[i])
             self.data.nonholonomic_rows[self.data.n_nonholonomic] = row
             self.data.n_nonholonomic += 1
             row += 1

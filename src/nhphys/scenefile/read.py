@@ -823,6 +823,7 @@ ARTICULATED_KEYS = ("name", "system", "initial", "color", "integrator", "ground"
 JOINT_KEYS = ("parent", "kind", "axis", "offset", "mass", "com", "inertia", "name")
 WHEEL_KEYS = ("body", "radius", "centre", "axis", "held", "sideways")
 BLADE_KEYS = ("body", "point", "direction")
+SUSLOV_KEYS = ("body", "axis")
 MAX_JOINTS, MAX_WHEELS, MAX_BLADES = 12, 4, 4  # those of nhphys.systems.Articulated
 BICYCLE_INITIAL = {"speed": real, "roll": real, "steer": real, "roll_rate": real,
                    "steer_rate": real, "yaw": real, "position": vector2}
@@ -852,8 +853,9 @@ def _joint_inertia(value, field):
 
 
 def _tree_parts(table):
-    """The joints, wheels and blades of a ``type = "tree"`` system table."""
-    from nhphys.systems.articulated import Blade, Joint, Wheel
+    """The joints, wheels, blades and Suslov constraints of a ``type = "tree"`` system
+    table."""
+    from nhphys.systems.articulated import Blade, Joint, SuslovConstraint, Wheel
 
     joints = []
     values = table_array(table.data["joints"], table.at("joints"), "a joint", MAX_JOINTS)
@@ -882,7 +884,14 @@ def _tree_parts(table):
         t = Table(value, field, BLADE_KEYS, "a blade", required=("body",))
         blades.append(_built(field, Blade, t.get("body", integer(0, last)),
                              **t.kwargs({"point": vector3, "direction": nonzero3})))
-    return joints, wheels, blades
+    suslov = []
+    for i, value in enumerate(table_array(table.data.get("suslov", []), table.at("suslov"),
+                                          "a Suslov constraint", MAX_BLADES)):
+        field = _join(table.at("suslov"), i)
+        t = Table(value, field, SUSLOV_KEYS, "a Suslov constraint", required=("body",))
+        suslov.append(_built(field, SuslovConstraint, t.get("body", integer(0, last)),
+                             **t.kwargs({"axis": nonzero3})))
+    return joints, wheels, blades, suslov
 
 
 def _system(value, field, gravity, forces):
@@ -899,11 +908,12 @@ def _system(value, field, gravity, forces):
         table = Table(value, field, ("type", "parameters"), "a bicycle")
         parameters = table.get("parameters", _bicycle_parameters, {})
         return _built(field, Bicycle, parameters, forces=forces), kind
-    table = Table(value, field, ("type", "name", "joints", "wheels", "blades"),
+    table = Table(value, field, ("type", "name", "joints", "wheels", "blades", "suslov"),
                   "a joint tree", required=("joints",))
-    joints, wheels, blades = _tree_parts(table)
+    joints, wheels, blades, suslov = _tree_parts(table)
     return _built(field, Articulated, joints, wheels, gravity=gravity,
-                  name=table.get("name", name, None), forces=forces, blades=blades), kind
+                  name=table.get("name", name, None), forces=forces, blades=blades,
+                  suslov=suslov), kind
 
 
 def _joint_motors(value, field, budget):

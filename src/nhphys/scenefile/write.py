@@ -269,7 +269,7 @@ def describe_body(b, ground_names):
 
 def _describe_tree(system):
     """The ``system`` table of a joint tree (the inverse of the reader's ``_tree_parts``)."""
-    from nhphys.systems.articulated import Blade, Joint, Wheel
+    from nhphys.systems.articulated import Blade, Joint, SuslovConstraint, Wheel
 
     def fields(item, defaults, keys, always):
         """The fields of ``item`` (a Joint, Wheel or Blade) that differ from ``defaults``',
@@ -297,6 +297,9 @@ def _describe_tree(system):
     if system.blades:
         out["blades"] = [fields(b, Blade(0), ("body", "point", "direction"), ("body",))
                          for b in system.blades]
+    if system.suslov:
+        out["suslov"] = [fields(c, SuslovConstraint(0), ("body", "axis"), ("body",))
+                         for c in system.suslov]
     return out
 
 

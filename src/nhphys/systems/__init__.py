@@ -1,6 +1,6 @@
 """Mechanical systems: each knows its continuous equations, energy and constraint residuals."""
 
-from nhphys.systems.articulated import Articulated, Blade, Joint, Wheel
+from nhphys.systems.articulated import Articulated, Blade, Joint, SuslovConstraint, Wheel
 from nhphys.systems.bicycle import Bicycle
 from nhphys.systems.constrained import ConstrainedMechanicalSystem
 from nhphys.systems.contact_oscillator import ContactOscillator, NonReversibleContactOscillator
@@ -12,6 +12,7 @@ from nhphys.systems.vertical_disk import VerticalDisk
 
 __all__ = [
     "Articulated", "Bicycle", "Blade", "ConstrainedMechanicalSystem", "ContactOscillator", "Joint",
+    "SuslovConstraint",
     "KnifeEdge", "NonReversibleContactOscillator", "RollingBody", "RotorSleigh", "Suslov",
     "VerticalDisk", "Wheel",
 ]

@@ -139,7 +139,18 @@ class Blade:
     direction: tuple = (1.0, 0.0, 0.0)
 
 
-def tree_arguments(joints, wheels, gravity, blades=()):
+@dataclass(frozen=True)
+class SuslovConstraint:
+    """A Suslov constraint on the body of joint ``body``: its angular velocity has no component
+    along ``axis`` (in the body's frame, normalised), as the Suslov top's
+    (:class:`nhphys.systems.Suslov`). Its row ``a . J_omega`` (``a`` the axis in space) is
+    nonholonomic: it holds at each step's midpoint and at its end, as a blade's does."""
+
+    body: int
+    axis: tuple = (0.0, 0.0, 1.0)
+
+
+def tree_arguments(joints, wheels, gravity, blades=(), suslov=()):
     """The validated arguments of :class:`~nhphys.twins.multibody.JointTree`.
 
     Raises
@@ -191,9 +202,9 @@ def tree_arguments(joints, wheels, gravity, blades=()):
         mass.append(m)
         com.append(_vector(joint.com, f"joints[{j}].com"))
         inertia.append(I)
-    blades = list(blades)
-    if not wheels and not blades:
-        raise ValueError("Expected at least one Wheel or Blade.")
+    blades, suslov = list(blades), list(suslov)
+    if not wheels and not blades and not suslov:
+        raise ValueError("Expected at least one Wheel, Blade or SuslovConstraint.")
     disks = []
     for k, wheel in enumerate(wheels):
         if not isinstance(wheel, Wheel):
@@ -219,6 +230,14 @@ def tree_arguments(joints, wheels, gravity, blades=()):
             raise ValueError(f"Expected blades[{k}].direction to be level (along the plane), "
                              f"got {direction.tolist()}.")
         knives.append((blade.body, _vector(blade.point, f"blades[{k}].point"), direction))
+    spins = []
+    for k, item in enumerate(suslov):
+        if not isinstance(item, SuslovConstraint):
+            raise TypeError(f"Expected suslov[{k}] to be a SuslovConstraint, got {item!r}.")
+        if isinstance(item.body, bool) or not isinstance(item.body, (int, np.integer)) \
+                or not 0 <= item.body < n:
+            raise ValueError(f"Expected suslov[{k}].body in [0, {n}), got {item.body!r}.")
+        spins.append((item.body, _vector(item.axis, f"suslov[{k}].axis", unit=True)))
     g = np.asarray(gravity, dtype=float)
     if g.ndim == 0:
         g = float(g)
@@ -228,7 +247,8 @@ def tree_arguments(joints, wheels, gravity, blades=()):
         raise ValueError(f"Expected `gravity` to be a number (g along -z) or a finite "
                          f"3-vector, got {gravity!r}.")
     return {"parent": parent, "kind": kind, "axis": axis, "offset": offset, "mass": mass,
-            "com": com, "inertia": inertia, "disks": disks, "gravity": g, "blades": knives}
+            "com": com, "inertia": inertia, "disks": disks, "gravity": g, "blades": knives,
+            "suslov": spins}
 
 
 def check_joint_forces(forces, names):
@@ -281,21 +301,25 @@ class Articulated:
         their ``work``, and ``energy - work`` is conserved to the method's order.
     blades : sequence of Blade, optional
         Knife edges (a sleigh's runner, a trailer's).
+    suslov : sequence of SuslovConstraint, optional
+        Bodies whose angular velocity has no component along an axis fixed in them.
 
     Notes
     -----
     Integrators: ``DLA()`` (``"dla"``) and its compositions (order 2, 4, ...; the symmetric
     discrete Lagrange-d'Alembert step, kernel ``nhphys_ext.multibody``) and ``Reference``.
     Initial conditions ``q`` and ``v`` (each (n,)): every wheel and every blade's point on the
-    ground and ``v`` on the constraints, to 1e-10. At most 12 joints, 4 wheels and 4 blades,
-    and 16 joints plus constraint rows.
+    ground and ``v`` on the constraints, to 1e-10. At most 12 joints, 4 wheels, 4 blades, 4 Suslov
+    constraints, and 16 joints plus constraint rows.
     """
 
     initial_conditions = ARTICULATED
 
-    def __init__(self, joints, wheels=(), gravity=9.81, name=None, forces=None, blades=()):
+    def __init__(self, joints, wheels=(), gravity=9.81, name=None, forces=None, blades=(),
+                 suslov=()):
         self.joints, self.wheels, self.blades = tuple(joints), tuple(wheels), tuple(blades)
-        self._tree_arguments = tree_arguments(joints, wheels, gravity, blades)
+        self.suslov = tuple(suslov)
+        self._tree_arguments = tree_arguments(joints, wheels, gravity, blades, suslov)
         self.tree = JointTree(**self._tree_arguments)
         self.name = name or type(self).__name__
         self.n = self.tree.n
@@ -307,12 +331,12 @@ class Articulated:
         self.forces, self._motor_joints = check_joint_forces(forces, self.joint_names)
         self._twin_drives = self.joint_drives(_twin())
         if self.n + self.m > 16 or self.n > 12 or len(self.tree.disks) > 4 \
-                or len(self.tree.blades) > 4:
+                or len(self.tree.blades) > 4 or len(self.tree.suslov) > 4:
             raise ValueError(
-                f"Expected at most 12 joints, 4 wheels, 4 blades and 16 joints plus constraint "
-                f"rows (the step's Newton problem), got {self.n} joints, "
-                f"{len(self.tree.disks)} wheels, {len(self.tree.blades)} blades and "
-                f"{self.n} + {self.m}."
+                f"Expected at most 12 joints, 4 wheels, 4 blades, 4 Suslov constraints and 16 "
+                f"joints plus constraint rows (the step's Newton problem), got {self.n} joints, "
+                f"{len(self.tree.disks)} wheels, {len(self.tree.blades)} blades, "
+                f"{len(self.tree.suslov)} Suslov constraints and {self.n} + {self.m}."
             )
         if self.m >= self.n:
             raise ValueError(f"The {self.m} constraint rows leave no motion to {self.n} joints: "
@@ -420,10 +444,11 @@ class Articulated:
 
     def residuals(self, q, v):
         """``(|A v|_inf, the largest height of a wheel's lowest point or a blade's point above
-        the ground)`` of a state."""
+        the ground; 0 without either)`` of a state."""
         A = self.tree.constraint_matrix(q)
         kin = self.tree.kinematics(q, np.zeros(self.n), bias=False)
-        heights = [self.tree.disk_contact(kin, k)[4][2] for k in range(len(self.tree.disks))]
+        heights = [0.0] + [self.tree.disk_contact(kin, k)[4][2]
+                           for k in range(len(self.tree.disks))]
         heights += [self.tree.blade_contact(kin, k)[0][2] for k in range(len(self.tree.blades))]
         return float(np.max(np.abs(A @ v))), float(np.max(np.abs(heights)))
 

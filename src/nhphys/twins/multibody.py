@@ -139,10 +139,13 @@ class JointTree:
     blades : sequence of (body, point (3,), direction (3,))
         The knife edges: body index, the point on the ground and the unit direction of the
         blade in that body's frame (the direction level).
+    suslov : sequence of (body, axis (3,))
+        Suslov constraints: the body's angular velocity has no component along the unit
+        ``axis`` fixed in it.
     """
 
     def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity,
-                 blades=()):
+                 blades=(), suslov=()):
         self.parent = np.asarray(parent, dtype=int)
         self.kind = np.asarray(kind, dtype=int)
         self.axis = np.asarray(axis, dtype=float)
@@ -154,6 +157,7 @@ class JointTree:
                        float(r), bool(hol), bool(side)) for b, c, a, r, hol, side in disks]
         self.blades = [(int(b), np.asarray(p, dtype=float), np.asarray(d, dtype=float))
                        for b, p, d in blades]
+        self.suslov = [(int(b), np.asarray(a, dtype=float)) for b, a in suslov]
         g = np.asarray(gravity, dtype=float)
         self.gravity_vector = np.array([0.0, 0.0, -float(g)]) if g.ndim == 0 else g.copy()
         self.gravity = float(np.linalg.norm(self.gravity_vector))
@@ -177,8 +181,9 @@ class JointTree:
             if holonomic:
                 self.holonomic_rows.append(row)
                 row += 1
-        self.nonholonomic_rows += list(range(row, row + len(self.blades)))
-        self.m = row + len(self.blades)
+        rows = len(self.blades) + len(self.suslov)
+        self.nonholonomic_rows += list(range(row, row + rows))
+        self.m = row + rows
         self.held_disks = [k for k, disk in enumerate(self.disks) if disk[4]]
         # horizontal slides of the whole tree (prismatic joints along the plane, from the
         # ground): nothing but the positions depends on them, so the steps evaluate the tree
@@ -409,7 +414,8 @@ class JointTree:
 
         The rows of a disk are ``e . J_P`` for ``e = e_x, e_y`` (or only its rolling direction
         ``f = a x e_z / |a x e_z|``, when its sideways row is left to another wheel), then
-        ``e_z`` if held; a blade's is ``e . J_P`` for its sideways direction ``e``. With ``b_P``
+        ``e_z`` if held; a blade's is ``e . J_P`` for its sideways direction ``e``; a Suslov
+        constraint's is ``a . J_omega`` for its axis ``a`` in space. With ``b_P``
         the acceleration bias of the material point at ``P``, a row's bias is ``e . b_P +
         de/dt . v_P`` (``v_P = J_P v``: zero when all of ``P``'s rows hold, not when the
         sideways row is left out).
@@ -442,6 +448,12 @@ class JointTree:
             J = self.point_jacobian(kin, body, P)
             rows.append(e @ J)
             out.append((e @ self.point_bias(kin, body, P) if bias else 0.0) + edot @ (J @ v))
+        for body, axis in self.suslov:
+            # a . omega = 0 with a = R axis: its rate (omega x a) . omega + a . domega/dt
+            # = a . (J_omega dv/dt + gamma), the first term zero
+            a = kin["R"][body] @ axis
+            rows.append(a @ self.angular_jacobian(kin, body))
+            out.append(a @ kin["gamma"][body] if bias else 0.0)
         return np.vstack(rows), np.array(out)
 
     def accelerations(self, q, v, Q=None):

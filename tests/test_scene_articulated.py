@@ -255,7 +255,12 @@ initial = { speed = 4.0 }
      "bodies[0].system.parameters.trial", "did you mean `trail`"),
     (("{ type = \"bicycle\" }",
       "{ type = \"bicycle\", parameters = { rear_wheel_radius = -0.3 } }"),
-     "bodies[0].system", "rear_wheel_radius"),
+     "bodies[0].system.parameters.rear_wheel_radius", "rear_wheel_radius"),
+    (("{ speed = 4.0 }", "{ roll = 2.0 }"), "bodies[0].initial.roll", "|roll| < pi/2"),
+    (("initial = { speed = 4.0 }", "initial = { speed = 4.0 }\nintegrator = \"exp\""),
+     "bodies[0].integrator", "\"dla\" or \"reference\""),
+    (("initial = { speed = 4.0 }", "initial = { speed = 4.0 }\nforces = [{ joint = \"steer\" }]"),
+     "bodies[0].forces[0].type", "missing"),
     (("{ speed = 4.0 }", "{ speed = 4.0, q = [0.0] }"), "bodies[0].initial.q",
      "unknown key"),
     (("{ speed = 4.0 }", "{ speed = \"fast\" }"), "bodies[0].initial.speed",
@@ -342,3 +347,90 @@ def test_reference_steps_an_articulated_system_in_a_scene():
     traj = scene.simulate(0.02, 0.01)
     alone = nhphys.simulate(Bicycle(), 0.02, 0.01, integrator=Reference(rtol=1e-10), **START)
     np.testing.assert_array_equal(traj.energy[:, 0], alone.energy)
+
+
+def test_review_cases_names_types_colours_and_empty_frames():
+    """Link names stay unique in a scene, library values of numpy types write files that read
+    back, a refused colour leaves no ground behind, an interrupted call with no frame yet gives
+    empty link fields, and an inward plane is no floor."""
+    scene, entry = park()
+    with pytest.raises(ValueError, match="bicycle.rear_wheel"):
+        scene.add_body(BALL, nhphys.RollingContact(scene.grounds[0]["surface"]),
+                       name="bicycle.rear_wheel")
+    joints = list(cart().joints)
+    joints[3] = Joint(np.int64(2), "revolute", (0, 1, 0), offset=(0, 0.2, 0), mass=0.3,
+                      inertia=np.diag([1.5e-3, 3e-3, 1.5e-3]), name="body4")
+    with pytest.raises(ValueError, match="two of its links would have one name"):
+        Scene().add_articulated(Articulated(joints[:4] + [Joint(2, "revolute", (0, 1, 0),
+                                                                offset=(0, -0.2, 0),
+                                                                mass=0.3, name=None)],
+                                            [Wheel(3, 0.1), Wheel(np.int64(4), 0.1,
+                                                                  sideways=np.False_)]),
+                                q=np.zeros(5), v=np.zeros(5))
+    odd = Articulated(joints[:4] + [Joint(2, "revolute", (0, 1, 0), offset=(0, -0.2, 0),
+                                          mass=2, inertia=np.eye(3) * 1e-3, name="right")],
+                      [Wheel(3, 0.1, held=0), Wheel(np.int64(4), 1 / 10, sideways=np.False_)])
+    yard = Scene(name="yard")
+    yard.add_articulated(odd, q=np.zeros(5), v=np.zeros(5))
+    text = yard.to_toml()
+    assert Scene.from_toml(text).to_toml() == text
+    before = len(Scene().grounds)
+    empty = Scene()
+    with pytest.raises(ValueError, match="colour"):
+        empty.add_articulated(Bicycle(), color="no-such-colour", speed=1.0)
+    assert len(empty.grounds) == before == 0
+    fields = entry.fields({k: np.zeros((0,) + s) for k, s in
+                           (("q", (8,)), ("v", (8,)), ("energy", ()), ("work", ()),
+                            ("constraint_residual", ()), ("contacts", (2, 3)))})
+    assert fields["position"].shape == (0, 4, 3) and fields["R"].shape == (0, 4, 3, 3)
+    with pytest.raises(ValueError, match="plane z = 0"):
+        Scene().add_articulated(Bicycle(), ground=Plane(orientation="inward"), speed=1.0)
+
+
+def test_the_cli_renders_a_saved_articulated_run_with_its_scene(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "bike.npz"
+    subprocess.run([sys.executable, "-m", "nhphys", "run", "bicycle", "--t-final", "0.2",
+                    "--out", str(out), "--no-render", "--no-progress"], check=True,
+                   capture_output=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "nhphys", "render", str(out), "--scene",
+                           "bicycle", "--png", str(tmp_path / "bike.png")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "bike.png").stat().st_size > 0
+
+
+def test_a_file_cannot_ask_for_unbounded_link_meshes():
+    from nhphys.scenefile import SceneFileError
+
+    one = "[[bodies]]\nname = \"b{i}\"\nsystem = {{ type = \"bicycle\" }}\n"
+    text = "".join(one.format(i=i) for i in range(400))
+    with pytest.raises(SceneFileError, match="display mesh vertices"):
+        Scene.from_toml(text)
+
+
+def test_mesh_primitives_are_closed_and_outward():
+    from nhphys import mesh_primitives as prim
+
+    def volume(points, faces):
+        a, b, c = points[faces[:, 0]], points[faces[:, 1]], points[faces[:, 2]]
+        return np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6
+
+    # the inscribed n-gon has area (n/2) r^2 sin(2 pi/n): a prism for the cylinder, swept
+    # along the inscribed 256-gon of the ring's circle for the torus (exact, to round-off)
+    def polygon(n, r):
+        return n / 2 * r**2 * np.sin(2 * np.pi / n)
+
+    assert volume(*prim.cylinder([1, 2, 0], [0, 1, 2], 0.5, 64)) == pytest.approx(
+        polygon(64, 0.5) * np.sqrt(6.0), rel=1e-12)  # length |(-1, -1, 2)|
+    assert volume(*prim.torus([1, 0, 0], [0, 1, 1], 1.0, 0.1, 256, 64)) == pytest.approx(
+        polygon(64, 0.1) * 256 * np.sin(2 * np.pi / 256), rel=1e-12)
+    assert volume(*prim.sphere([0, 1, 0], 2.0, 128, 256)) == pytest.approx(
+        4 / 3 * np.pi * 8, rel=1e-3)
+    assert volume(*prim.box([1, 2, 3], [0, 0, 0])) == pytest.approx(6.0)  # corners either way
+    with pytest.raises(ValueError, match="nonzero axis"):
+        prim.cylinder([1, 1, 1], [1, 1, 1], 0.1)
+    with pytest.raises(ValueError, match="rings and sectors >= 3"):
+        prim.sphere([0, 0, 0], 1.0, rings=2)

@@ -415,7 +415,7 @@ def cmd_run(args):
 
     plan = plan_run(args)
     scene, out = plan.scene, plan.out
-    print(f"{scene.name}: {len(scene.bodies)} body(ies), t_final = {plan.t_final:g} s, "
+    print(f"{scene.name}: {len(scene.body_names)} body(ies), t_final = {plan.t_final:g} s, "
           f"dt = {plan.dt:g} s ({os.path.relpath(plan.path)})")
     folder, make = plan.make_folder or (None, False)
     start = time.perf_counter()
@@ -540,8 +540,8 @@ def plan_render(args):
     if "R" not in traj.fields and "pose" not in traj.fields:
         raise UsageError(f"the run in {source!r} has no poses to draw (no field `R` or `pose`)")
     scene = load_scene(args.scene)[0] if args.scene else None
-    if scene is not None and len(scene.bodies) != len(traj.body_names):
-        raise UsageError(f"--scene has {len(scene.bodies)} bodies; the run has "
+    if scene is not None and len(scene.body_names) != len(traj.body_names):
+        raise UsageError(f"--scene has {len(scene.body_names)} bodies; the run has "
                          f"{len(traj.body_names)} ({traj.body_names})")
     targets = [(p, flag, suffix) for p, flag, suffix in
                ((args.gif, "--gif", ".gif"), (args.mp4, "--mp4", ".mp4"),
@@ -669,7 +669,7 @@ def cmd_bench(args):
     with tempfile.TemporaryDirectory() as tmp:
         info = viz.render(scene, traj, os.path.join(tmp, "bench.gif"), fps=fps,
                           size=args.size or (640, 480), max_frames=frames)
-    print(f"{scene.name}: {len(scene.bodies)} body(ies)")
+    print(f"{scene.name}: {len(scene.body_names)} body(ies)")
     print(f"  stepping: {steps} body-steps in {sim:.3f} s ({steps / sim:,.0f} body-steps/s)")
     print(f"  rendering: {info['frames']} frames at {info['size'][0]}x{info['size'][1]} in "
           f"{info['seconds']:.2f} s ({1000 * info['seconds'] / info['frames']:.1f} ms/frame)")

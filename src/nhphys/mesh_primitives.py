@@ -14,7 +14,10 @@ import numpy as np
 def _frame(axis):
     """Two unit vectors ``u``, ``w`` (3,) with ``(u, w, axis / |axis|)`` right-handed."""
     k = np.asarray(axis, dtype=float)
-    k = k / np.linalg.norm(k)
+    size = np.linalg.norm(k)
+    if not size > 0:
+        raise ValueError(f"Expected a nonzero axis, got {k.tolist()}.")
+    k = k / size
     u = np.cross(k, [1.0, 0.0, 0.0] if abs(k[0]) < 0.9 else [0.0, 1.0, 0.0])
     u /= np.linalg.norm(u)
     return u, np.cross(k, u)
@@ -64,7 +67,9 @@ def torus(center, axis, radius, tube, segments=48, sides=10):
 
 
 def sphere(center, radius, rings=10, sectors=16):
-    """A UV sphere."""
+    """A UV sphere (``rings`` >= 3, ``sectors`` >= 3)."""
+    if rings < 3 or sectors < 3:
+        raise ValueError(f"Expected rings and sectors >= 3, got {rings} and {sectors}.")
     theta = np.pi * np.arange(1, rings) / rings
     phi = 2 * np.pi * np.arange(sectors) / sectors
     ring = np.stack([np.sin(theta)[:, None] * np.cos(phi), np.sin(theta)[:, None] * np.sin(phi),
@@ -83,6 +88,7 @@ def sphere(center, radius, rings=10, sectors=16):
 def box(low, high):
     """An axis-aligned box between the corners ``low`` (3,) and ``high`` (3,)."""
     low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    low, high = np.minimum(low, high), np.maximum(low, high)  # outward whichever way given
     corners = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=float)
     points = low + corners * (high - low)
     faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],

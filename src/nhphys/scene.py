@@ -109,9 +109,9 @@ def _as_name(value, name):
 
 
 def _is_floor(plane):
-    """Whether ``plane`` is the plane ``z = 0`` with its normal up."""
+    """Whether ``plane`` is the plane ``z = 0`` with its normal up, its bodies above it."""
     return bool(np.allclose(plane.unit_normal, [0.0, 0.0, 1.0], rtol=0, atol=1e-15)
-                and abs(plane.point0[2]) <= 1e-15)
+                and abs(plane.point0[2]) <= 1e-15 and plane.orientation == 1)
 
 
 def _named(exc, body_name):
@@ -297,7 +297,7 @@ class Scene:
             )
         if not isinstance(contact, Contact):
             raise TypeError(f"Expected `contact` to be {contact_names}, got {contact!r}.")
-        taken = {b.name for b in self.bodies}
+        taken = {b.name for b in self.bodies} | set(self.body_names)
         if name is None:
             name = getattr(body, "name", None) or "body"
             base, k = name, len(self.bodies)
@@ -426,10 +426,10 @@ class Scene:
             system.state(**conditions.start_arguments(system, values))
         except (TypeError, ValueError) as exc:
             raise _named(exc, name) from exc
-        self.add_ground(ground)
         color = as_color(PALETTE[len(self.bodies) % len(PALETTE)] if color is None else color)
         entry = SceneArticulated(system, values, name, color, integrator)
         entry.ground = ground  # for its scene file
+        self.add_ground(ground)
         self.bodies.append(entry)
         return entry
 

@@ -88,6 +88,9 @@ class SceneArticulated:
         labels = getattr(system, "link_labels", {})
         self.names = [f"{name}.{labels.get(b) or system.joint_names[b] or f'body{b}'}"
                       for b in self.links]
+        if len(set(self.names)) != len(self.names):
+            raise ValueError(f"System {name!r}: two of its links would have one name "
+                             f"({self.names}); name its joints.")
         self._com = np.array([tree.com[b] for b in self.links], dtype=float).reshape(-1, 3)
 
     def __repr__(self):
@@ -109,7 +112,8 @@ class SceneArticulated:
             R[i] = kin["R"][self.links]
             position[i] = kin["o"][self.links] + np.einsum("lij,lj->li", R[i], self._com)
             omega[i] = np.einsum("lji,lj->li", R[i], kin["omega"][self.links])
-        contacts = np.asarray(saved["contacts"], dtype=float).reshape(k, -1, 3)
+        contacts = np.asarray(saved["contacts"], dtype=float).reshape(
+            k, len(tree.disks) + len(tree.blades), 3)
         for j, b in enumerate(self.links):
             index = self._wheel_of.get(b, self._blade_of.get(b))
             if index is None:

@@ -824,7 +824,7 @@ JOINT_KEYS = ("parent", "kind", "axis", "offset", "mass", "com", "inertia", "nam
 WHEEL_KEYS = ("body", "radius", "centre", "axis", "held", "sideways")
 BLADE_KEYS = ("body", "point", "direction")
 SUSLOV_KEYS = ("body", "axis")
-MAX_JOINTS, MAX_WHEELS, MAX_BLADES = 12, 4, 4  # those of nhphys.systems.Articulated
+MAX_JOINTS, MAX_BLADES = 12, 4  # those of nhphys.systems.Articulated (4 wheels, blades, ...)
 BICYCLE_INITIAL = {"speed": real, "roll": real, "steer": real, "roll_rate": real,
                    "steer_rate": real, "yaw": real, "position": vector2}
 
@@ -861,36 +861,36 @@ def _tree_parts(table):
     values = table_array(table.data["joints"], table.at("joints"), "a joint", MAX_JOINTS)
     for i, value in enumerate(values):
         field = _join(table.at("joints"), i)
-        t = Table(value, field, JOINT_KEYS, "a joint", required=("parent", "kind", "axis"))
-        joints.append(_built(field, Joint, t.get("parent", integer(-1, i - 1)),
-                             t.get("kind", choice(("revolute", "prismatic"))),
+        t = Table(value, field, JOINT_KEYS, "a joint", required=("parent", "kind"))
+        kind = t.get("kind", choice(("revolute", "prismatic", "fixed")))
+        if kind != "fixed" and "axis" not in t:
+            _fail(t.at("axis"), f"missing; a {kind} joint needs an axis")
+        joints.append(_built(field, Joint, t.get("parent", integer(-1, i - 1)), kind,
                              **t.kwargs({"axis": nonzero3, "offset": vector3,
                                          "mass": non_negative, "com": vector3,
                                          "inertia": _joint_inertia, "name": name})))
     last = max(len(joints) - 1, 0)
-    wheels = []
-    for i, value in enumerate(table_array(table.data.get("wheels", []), table.at("wheels"),
-                                          "a wheel", MAX_WHEELS)):
-        field = _join(table.at("wheels"), i)
-        t = Table(value, field, WHEEL_KEYS, "a wheel", required=("body", "radius"))
-        wheels.append(_built(field, Wheel, t.get("body", integer(0, last)),
-                             t.get("radius", positive),
-                             **t.kwargs({"centre": vector3, "axis": nonzero3,
-                                         "held": boolean, "sideways": boolean})))
-    blades = []
-    for i, value in enumerate(table_array(table.data.get("blades", []), table.at("blades"),
-                                          "a blade", MAX_BLADES)):
-        field = _join(table.at("blades"), i)
-        t = Table(value, field, BLADE_KEYS, "a blade", required=("body",))
-        blades.append(_built(field, Blade, t.get("body", integer(0, last)),
-                             **t.kwargs({"point": vector3, "direction": nonzero3})))
-    suslov = []
-    for i, value in enumerate(table_array(table.data.get("suslov", []), table.at("suslov"),
-                                          "a Suslov constraint", MAX_BLADES)):
-        field = _join(table.at("suslov"), i)
-        t = Table(value, field, SUSLOV_KEYS, "a Suslov constraint", required=("body",))
-        suslov.append(_built(field, SuslovConstraint, t.get("body", integer(0, last)),
-                             **t.kwargs({"axis": nonzero3})))
+
+    def attached(key, what, keys, make, options, required=None):
+        """The ``key`` array: each ``make(body, *required values, **options)``, on a joint's
+        body."""
+        out = []
+        for i, value in enumerate(table_array(table.data.get(key, []), table.at(key), what,
+                                              MAX_BLADES)):
+            field = _join(table.at(key), i)
+            t = Table(value, field, keys, what, required=("body",) + tuple(required or ()))
+            given = [t.get(k, parse) for k, parse in (required or {}).items()]
+            out.append(_built(field, make, t.get("body", integer(0, last)), *given,
+                              **t.kwargs(options)))
+        return out
+
+    wheels = attached("wheels", "a wheel", WHEEL_KEYS, Wheel,
+                      {"centre": vector3, "axis": nonzero3, "held": boolean,
+                       "sideways": boolean}, {"radius": positive})
+    blades = attached("blades", "a blade", BLADE_KEYS, Blade,
+                      {"point": vector3, "direction": nonzero3})
+    suslov = attached("suslov", "a Suslov constraint", SUSLOV_KEYS, SuslovConstraint,
+                      {"axis": nonzero3})
     return joints, wheels, blades, suslov
 
 
@@ -907,7 +907,12 @@ def _system(value, field, gravity, forces):
     if kind == "bicycle":
         table = Table(value, field, ("type", "parameters"), "a bicycle")
         parameters = table.get("parameters", _bicycle_parameters, {})
-        return _built(field, Bicycle, parameters, forces=forces), kind
+        try:
+            return Bicycle(parameters, forces=forces), kind
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            named = [k for k in parameters if re.search(rf"(?<!\w){k}(?!\w)", str(exc))]
+            _fail(_join(table.at("parameters"), named[0]) if len(named) == 1 else field,
+                  _lower(str(exc)))
     table = Table(value, field, ("type", "name", "joints", "wheels", "blades", "suslov"),
                   "a joint tree", required=("joints",))
     joints, wheels, blades, suslov = _tree_parts(table)
@@ -923,6 +928,9 @@ def _joint_motors(value, field, budget):
     motors = []
     for i, item in enumerate(table_array(value, field, "a joint motor", MAX_FORCES)):
         at = _join(field, i)
+        if isinstance(item, dict) and "type" not in item:
+            _fail(_join(at, "type"), "missing; an articulated system's force element is a "
+                                     "joint motor: type = \"joint_motor\"")
         if isinstance(item, dict) and item.get("type") != "joint_motor":
             _fail(_join(at, "type"), f"an articulated system takes joint motors only (type = "
                                      f"\"joint_motor\"), got {_show(item.get('type'))}")
@@ -967,21 +975,38 @@ def _articulated(scene, value, field, grounds, taken, budget):
         initial = Table(table.data["initial"], table.at("initial"), tuple(parsers),
                         "the initial conditions of a bicycle" if kind == "bicycle" else
                         "the initial conditions of a joint tree").kwargs(parsers)
-    options = table.kwargs({"color": color, "integrator": integrator})
+    options = table.kwargs({"color": color})
+    chosen = table.get("integrator", integrator, "dla")
+    if chosen not in ("dla", "reference"):
+        _fail(table.at("integrator"), f"an articulated system steps by \"dla\" or "
+                                      f"\"reference\", got {json.dumps(chosen)}")
+    options["integrator"] = chosen
     if "ground" in table:
         ground = name(table.data["ground"], table.at("ground"))
         if ground not in grounds:
             known = ", ".join(json.dumps(g) for g in grounds) or "none"
             _fail(table.at("ground"), f"no ground named {json.dumps(ground)} (the grounds: "
                                       f"{known})")
+        from nhphys.scene import _is_floor
+        from nhphys.surfaces import Plane
+
+        if not isinstance(grounds[ground], Plane) or not _is_floor(grounds[ground]):
+            _fail(table.at("ground"), f"{json.dumps(ground)} is not the plane z = 0 with its "
+                                      "normal up, on which an articulated system rolls")
         options["ground"] = grounds[ground]
+    # the links' display meshes, counted as bodies of the default resolution
+    links = sum(1 for b in range(system.n) if system.tree.mass[b] > 0
+                or system.tree.inertia[b].any()) + len(system.tree.disks) + len(system.tree.blades)
+    budget.take("display", max(links, 1) * DEFAULT_RESOLUTION["body"] ** 2, field)
     try:
         scene.add_articulated(system, name=entry_name, **options, **initial)
     except (ValueError, TypeError, ArithmeticError) as exc:
         message = str(exc)
-        prefix = f"Body {entry_name!r}: "
-        message = message[len(prefix):] if message.startswith(prefix) else message
-        named = [k for k in initial if f"`{k}`" in message]
+        for prefix in (f"Body {entry_name!r}: ", f"System {entry_name!r}: "):
+            message = message[len(prefix):] if message.startswith(prefix) else message
+        # the initial condition the refusal names: in backquotes, else as a word
+        named = [k for k in initial if f"`{k}`" in message] or \
+            [k for k in initial if re.search(rf"(?<![\w.(]){re.escape(k)}(?![\w)])", message)]
         _fail(table.at("initial") + f".{named[0]}" if len(named) == 1 else field,
               _lower(message))
     taken[entry_name] = field

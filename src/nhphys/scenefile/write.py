@@ -272,14 +272,20 @@ def _describe_tree(system):
     from nhphys.systems.articulated import Blade, Joint, SuslovConstraint, Wheel
 
     def fields(item, defaults, keys, always):
-        """The fields of ``item`` (a Joint, Wheel or Blade) that differ from ``defaults``',
-        and those in ``always``."""
+        """The fields of ``item`` (a Joint, Wheel, Blade or SuslovConstraint) that differ
+        from ``defaults``', and those in ``always``, each as the reader's type: integers,
+        booleans, strings, floats and arrays of floats."""
         out = {}
         for key in keys:
             value, default = getattr(item, key), getattr(defaults, key)
-            if isinstance(value, (bool, str, int)) and not isinstance(value, float):
-                if value != default or key in always:
-                    out[key] = value
+            if key in ("parent", "body"):
+                out[key] = int(value)
+            elif key in ("held", "sideways"):
+                if bool(value) != default:
+                    out[key] = bool(value)
+            elif key in ("kind", "name"):
+                if value and value != default or key in always:
+                    out[key] = str(value)
             elif key in always or not _same(value, default):
                 out[key] = float(value) if np.ndim(value) == 0 else _floats(value)
         return out
@@ -287,9 +293,10 @@ def _describe_tree(system):
     out = {"type": "tree"}
     if system.name != "Articulated":
         out["name"] = system.name
-    out["joints"] = [fields(j, Joint(0, "revolute", ()), ("parent", "kind", "axis", "offset",
-                                                             "mass", "com", "inertia", "name"),
-                            ("parent", "kind", "axis")) for j in system.joints]
+    out["joints"] = [fields(j, Joint(0, "revolute"), ("parent", "kind", "axis", "offset",
+                                                      "mass", "com", "inertia", "name"),
+                            ("kind",) if j.kind == "fixed" else ("kind", "axis"))
+                     for j in system.joints]
     if system.wheels:
         out["wheels"] = [fields(w, Wheel(0, 1.0), ("body", "radius", "centre", "axis", "held",
                                                     "sideways"), ("body", "radius"))

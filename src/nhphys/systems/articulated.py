@@ -71,9 +71,12 @@ class Joint:
     ----------
     parent : int
         Index of the parent joint (whose body this joint is attached to), ``-1`` for the ground.
-    kind : {"revolute", "prismatic"}
+    kind : {"revolute", "prismatic", "fixed"}
+        A fixed joint has no coordinate: its body is welded to its parent's, with the parent's
+        axes, at ``offset`` (the tree merges the two bodies; see :func:`tree_arguments`).
     axis : array_like, shape (3,)
-        Direction of the axis in the parent body's frame (normalised).
+        Direction of the axis in the parent body's frame (normalised); unused by a fixed
+        joint.
     offset : array_like, shape (3,)
         The joint's origin in the parent body's frame; the moved body's frame has its origin
         there and the parent's axes when the joint's coordinate is zero.
@@ -88,7 +91,7 @@ class Joint:
 
     parent: int
     kind: str
-    axis: tuple
+    axis: tuple = ()
     offset: tuple = (0.0, 0.0, 0.0)
     mass: float = 0.0
     com: tuple = (0.0, 0.0, 0.0)
@@ -150,58 +153,141 @@ class SuslovConstraint:
     axis: tuple = (0.0, 0.0, 1.0)
 
 
+def _checked_joint(j, joint):
+    """Joint ``j`` as a dict of checked values (``axis`` None for a fixed joint)."""
+    if not isinstance(joint, Joint):
+        raise TypeError(f"Expected joints[{j}] to be a Joint, got {joint!r}.")
+    p = joint.parent
+    if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+        raise TypeError(f"Expected joints[{j}].parent to be an int, got {p!r}.")
+    if p == j:
+        raise ValueError(f"joints[{j}] is attached to its own body: a joint joins a body to "
+                         "its parent's.")
+    if not -1 <= p < j:
+        raise ValueError(
+            f"joints[{j}].parent is {p}: expected -1 (the ground) or an earlier joint. "
+            "A joint tree lists parents first and gives each body one parent, so closed "
+            "kinematic loops cannot be built."
+        )
+    if joint.kind not in KINDS and joint.kind != "fixed":
+        raise ValueError(f"Expected joints[{j}].kind in {sorted(KINDS) + ['fixed']}, got "
+                         f"{joint.kind!r}.")
+    m = float(joint.mass)
+    if not np.isfinite(m) or m < 0:
+        raise ValueError(f"Expected joints[{j}].mass to be finite and >= 0, got {m!r}.")
+    I = np.asarray(joint.inertia, dtype=float)
+    if I.shape != (3, 3) or not np.all(np.isfinite(I)) or np.max(np.abs(I - I.T)) > 1e-12 * \
+            max(1.0, np.max(np.abs(I))):
+        raise ValueError(f"Expected joints[{j}].inertia to be a symmetric 3x3 matrix.")
+    eig = np.linalg.eigvalsh(I)
+    scale = max(1.0, eig[-1])
+    if eig[0] < -1e-14 * scale or eig[0] + eig[1] < eig[2] - 1e-12 * scale:
+        raise ValueError(f"Expected joints[{j}].inertia to be a body's (positive "
+                         f"semi-definite, triangle inequality), got moments {eig.tolist()}.")
+    axis = None if joint.kind == "fixed" else _vector(joint.axis, f"joints[{j}].axis", unit=True)
+    return {"parent": int(p), "kind": joint.kind, "axis": axis,
+            "offset": _vector(joint.offset, f"joints[{j}].offset"), "mass": m,
+            "com": _vector(joint.com, f"joints[{j}].com"), "inertia": I}
+
+
+def _shifted(d, x):
+    """``x + d``, and ``x`` itself (its zeros' signs kept) when ``d`` is zero."""
+    return x + d if d.any() else x
+
+
+def merge_fixed(checked):
+    """The moving joints of a tree whose ``checked`` joints (dicts of :func:`_checked_joint`)
+    may be fixed, each fixed joint's body merged into the body it is welded to.
+
+    A fixed joint ``j`` on the body of joint ``p`` puts its body's frame at ``offset_j`` in
+    ``p``'s frame, with ``p``'s axes; so every point ``x`` of ``j``'s frame is ``x +
+    offset_j`` in ``p``'s (and on up a chain of fixed joints, to the first moving body or the
+    ground). The merged body has the total mass, the mass-weighted centre of mass ``c``, and
+    the inertia about ``c`` by the parallel-axis theorem, ``sum_i I_i + m_i (|d_i|^2 1 - d_i
+    d_i^T)`` with ``d_i = c_i - c``. Joints on a fixed joint's body hang from the merged body at
+    their offsets shifted the same way. A body with nothing fixed to it keeps its values as
+    given, bit for bit.
+
+    Returns
+    -------
+    moving : list of dict
+        The revolute and prismatic joints, re-indexed (parents, offsets and mass properties
+        in the merged bodies).
+    host : list of int
+        For every joint, the index among ``moving`` of the body its body is part of (``-1``:
+        welded to the ground).
+    shift : list of ndarray, shape (3,)
+        For every joint, where its body frame's origin is in that body's frame.
+    """
+    moving, host, shift = [], [], []
+    parts = []  # per moving body: (mass, com, inertia) of the bodies merged into it
+    for joint in checked:
+        p = joint["parent"]
+        above = host[p] if p >= 0 else -1
+        base = shift[p] if p >= 0 else np.zeros(3)
+        if joint["kind"] == "fixed":
+            host.append(above)
+            shift.append(base + joint["offset"])
+            if above >= 0:
+                parts[above].append((joint["mass"], shift[-1] + joint["com"], joint["inertia"]))
+            continue
+        host.append(len(moving))
+        shift.append(np.zeros(3))
+        moving.append(dict(joint, parent=above, offset=_shifted(base, joint["offset"])))
+        parts.append([(joint["mass"], joint["com"], joint["inertia"])])
+    for body, pieces in zip(moving, parts):
+        if len(pieces) == 1:
+            continue
+        total = sum(m for m, _, _ in pieces)
+        c = (sum(m * x for m, x, _ in pieces) / total if total > 0 else pieces[0][1])
+        inertia = np.zeros((3, 3))
+        for m, x, I in pieces:
+            d = x - c
+            inertia += I + m * (d @ d * np.eye(3) - np.outer(d, d))
+        body.update(mass=total, com=c, inertia=inertia)
+    return moving, host, shift
+
+
 def tree_arguments(joints, wheels, gravity, blades=(), suslov=()):
-    """The validated arguments of :class:`~nhphys.twins.multibody.JointTree`.
+    """The validated arguments of :class:`~nhphys.twins.multibody.JointTree`, fixed joints
+    merged away (:func:`merge_fixed`): the tree's bodies and coordinates are the revolute and
+    prismatic joints', in order; wheels, blades and Suslov constraints on a fixed joint's body
+    go to the body it is welded to.
 
     Raises
     ------
     ValueError
         A joint attached to itself or to a later joint (a closed loop or an unordered tree:
         each body has one parent, listed before it), an unknown kind, a zero axis, a negative
-        mass, an inertia that is not a body's, a wheel on a missing body or of radius <= 0.
+        mass, an inertia that is not a body's, a wheel on a missing body, on a body welded to
+        the ground or of radius <= 0, no moving joint.
     """
     joints, wheels = list(joints), list(wheels)
     if not joints:
         raise ValueError("Expected at least one joint.")
-    n = len(joints)
-    parent, kind, axis, offset, mass, com, inertia = [], [], [], [], [], [], []
-    for j, joint in enumerate(joints):
-        if not isinstance(joint, Joint):
-            raise TypeError(f"Expected joints[{j}] to be a Joint, got {joint!r}.")
-        p = joint.parent
-        if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
-            raise TypeError(f"Expected joints[{j}].parent to be an int, got {p!r}.")
-        if p == j:
-            raise ValueError(f"joints[{j}] is attached to its own body: a joint joins a body to "
-                             "its parent's.")
-        if not -1 <= p < j:
-            raise ValueError(
-                f"joints[{j}].parent is {p}: expected -1 (the ground) or an earlier joint. "
-                "A joint tree lists parents first and gives each body one parent, so closed "
-                "kinematic loops cannot be built."
-            )
-        if joint.kind not in KINDS:
-            raise ValueError(f"Expected joints[{j}].kind in {sorted(KINDS)}, got "
-                             f"{joint.kind!r}.")
-        m = float(joint.mass)
-        if not np.isfinite(m) or m < 0:
-            raise ValueError(f"Expected joints[{j}].mass to be finite and >= 0, got {m!r}.")
-        I = np.asarray(joint.inertia, dtype=float)
-        if I.shape != (3, 3) or not np.all(np.isfinite(I)) or np.max(np.abs(I - I.T)) > 1e-12 * \
-                max(1.0, np.max(np.abs(I))):
-            raise ValueError(f"Expected joints[{j}].inertia to be a symmetric 3x3 matrix.")
-        eig = np.linalg.eigvalsh(I)
-        scale = max(1.0, eig[-1])
-        if eig[0] < -1e-14 * scale or eig[0] + eig[1] < eig[2] - 1e-12 * scale:
-            raise ValueError(f"Expected joints[{j}].inertia to be a body's (positive "
-                             f"semi-definite, triangle inequality), got moments {eig.tolist()}.")
-        parent.append(int(p))
-        kind.append(KINDS[joint.kind])
-        axis.append(_vector(joint.axis, f"joints[{j}].axis", unit=True))
-        offset.append(_vector(joint.offset, f"joints[{j}].offset"))
-        mass.append(m)
-        com.append(_vector(joint.com, f"joints[{j}].com"))
-        inertia.append(I)
+    checked = [_checked_joint(j, joint) for j, joint in enumerate(joints)]
+    moving, host, shift = merge_fixed(checked)
+    n = len(moving)
+    if n == 0:
+        raise ValueError("Expected at least one revolute or prismatic joint (the others are "
+                         "fixed: nothing moves).")
+    parent = [m["parent"] for m in moving]
+    kind = [KINDS[m["kind"]] for m in moving]
+    axis = [m["axis"] for m in moving]
+    offset = [m["offset"] for m in moving]
+    mass = [m["mass"] for m in moving]
+    com = [m["com"] for m in moving]
+    inertia = [m["inertia"] for m in moving]
+
+    def moved(body, what, k):
+        """The moving body carrying joint ``body``'s body, and the shift of its frame there."""
+        if isinstance(body, bool) or not isinstance(body, (int, np.integer)) \
+                or not 0 <= body < len(joints):
+            raise ValueError(f"Expected {what}[{k}].body in [0, {len(joints)}), got {body!r}.")
+        if host[body] < 0:
+            raise ValueError(f"{what}[{k}] is on a body fixed to the ground: it cannot move.")
+        return host[body], shift[body]
+
     blades, suslov = list(blades), list(suslov)
     if not wheels and not blades and not suslov:
         raise ValueError("Expected at least one Wheel, Blade or SuslovConstraint.")
@@ -209,35 +295,30 @@ def tree_arguments(joints, wheels, gravity, blades=(), suslov=()):
     for k, wheel in enumerate(wheels):
         if not isinstance(wheel, Wheel):
             raise TypeError(f"Expected wheels[{k}] to be a Wheel, got {wheel!r}.")
-        if isinstance(wheel.body, bool) or not isinstance(wheel.body, (int, np.integer)) \
-                or not 0 <= wheel.body < n:
-            raise ValueError(f"Expected wheels[{k}].body in [0, {n}), got {wheel.body!r}.")
+        body, d = moved(wheel.body, "wheels", k)
         r = float(wheel.radius)
         if not np.isfinite(r) or r <= 0:
             raise ValueError(f"Expected wheels[{k}].radius > 0, got {r!r}.")
-        disks.append((wheel.body, _vector(wheel.centre, f"wheels[{k}].centre"),
+        disks.append((body, _shifted(d, _vector(wheel.centre, f"wheels[{k}].centre")),
                       _vector(wheel.axis, f"wheels[{k}].axis", unit=True), r,
                       bool(wheel.held), bool(wheel.sideways)))
     knives = []
     for k, blade in enumerate(blades):
         if not isinstance(blade, Blade):
             raise TypeError(f"Expected blades[{k}] to be a Blade, got {blade!r}.")
-        if isinstance(blade.body, bool) or not isinstance(blade.body, (int, np.integer)) \
-                or not 0 <= blade.body < n:
-            raise ValueError(f"Expected blades[{k}].body in [0, {n}), got {blade.body!r}.")
+        body, d = moved(blade.body, "blades", k)
         direction = _vector(blade.direction, f"blades[{k}].direction", unit=True)
         if np.hypot(direction[0], direction[1]) < 1e-6:
             raise ValueError(f"Expected blades[{k}].direction to be level (along the plane), "
                              f"got {direction.tolist()}.")
-        knives.append((blade.body, _vector(blade.point, f"blades[{k}].point"), direction))
+        knives.append((body, _shifted(d, _vector(blade.point, f"blades[{k}].point")),
+                       direction))
     spins = []
     for k, item in enumerate(suslov):
         if not isinstance(item, SuslovConstraint):
             raise TypeError(f"Expected suslov[{k}] to be a SuslovConstraint, got {item!r}.")
-        if isinstance(item.body, bool) or not isinstance(item.body, (int, np.integer)) \
-                or not 0 <= item.body < n:
-            raise ValueError(f"Expected suslov[{k}].body in [0, {n}), got {item.body!r}.")
-        spins.append((item.body, _vector(item.axis, f"suslov[{k}].axis", unit=True)))
+        body, _ = moved(item.body, "suslov", k)
+        spins.append((body, _vector(item.axis, f"suslov[{k}].axis", unit=True)))
     g = np.asarray(gravity, dtype=float)
     if g.ndim == 0:
         g = float(g)
@@ -324,8 +405,9 @@ class Articulated:
         self.name = name or type(self).__name__
         self.n = self.tree.n
         self.m = self.tree.m
-        self.joint_names = [joint.name for joint in joints]
-        named = [name for name in self.joint_names if name]
+        named = [joint.name for joint in joints if joint.name]
+        # the coordinates' names: those of the moving joints (a fixed joint has none)
+        self.joint_names = [joint.name for joint in joints if joint.kind != "fixed"]
         if len(set(named)) != len(named):
             raise ValueError(f"Expected the joints' names to be unique, got {named}.")
         self.forces, self._motor_joints = check_joint_forces(forces, self.joint_names)

@@ -287,13 +287,15 @@ class Bicycle(Articulated):
         if abs(roll) >= np.pi / 2:
             raise ValueError(f"Expected |roll| < pi/2 (a bicycle on its wheels), got {roll!r}.")
         q = np.zeros(8)
-        q[X], q[Y], q[YAW], q[ROLL], q[STEER] = position[0], position[1], yaw, roll, steer
+        q[YAW], q[ROLL], q[STEER] = yaw, roll, steer
         q[PITCH] = self.pitch(roll, steer)
         heading = np.array([np.cos(yaw), np.sin(yaw)])
-        # the rear contact's speed is affine in the rear wheel rate: solve for it
+        # the rear contact's speed is affine in the rear wheel rate: solve for it (at x = y =
+        # 0: nothing but the positions depends on them)
         base = self.velocity(q, roll_rate, steer_rate, 0.0)
         unit = self.velocity(q, roll_rate, steer_rate, 1.0) - base
         rate = (speed - heading @ base[:2]) / (heading @ unit[:2])
+        q[X], q[Y] = position
         return q, base + rate * unit
 
     # -- the continuous equations: Articulated's ----------------------------------------------

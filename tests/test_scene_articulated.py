@@ -434,3 +434,34 @@ def test_mesh_primitives_are_closed_and_outward():
         prim.cylinder([1, 1, 1], [1, 1, 1], 0.1)
     with pytest.raises(ValueError, match="rings and sectors >= 3"):
         prim.sphere([0, 0, 0], 1.0, rings=2)
+
+
+def test_a_fall_keeps_every_bodys_frames_before_it(backend, tmp_path):
+    """A bicycle released at rest with a lean falls flat (its step 1345 fails, at 2.69 s):
+    the scene's error carries every body's frames up to the bicycle's last saved frame, as the
+    lone bicycle's does, stepping one body after the other and side by side; the failed run's
+    file keeps them."""
+    start = {"speed": 0.0, "roll": 0.3}
+    with pytest.raises(nhphys.NewtonError) as lone:
+        nhphys.simulate(Bicycle(), 5.0, DT, integrator=DLA(), backend=backend, save_every=10,
+                        **start)
+    expected = lone.value.trajectory
+    ball = nhphys.simulate(nhphys.RollingContact(Plane()).system(BALL, 9.81), 5.0, DT,
+                           integrator="exp", backend=backend, save_every=10,
+                           position=[0.0, 2.0, 0.0], omega=[3.0, 0.0, 1.0])
+    for threads in ((1, 2) if backend == "cython" else (1,)):
+        scene = Scene(name="fall")
+        floor = scene.add_ground(Plane(extent=5.0))
+        scene.add_articulated(Bicycle(), **start)
+        scene.add_body(BALL, nhphys.RollingContact(floor), position=[0.0, 2.0, 0.0],
+                       omega=[3.0, 0.0, 1.0])
+        out = tmp_path / f"fall{threads}.npz"
+        # the kernel ends with the `flat` contact event, the twin, whose last Newton iterate
+        # at that step is not finite, with a NewtonError: the same step either way
+        with pytest.raises(nhphys.NewtonError, match="Body 'bicycle'.*step 1345") as info:
+            scene.simulate(5.0, DT, backend=backend, save_every=10, threads=threads, out=out)
+        traj = info.value.trajectory
+        assert len(traj) == len(expected) > 100
+        np.testing.assert_array_equal(traj.energy[:, 0], expected.energy)
+        np.testing.assert_array_equal(traj.position[:, 4], ball.position[:len(expected)])
+        assert len(Trajectory.load(tmp_path / f"fall{threads}.failed.npz")) == len(expected)

@@ -108,6 +108,12 @@ def _as_name(value, name):
     return value.strip()
 
 
+def _partial(error):
+    """The frames a failing run saved before its failure (a dict of arrays, or None when the
+    error carries none)."""
+    return getattr(error, "_frames", None)
+
+
 def _is_floor(plane):
     """Whether ``plane`` is the plane ``z = 0`` with its normal up, its bodies above it."""
     return bool(np.allclose(plane.unit_normal, [0.0, 0.0, 1.0], rtol=0, atol=1e-15)
@@ -695,20 +701,35 @@ class SceneRun:
                 frames = getattr(exc, "frames", None)
                 exc.frames = None  # an earlier body's interruption: no frame has every body
                 if i == last and frames is not None:
-                    kept = len(next(iter(frames.values())))
-                    fields = [{k: v[:kept] for k, v in f.items()} for f in out]
-                    exc.frames = self._stack(fields + [b.fields(frames)])
+                    exc.frames = self._cut(out + [frames], len(next(iter(frames.values()))))
                 raise
             except NewtonError as err:
                 self.failure = err
                 err.args = (f"Body {b.name!r}: {err.args[0]}",)
+                # the later bodies step as far as this one saved, so that the frames before
+                # the failure are kept for every body
+                partial = _partial(err)
+                kept = len(partial["t"]) if partial and "t" in partial else 0
+                raw = out + [partial]
+                try:
+                    raw += [r_.advance(kept * save_every, save_every) if kept else {}
+                            for r_ in self.runs[i + 1:]]
+                except (NewtonError, ArithmeticError, ValueError):
+                    raw = None
+                err.scene_frames = self._cut(raw, kept) if raw is not None and kept else None
                 raise
             except BaseException as exc:
                 self.failure = exc
                 raise
-            out.append(b.fields(saved))
+            out.append(saved)
         self.steps_done += n_steps
-        return self._stack(out)
+        return self._stack([b.fields(saved) for b, saved in zip(self.scene.bodies, out)])
+
+    def _cut(self, raw, kept):
+        """The entries' frames ``raw`` (each a run's saved frames, at least ``kept`` long) cut
+        to the first ``kept``, as the scene's fields."""
+        return self._stack([b.fields({k: v[:kept] for k, v in frames.items() if k != "t"})
+                            for b, frames in zip(self.scene.bodies, raw)])
 
     @property
     def side_by_side(self):
@@ -745,6 +766,13 @@ class SceneRun:
             self.failure = err
             if isinstance(err, NewtonError):
                 err.args = (f"Body {b.name!r}: {err.args[0]}",)
+                # every body's frames up to the earliest failure's last saved frame
+                raw = [f_.result() if f_.exception() is None else _partial(f_.exception())
+                       for f_ in futures]
+                if all(frames is not None for frames in raw):
+                    kept = min(len(frames["t"]) if "t" in frames else
+                               len(next(iter(frames.values()), ())) for frames in raw)
+                    err.scene_frames = self._cut(raw, kept) if kept else None
             if isinstance(err, KeyboardInterrupt):  # raised in a body's thread: the bodies
                 err.frames = None                   # are at different steps, keep none
             raise err

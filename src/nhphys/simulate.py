@@ -447,6 +447,10 @@ def drive(run, n_steps, dt, save_every, meta, *, progress=None, writer=None, sta
         nonlocal checkpoint
         try:
             saved = run.advance(todo, every)
+        except NewtonError as err:
+            # a scene's failure carries every body's frames saved before it
+            keep(getattr(err, "scene_frames", None), every)
+            raise
         except KeyboardInterrupt as exc:
             # the frames of the saved steps the run had committed in this call: kept, and
             # streamed without a checkpoint (the state past them is not a whole step's)

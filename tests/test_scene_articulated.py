@@ -19,7 +19,7 @@ from nhphys.integrators.coefficients import composition
 from nhphys.surfaces import Plane, Sphere
 from nhphys.systems import Articulated, Bicycle, Joint, Wheel
 from nhphys.trajectory import Trajectory
-from tests.test_resume import Killed, assert_same, kill_at_append
+from test_resume import Killed, assert_same, kill_at_append
 
 DT = 2e-3
 START = {"speed": 5.0, "roll": 0.02, "roll_rate": 0.3}
@@ -197,12 +197,12 @@ def test_bad_input_is_refused_by_name():
     scene = Scene(name="park")
     with pytest.raises(TypeError, match="Articulated"):
         scene.add_articulated(BALL, speed=1.0)
-    with pytest.raises(ValueError, match="tilts gravity"):
-        scene.add_articulated(Bicycle(slope=0.05), speed=1.0)
-    with pytest.raises(ValueError, match="gravity"):
+    with pytest.raises(ValueError, match="does not fit the plane"):
         Scene(gravity=9.8).add_articulated(Bicycle(), speed=1.0)
-    with pytest.raises(ValueError, match="plane z = 0"):
-        scene.add_articulated(Bicycle(), ground=Plane(point=(0, 0, 0.1)), speed=1.0)
+    with pytest.raises(ValueError, match="does not fit the plane"):  # a level bicycle, a slope
+        scene.add_articulated(Bicycle(), ground=Plane(normal=(0.1, 0, 1)), speed=1.0)
+    with pytest.raises(ValueError, match="does not fit the plane"):  # and the other way round
+        scene.add_articulated(Bicycle(slope=0.1), ground=Plane(), speed=1.0)
     with pytest.raises(TypeError, match="Plane"):
         scene.add_articulated(Bicycle(), ground=Sphere(1.0), speed=1.0)
     with pytest.raises(ValueError, match="DLA"):
@@ -383,7 +383,7 @@ def test_review_cases_names_types_colours_and_empty_frames():
                            (("q", (8,)), ("v", (8,)), ("energy", ()), ("work", ()),
                             ("constraint_residual", ()), ("contacts", (2, 3)))})
     assert fields["position"].shape == (0, 4, 3) and fields["R"].shape == (0, 4, 3, 3)
-    with pytest.raises(ValueError, match="plane z = 0"):
+    with pytest.raises(ValueError, match="normal points up"):
         Scene().add_articulated(Bicycle(), ground=Plane(orientation="inward"), speed=1.0)
 
 
@@ -465,3 +465,33 @@ def test_a_fall_keeps_every_bodys_frames_before_it(backend, tmp_path):
         np.testing.assert_array_equal(traj.energy[:, 0], expected.energy)
         np.testing.assert_array_equal(traj.position[:, 4], ball.position[:len(expected)])
         assert len(Trajectory.load(tmp_path / f"fall{threads}.failed.npz")) == len(expected)
+
+
+def test_a_bicycle_on_a_hill_rides_its_tilted_plane(backend):
+    """``Bicycle(slope=s)`` in a scene rides the plane tilted by ``s`` (its default ground):
+    its links are the lone run's carried by the rotation about ``y`` by ``s``, every wheel's
+    ground point lies on the tilted plane, it goes downhill in the scene's gravity, and the
+    scene file holds the slope; a level bicycle on a raised level plane rides it too."""
+    s = 0.05
+    scene = Scene(name="hill")
+    entry = scene.add_articulated(Bicycle(slope=s), speed=3.0)
+    plane = scene.grounds[0]["surface"]
+    assert np.allclose(plane.unit_normal, [np.sin(s), 0.0, np.cos(s)], rtol=0, atol=1e-15)
+    traj = scene.simulate(0.5, DT, backend=backend, save_every=25)
+    alone = nhphys.simulate(Bicycle(slope=s), 0.5, DT, integrator=DLA(), backend=backend,
+                            save_every=25, speed=3.0)
+    turn = np.array([[np.cos(s), 0.0, np.sin(s)], [0.0, 1.0, 0.0], [-np.sin(s), 0.0, np.cos(s)]])
+    kin = [entry.system.tree.kinematics(q, v, bias=False) for q, v in zip(alone.q, alone.v)]
+    for j, b in enumerate(entry.links):
+        R = np.array([k["R"][b] for k in kin])
+        assert np.abs(traj.R[:, j] - turn @ R).max() < 1e-14  # Q and turn differ by round-off
+    for j in (1, 3):  # the wheels' ground points on the plane
+        assert np.abs(traj.contact_point[:, j] @ plane.unit_normal).max() < 1e-13
+    assert np.all(np.diff(traj.contact_point[:, 1, 2]) < 0)  # downhill, in the scene
+    np.testing.assert_array_equal(traj.energy[:, 0], alone.energy)
+    text = scene.to_toml()
+    assert "slope = 0.05" in text and Scene.from_toml(text).to_toml() == text
+    raised = Scene(name="raised")
+    raised.add_articulated(Bicycle(), ground=Plane(point=(0.0, 0.0, 0.4)), **START)
+    up = raised.simulate(4 * DT, DT, backend=backend)
+    assert np.abs(up.contact_point[:, [1, 3], 2] - 0.4).max() < 1e-14

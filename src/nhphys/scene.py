@@ -114,10 +114,84 @@ def _partial(error):
     return getattr(error, "_frames", None)
 
 
-def _is_floor(plane):
-    """Whether ``plane`` is the plane ``z = 0`` with its normal up, its bodies above it."""
-    return bool(np.allclose(plane.unit_normal, [0.0, 0.0, 1.0], rtol=0, atol=1e-15)
-                and abs(plane.point0[2]) <= 1e-15 and plane.orientation == 1)
+def _default_ground(system, scene):
+    """The plane an articulated system rides on when none is given: a plane of the scene on
+    which its gravity fits, else a new one (``extent`` 25 m) through the origin, tilted so
+    that the system's gravity is the scene's (a ``Bicycle(slope=...)``'s hill)."""
+    from nhphys.surfaces import Plane
+
+    for g in scene.grounds:
+        if isinstance(g["surface"], Plane):
+            try:
+                ground_frame(system.tree.gravity_vector, scene.gravity, g["surface"])
+                return g["surface"]
+            except ValueError:
+                pass
+    gravity = system.tree.gravity_vector
+    if not np.any(gravity):  # no gravity: any plane, the level one
+        return Plane(extent=25.0)
+    return Plane(normal=_turn_onto(gravity, np.array([0.0, 0.0, -1.0]))[:, 2], extent=25.0)
+
+
+def _turn_onto(a, b):
+    """The rotation (3, 3) of least angle taking the direction of ``a`` onto that of ``b``
+    (the identity when they agree; a half turn about ``x`` or ``y`` when they are opposite)."""
+    a = np.asarray(a, dtype=float) / np.linalg.norm(a)
+    b = np.asarray(b, dtype=float) / np.linalg.norm(b)
+    axis = np.cross(a, b)
+    s, c = np.linalg.norm(axis), a @ b
+    if s == 0.0:
+        if c > 0:
+            return np.eye(3)
+        e = np.eye(3)[int(np.argmin(np.abs(a)))]
+        u = np.cross(a, e) / np.linalg.norm(np.cross(a, e))
+        return 2.0 * np.outer(u, u) - np.eye(3)
+    k = axis / s
+    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + s * K + (1.0 - c) * (K @ K)
+
+
+def ground_frame(tree_gravity, g, plane):
+    """Where an articulated system's frame sits in a scene: ``(Q (3, 3), p (3,))`` taking its
+    coordinates ``x`` (wheels on ``z = 0``, gravity ``tree_gravity``) to ``p + Q x`` on
+    ``plane``, so that ``Q tree_gravity`` is the scene's gravity ``(0, 0, -g)``.
+
+    ``Q`` takes ``e_z`` to the plane's normal ``n`` and the tree's downhill direction (its
+    gravity's part along the plane) to the scene's; on a level plane, and for a tree whose
+    gravity is along ``-z`` on a level plane, ``Q`` is the identity. ``p`` is the plane's point.
+
+    Raises
+    ------
+    ValueError
+        The plane does not carry the system: its slope differs from the system's (``|g . n|``
+        against the tree's ``-g_z``), its normal points down, or its bodies are on its other
+        side (``orientation="inward"``).
+    """
+    gt = np.asarray(tree_gravity, dtype=float)
+    gw = np.array([0.0, 0.0, -g])
+    n = plane.unit_normal
+    size = max(g, np.linalg.norm(gt), 1e-300)
+    if plane.orientation != 1 or not n[2] > 0:
+        raise ValueError("its wheels roll on top of a plane whose normal points up and whose "
+                         "bodies are on the side it points to; expected such a `ground`.")
+    if abs(np.linalg.norm(gt) - g) > 1e-12 * size or abs(gt[2] - gw @ n) > 1e-12 * size:
+        raise ValueError(
+            f"its gravity {gt.tolist()} does not fit the plane with normal {n.tolist()} under "
+            f"the scene's gravity {gw.tolist()}: the normal's part of gravity must be the "
+            f"system's z part (a Bicycle(slope=s) rides a plane tilted by s, the default "
+            f"ground; a level system a level plane)."
+        )
+    downhill_t = gt - gt[2] * np.array([0.0, 0.0, 1.0])
+    downhill_w = gw - (gw @ n) * n
+    if np.linalg.norm(downhill_t) <= 1e-12 * size:  # level: the tree's x, y as the plane's
+        Q = _turn_onto([0.0, 0.0, 1.0], n)
+    else:
+        u_t = downhill_t / np.linalg.norm(downhill_t)
+        u_w = downhill_w / np.linalg.norm(downhill_w)
+        F_t = np.column_stack([u_t, np.cross([0.0, 0.0, 1.0], u_t), [0.0, 0.0, 1.0]])
+        F_w = np.column_stack([u_w, np.cross(n, u_w), n])
+        Q = F_w @ F_t.T
+    return Q, plane.point0.copy()
 
 
 def _named(exc, body_name):
@@ -357,8 +431,7 @@ class Scene:
         Parameters
         ----------
         system : nhphys.systems.Articulated
-            Its gravity must be the scene's (along ``-z``); its wheels and blades are on the
-            plane ``z = 0``.
+            Its wheels and blades are on its plane ``z = 0``, laid on ``ground``.
         name : str, optional
             Default: the system's ``name`` in lower case; unique in the scene.
         color : str or (3,) floats, optional
@@ -368,8 +441,10 @@ class Scene:
             (``Composition([(DLA(), w) for w in coefficients.composition(4)])``) or
             ``Reference``. The scene's integrator does not apply to it.
         ground : nhphys.surfaces.Plane, optional
-            The plane ``z = 0`` to show under it (default ``Plane(extent=25.0)``); added to
-            the scene's grounds if it is not there.
+            The plane it rides on (:func:`ground_frame`), which must fit its gravity: level
+            for a level system, tilted by ``s`` for a ``Bicycle(slope=s)``. Default: a plane
+            of the scene that fits, else a new one through the origin (``extent`` 25 m);
+            added to the scene's grounds if it is not there.
         **initial_conditions
             The system's (:mod:`nhphys.conditions`): ``q`` and ``v``, or a bicycle's ``speed``,
             ``roll``, ``steer``, ``roll_rate``, ``steer_rate``, ``yaw`` and ``position``.
@@ -384,9 +459,9 @@ class Scene:
             Not an articulated system; an unknown initial condition (listing the accepted
             names); a ground that is not a ``Plane``.
         ValueError
-            A gravity other than the scene's (a ``Bicycle(slope=...)`` tilts it); a ground
-            other than the plane ``z = 0``; an integrator the tree cannot take; a name taken;
-            an initial state the system refuses (naming it).
+            A ground that does not fit its gravity (its slope, or the size of gravity,
+            differs), or whose normal points down; an integrator the tree cannot take; a name
+            taken; an initial state the system refuses (naming it).
         """
         from nhphys.integrators.multibody import tree_fractions
         from nhphys.scene_articulated import SceneArticulated
@@ -400,23 +475,14 @@ class Scene:
         taken = set(self.body_names) | {b.name for b in self.bodies}
         if name in taken or any(n.startswith(name + ".") for n in taken):
             raise ValueError(f"Expected a new name, got {name!r} twice.")
-        expected = np.array([0.0, 0.0, -self.gravity])
-        if not np.array_equal(system.tree.gravity_vector, expected):
-            raise ValueError(
-                f"System {name!r}: its gravity {system.tree.gravity_vector.tolist()} is not "
-                f"the scene's {expected.tolist()} (a scene's bodies share one gravity along "
-                f"-z; a Bicycle on a hill, `slope`, tilts gravity and runs alone with "
-                f"nhphys.simulate)."
-            )
         if ground is None:
-            ground = next((g["surface"] for g in self.grounds
-                           if isinstance(g["surface"], Plane) and _is_floor(g["surface"])),
-                          None) or Plane(extent=25.0)
+            ground = _default_ground(system, self)
         if not isinstance(ground, Plane):
             raise TypeError(f"Expected `ground` to be an nhphys.surfaces.Plane, got {ground!r}.")
-        if not _is_floor(ground):
-            raise ValueError(f"System {name!r}: its wheels roll on the plane z = 0; expected "
-                             f"`ground` to be that plane (normal +z through the origin).")
+        try:
+            frame = ground_frame(system.tree.gravity_vector, self.gravity, ground)
+        except ValueError as exc:
+            raise ValueError(f"System {name!r}: {exc}") from None
         from nhphys.integrators import Reference
 
         integrator = integrator_from_name("dla" if integrator is None else integrator)
@@ -433,7 +499,7 @@ class Scene:
         except (TypeError, ValueError) as exc:
             raise _named(exc, name) from exc
         color = as_color(PALETTE[len(self.bodies) % len(PALETTE)] if color is None else color)
-        entry = SceneArticulated(system, values, name, color, integrator)
+        entry = SceneArticulated(system, values, name, color, integrator, frame)
         entry.ground = ground  # for its scene file
         self.add_ground(ground)
         self.bodies.append(entry)

@@ -15,8 +15,8 @@ scene body has:
 ``omega`` (3,)
     The link's angular velocity in its own frame.
 ``contact_point`` (3,)
-    Its first wheel's ground point, else its first blade's point, else the point of the
-    ground ``z = 0`` below its centre of mass (the trails show where it went).
+    Its first wheel's ground point, else its first blade's point, else the point of its
+    ground below its centre of mass (the trails show where it went).
 ``energy``, ``work``, ``constraint_residual``
     The whole system's, the same on each of its links: a link's own energy is not conserved
     (its neighbours work on it through the joints), the system's is, up to its motors' work.
@@ -26,8 +26,10 @@ spokes (so that their spin shows), blades as thin plates, a system's ``outline_p
 bicycle's frame, fork and handlebar) as tubes, and otherwise a ball at the centre of mass (sized
 by the mass) with a tube to each joint the link carries. Nothing here imports PyVista.
 
-The tree's wheels roll on the plane ``z = 0`` under gravity along ``-z``: the scene's ground
-there (a horizontal :class:`~nhphys.surfaces.Plane` through the origin) and the scene's gravity.
+The tree's wheels roll on its plane ``z = 0`` under its gravity; in the scene that plane is a
+:class:`~nhphys.surfaces.Plane` ground which fits the gravity, and every pose is carried there
+by the rigid map ``x -> p + Q x`` of :func:`nhphys.scene.ground_frame` (the identity on the
+level plane through the origin).
 """
 
 from __future__ import annotations
@@ -65,8 +67,10 @@ class SceneArticulated:
         The links' names in the scene (``"<name>.<link>"``).
     """
 
-    def __init__(self, system, conditions, name, color, integrator):
+    def __init__(self, system, conditions, name, color, integrator, frame=None):
         self.system = system
+        # where the system's frame sits in the scene: x -> p + Q x (see nhphys.scene.ground_frame)
+        self.frame = (np.eye(3), np.zeros(3)) if frame is None else frame
         self.conditions = conditions
         self.name = name
         self.color = color
@@ -120,6 +124,12 @@ class SceneArticulated:
                 contact[:, j, :2], contact[:, j, 2] = position[:, j, :2], 0.0
             else:
                 contact[:, j] = contacts[:, index]
+
+        Q, p = self.frame
+        if not (np.array_equal(Q, np.eye(3)) and not p.any()):  # onto its ground in the scene
+            position = p + position @ Q.T
+            contact = p + contact @ Q.T
+            R = np.einsum("ij,kljm->klim", Q, R)
 
         def repeat(name):
             values = np.asarray(saved[name], dtype=float)

@@ -905,17 +905,19 @@ def _system(value, field, gravity, forces):
         _fail(_join(field, "type"), "missing; a system needs a type: \"bicycle\", \"tree\"")
     kind = choice(("bicycle", "tree"))(value["type"], _join(field, "type"))
     if kind == "bicycle":
-        table = Table(value, field, ("type", "parameters"), "a bicycle")
+        table = Table(value, field, ("type", "parameters", "slope"), "a bicycle")
         parameters = table.get("parameters", _bicycle_parameters, {})
+        slope = table.get("slope", number(-1.5707963267948966, 1.5707963267948966), 0.0)
         try:
-            return Bicycle(parameters, forces=forces), kind
+            return Bicycle(parameters, forces=forces, slope=slope), kind
         except (ValueError, TypeError, ArithmeticError) as exc:
             named = [k for k in parameters if re.search(rf"(?<!\w){k}(?!\w)", str(exc))]
             _fail(_join(table.at("parameters"), named[0]) if len(named) == 1 else field,
                   _lower(str(exc)))
-    table = Table(value, field, ("type", "name", "joints", "wheels", "blades", "suslov"),
-                  "a joint tree", required=("joints",))
+    table = Table(value, field, ("type", "name", "joints", "wheels", "blades", "suslov",
+                                 "gravity"), "a joint tree", required=("joints",))
     joints, wheels, blades, suslov = _tree_parts(table)
+    gravity = table.get("gravity", vector3, gravity)  # the tree's own: a tilted plane's
     return _built(field, Articulated, joints, wheels, gravity=gravity,
                   name=table.get("name", name, None), forces=forces, blades=blades,
                   suslov=suslov), kind
@@ -987,12 +989,16 @@ def _articulated(scene, value, field, grounds, taken, budget):
             known = ", ".join(json.dumps(g) for g in grounds) or "none"
             _fail(table.at("ground"), f"no ground named {json.dumps(ground)} (the grounds: "
                                       f"{known})")
-        from nhphys.scene import _is_floor
+        from nhphys.scene import ground_frame
         from nhphys.surfaces import Plane
 
-        if not isinstance(grounds[ground], Plane) or not _is_floor(grounds[ground]):
-            _fail(table.at("ground"), f"{json.dumps(ground)} is not the plane z = 0 with its "
-                                      "normal up, on which an articulated system rolls")
+        if not isinstance(grounds[ground], Plane):
+            _fail(table.at("ground"), f"{json.dumps(ground)} is not a plane: an articulated "
+                                      "system rolls on a plane")
+        try:
+            ground_frame(system.tree.gravity_vector, scene.gravity, grounds[ground])
+        except ValueError as exc:
+            _fail(table.at("ground"), f"{json.dumps(ground)} cannot carry it: {exc}")
         options["ground"] = grounds[ground]
     # the links' display meshes, counted as bodies of the default resolution
     links = sum(1 for b in range(system.n) if system.tree.mass[b] > 0

@@ -293,6 +293,9 @@ def _describe_tree(system):
     out = {"type": "tree"}
     if system.name != "Articulated":
         out["name"] = system.name
+    gravity = system._tree_arguments["gravity"]
+    if np.ndim(gravity) == 1:  # its own, tilted (a scalar is the file's gravity)
+        out["gravity"] = _floats(gravity)
     out["joints"] = [fields(j, Joint(0, "revolute"), ("parent", "kind", "axis", "offset",
                                                       "mass", "com", "inertia", "name"),
                             ("kind",) if j.kind == "fixed" else ("kind", "axis"))
@@ -321,6 +324,8 @@ def describe_articulated(b, ground_names):
     system = b.system
     if type(system) is Bicycle:
         table = {"type": "bicycle"}
+        if system.slope != 0.0 or math.copysign(1.0, system.slope) < 0:
+            table["slope"] = float(system.slope)
         given = {k: v for k, v in system.parameters.items() if not _same(v, BENCHMARK[k])}
         if given:
             table["parameters"] = {k: float(v) if np.ndim(v) == 0 else _floats(v)

@@ -330,7 +330,7 @@ def test_one_motor_may_drive_two_systems_each_on_its_own_joint():
         2, "revolute", (0, 1, 0), offset=(0, 0, R), mass=MASS,
         inertia=np.diag([I_DIAM, I_AXLE, I_DIAM]), name="spin")), [Wheel(3, radius=R)],
         forces=[motor])
-    assert coin._motor_joints == [3] and other._motor_joints == [3]
+    assert [j for _, j in coin._motors] == [3] and [j for _, j in other._motors] == [3]
     assert motor.joint == "spin" and not hasattr(motor, "index")
 
 

@@ -23,6 +23,8 @@ element                     what it applies
 :class:`JointMotor`         the same on a joint of an articulated system
                             (``nhphys.systems.Articulated``, ``Bicycle``): the generalized
                             force ``T(t) + gain (w(t) - dq_j/dt)``
+:class:`JointSpring`        a linear spring on a joint's coordinate: the potential
+                            ``k (q_j - rest)^2 / 2``
 ==========================  ==================================================================
 
 Potentials (springs, fields) enter the energy the trajectory reports (``energy``); every other
@@ -45,6 +47,7 @@ __all__ = [
     "Force",
     "ForceElement",
     "JointMotor",
+    "JointSpring",
     "LinearDrag",
     "Motor",
     "RollingResistance",
@@ -398,16 +401,51 @@ class JointMotor(ForceElement):
 
     def __init__(self, joint, torque=None, target_speed=None, gain=0.0):
         owner = "JointMotor"
-        if isinstance(joint, str):
-            if not joint:
-                raise ValueError(f"{owner}: expected a joint's name, got an empty string.")
-            self.joint = joint
-        elif isinstance(joint, bool) or not isinstance(joint, (int, np.integer)) or joint < 0:
-            raise ValueError(f"{owner}: expected `joint` to be a joint index >= 0 or a joint's "
-                             f"name, got {joint!r}.")
-        else:
-            self.joint = int(joint)
+        self.joint = _joint(owner, joint)
         self.torque, self.target_speed, self.gain = _drive(owner, torque, target_speed, gain)
+
+
+class JointSpring(ForceElement):
+    """A linear spring on a joint of an articulated system: the potential
+    ``stiffness (q_j - rest)^2 / 2`` of joint ``j``'s coordinate (a torsion spring on a
+    revolute joint, N m/rad; a linear one on a prismatic joint, N/m).
+
+    It enters the discrete Lagrangian (the midpoint rule evaluates its gradient at each step's
+    midpoint, exact for a quadratic) and the system's energy, so that with no other force the
+    energy stays bounded; its work is not in ``work``.
+
+    Parameters
+    ----------
+    joint : int or str
+        The coordinate's index, or its joint's name.
+    stiffness : float
+        >= 0.
+    rest : float
+        The coordinate where the spring is relaxed (rad or m).
+    """
+
+    potential = True
+
+    def __init__(self, joint, stiffness, rest=0.0):
+        owner = "JointSpring"
+        self.joint = _joint(owner, joint)
+        self.stiffness = _coefficient(stiffness, "stiffness", owner)
+        if isinstance(rest, bool) or not isinstance(rest, numbers.Real) \
+                or not np.isfinite(float(rest)):
+            raise ValueError(f"{owner}: expected `rest` to be a finite number, got {rest!r}.")
+        self.rest = float(rest)
+
+
+def _joint(owner, joint):
+    """A joint's index (>= 0) or name, checked."""
+    if isinstance(joint, str):
+        if not joint:
+            raise ValueError(f"{owner}: expected a joint's name, got an empty string.")
+        return joint
+    if isinstance(joint, bool) or not isinstance(joint, (int, np.integer)) or joint < 0:
+        raise ValueError(f"{owner}: expected `joint` to be a joint index >= 0 or a joint's "
+                         f"name, got {joint!r}.")
+    return int(joint)
 
 
 def build_joint_drives(motors, joints, module):

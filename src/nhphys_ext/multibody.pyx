@@ -22,6 +22,7 @@ DEF TREE_JOINTS = 12
 DEF TREE_DISKS = 4
 DEF TREE_BLADES = 4
 DEF TREE_SUSLOV = 4
+DEF TREE_SPRINGS = 12
 DEF TREE_ROWS = 16
 DEF TREE_UNKNOWNS = 16
 DEF REVOLUTE = 0
@@ -55,6 +56,10 @@ cdef struct TreeData:
     int n_suslov
     int suslov_body[TREE_SUSLOV]
     double suslov_axis[TREE_SUSLOV][3]
+    int n_springs
+    int spring_joint[TREE_SPRINGS]
+    double spring_stiffness[TREE_SPRINGS]
+    double spring_rest[TREE_SPRINGS]
     int n_nonholonomic
     int nonholonomic_rows[TREE_ROWS]
     int n_holonomic
@@ -177,8 +182,8 @@ cdef void centre_of_mass(const TreeData* T, const Kinematics* K, int b, double* 
         c[i] = K.o[b][i] + r[i]
 
 
-cdef void lagrangian_gradients(const TreeData* T, const Kinematics* K, double* M, double* dT,
-                               double* dV) noexcept nogil:
+cdef void lagrangian_gradients(const TreeData* T, const Kinematics* K, const double* q,
+                               double* M, double* dT, double* dV) noexcept nogil:
     # M (n, n) row-major, dT/dq (n,) at fixed v, grad V (n,): the twin's formulas
     cdef int n = T.n
     cdef double Jc[3 * TREE_JOINTS]
@@ -270,6 +275,9 @@ cdef void lagrangian_gradients(const TreeData* T, const Kinematics* K, double* M
                 cross3(wp, a, t1)
                 dT[i] += m * dot(vc[b], t1)
             dV[i] -= m * dot(T.gravity_vector, dc)
+    for k in range(T.n_springs):  # the joint springs' k (q_j - rest)
+        dV[T.spring_joint[k]] += T.spring_stiffness[k] * (q[T.spring_joint[k]]
+                                                          - T.spring_rest[k])
 
 
 cdef double disk_contact(const TreeData* T, const Kinematics* K, int k, double* C, double* a,
@@ -364,9 +372,12 @@ cdef class JointTree:
     cdef readonly int m
 
     def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity,
-                 blades=(), suslov=()):
+                 blades=(), suslov=(), springs=()):
         cdef int n = len(parent)
         cdef int j, b, k, i, row, p, horizontal
+        if len(springs) > TREE_SPRINGS:
+            raise ValueError(f"Expected at most {TREE_SPRINGS} joint springs, got "
+                             f"{len(springs)}.")
         if n > TREE_JOINTS or len(disks) > TREE_DISKS or len(blades) > TREE_BLADES \
                 or len(suslov) > TREE_SUSLOV:
             raise ValueError(f"Expected at most {TREE_JOINTS} joints, {TREE_DISKS} disks, "
@@ -403,9 +414,18 @@ cdef class JointTree:
             while j >= 0:
                 self.data.ancestor[b][j] = True
                 j = self.data.parent[j]
+        sprung = {int(joint) for joint, _, _ in springs}
+        self.data.n_springs = len(springs)
+        for k, (joint, stiffness, rest) in enumerate(springs):
+            if not 0 <= int(joint) < n:
+                raise ValueError(f"Expected springs[{k}] on a joint in [0, {n}), got {joint!r}.")
+            self.data.spring_joint[k] = int(joint)
+            self.data.spring_stiffness[k] = float(stiffness)
+            self.data.spring_rest[k] = float(rest)
         for j in range(n):
             p = self.data.parent[j]
             self.data.free_translation[j] = (self.data.kind[j] != REVOLUTE and axis[j, 2] == 0.0
+                                             and j not in sprung
                                              and (p < 0 or self.data.free_translation[p]))
         row = 0
         self.data.n_disks = len(disks)
@@ -463,7 +483,7 @@ cdef class JointTree:
         cdef double[::1] dTv = dT
         cdef double[::1] dVv = dV
         kinematics(&self.data, &q[0], &v[0], &K)
-        lagrangian_gradients(&self.data, &K, &Mv[0, 0], &dTv[0], &dVv[0])
+        lagrangian_gradients(&self.data, &K, &q[0], &Mv[0, 0], &dTv[0], &dVv[0])
         return M, dT, dV
 
     def constraint_matrix(self, const double[::1] q):
@@ -558,7 +578,7 @@ cdef void step_residual(const TreeData* T, const double* q0, const double* p0, c
         q1[i] = q0[i] + delta[i]
     cdef double Q[TREE_JOINTS]
     kinematics(T, qm, w, &K)
-    lagrangian_gradients(T, &K, M, dT, dV)
+    lagrangian_gradients(T, &K, qm, M, dT, dV)
     constraint_matrix(T, &K, Am)
     if drives != NULL:
         drive_force(<JointDrives>drives, n, t_mid, w, Q)
@@ -664,7 +684,7 @@ cdef int end_velocity(const TreeData* T, const double* q1, const double* p_end,
     cdef int i, j
     memset(zero, 0, sizeof(zero))
     kinematics(T, q1, zero, &K)
-    lagrangian_gradients(T, &K, M, dT, dV)
+    lagrangian_gradients(T, &K, q1, M, dT, dV)
     constraint_matrix(T, &K, A)
     memset(Kmat, 0, N * N * sizeof(double))
     for i in range(n):
@@ -714,7 +734,7 @@ cdef int tree_step(const TreeData* T, double* q, double* v, double* lam, double 
     for i in range(n):  # the tree with its free translations at zero: the same M, A, gaps
         P.q0[i] = 0.0 if T.free_translation[i] else q[i]
     kinematics(T, P.q0, v, &K)
-    lagrangian_gradients(T, &K, M, dT, dV)
+    lagrangian_gradients(T, &K, P.q0, M, dT, dV)
     constraint_matrix(T, &K, P.A0)
     for i in range(n):
         P.p0[i] = 0.0

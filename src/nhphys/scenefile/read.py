@@ -923,29 +923,35 @@ def _system(value, field, gravity, forces):
                   suslov=suslov), kind
 
 
-def _joint_motors(value, field, budget):
-    """The ``[[bodies.forces]]`` of an articulated system: ``joint_motor`` tables."""
-    from nhphys.forces import JointMotor
+def _joint_elements(value, field, budget):
+    """The ``[[bodies.forces]]`` of an articulated system: ``joint_motor`` and
+    ``joint_spring`` tables."""
+    from nhphys.forces import JointMotor, JointSpring
 
-    motors = []
-    for i, item in enumerate(table_array(value, field, "a joint motor", MAX_FORCES)):
+    kinds = {"joint_motor": (("torque", "target_speed", "gain"), (), JointMotor,
+                             {"torque": _schedule(1, budget),
+                              "target_speed": _schedule(1, budget), "gain": non_negative}),
+             "joint_spring": (("stiffness", "rest"), ("stiffness",), JointSpring,
+                              {"stiffness": non_negative, "rest": real})}
+    words = "type = \"joint_motor\" or \"joint_spring\""
+    elements = []
+    for i, item in enumerate(table_array(value, field, "a joint element", MAX_FORCES)):
         at = _join(field, i)
         if isinstance(item, dict) and "type" not in item:
-            _fail(_join(at, "type"), "missing; an articulated system's force element is a "
-                                     "joint motor: type = \"joint_motor\"")
-        if isinstance(item, dict) and item.get("type") != "joint_motor":
-            _fail(_join(at, "type"), f"an articulated system takes joint motors only (type = "
-                                     f"\"joint_motor\"), got {_show(item.get('type'))}")
-        t = Table(item, at, ("type", "joint", "torque", "target_speed", "gain"), "a joint motor",
-                  required=("type", "joint"))
+            _fail(_join(at, "type"), f"missing; an articulated system's force element is a "
+                                     f"joint motor or a joint spring: {words}")
+        if isinstance(item, dict) and item.get("type") not in kinds:
+            _fail(_join(at, "type"), f"an articulated system takes joint motors and springs "
+                                     f"only ({words}), got {_show(item.get('type'))}")
+        keys, required, make, parsers = kinds[item["type"]] if isinstance(item, dict) \
+            else kinds["joint_motor"]
+        t = Table(item, at, ("type", "joint") + keys, "a joint element",
+                  required=("type", "joint") + required)
         joint = t.data["joint"]
         joint = integer(0, MAX_JOINTS - 1)(joint, t.at("joint")) if _is_number(joint) \
             else name(joint, t.at("joint"))
-        motors.append(_built(at, JointMotor, joint,
-                             **t.kwargs({"torque": _schedule(1, budget),
-                                         "target_speed": _schedule(1, budget),
-                                         "gain": non_negative})))
-    return motors
+        elements.append(_built(at, make, joint, **t.kwargs(parsers)))
+    return elements
 
 
 def _articulated(scene, value, field, grounds, taken, budget):
@@ -953,7 +959,7 @@ def _articulated(scene, value, field, grounds, taken, budget):
     table = Table(value, field, ARTICULATED_KEYS, "an articulated system",
                   required=("system",))
     entry_name = table.get("name", name, None)
-    forces = _joint_motors(table.data["forces"], table.at("forces"), budget) \
+    forces = _joint_elements(table.data["forces"], table.at("forces"), budget) \
         if "forces" in table else None
     system, kind = _system(table.data["system"], table.at("system"), scene.gravity, None)
     for i, motor in enumerate(forces or ()):  # each motor's joint, named under its field

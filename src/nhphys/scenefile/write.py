@@ -316,7 +316,7 @@ def _describe_tree(system):
 def describe_articulated(b, ground_names):
     """The ``[[bodies]]`` table of an articulated system in a scene (a
     :class:`~nhphys.scene_articulated.SceneArticulated`)."""
-    from nhphys.forces import JointMotor
+    from nhphys.forces import JointMotor, JointSpring
     from nhphys.systems import Bicycle
     from nhphys.systems.bicycle import BENCHMARK
 
@@ -349,6 +349,10 @@ def describe_articulated(b, ground_names):
         out["initial"] = initial
     motors = []
     for i, element in enumerate(system.forces or ()):
+        if type(element) is JointSpring:
+            motors.append({"type": "joint_spring", "joint": element.joint,
+                           "stiffness": element.stiffness, "rest": element.rest})
+            continue
         if type(element) is not JointMotor:
             raise NotDescribable(f"{owner} (forces[{i}]): a {type(element).__name__} cannot be "
                                  "written as data")

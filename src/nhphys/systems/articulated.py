@@ -333,33 +333,35 @@ def tree_arguments(joints, wheels, gravity, blades=(), suslov=()):
 
 
 def check_joint_forces(forces, names):
-    """The validated tuple of :class:`~nhphys.forces.JointMotor` elements of a tree whose
-    joints have the ``names`` (n,), and the index of each one's joint (the elements are not
-    changed: one may drive two systems).
+    """The validated tuple of :class:`~nhphys.forces.JointMotor` and
+    :class:`~nhphys.forces.JointSpring` elements of a tree whose coordinates have the
+    ``names`` (n,), and the index of each one's coordinate (the elements are not changed: one
+    may act on two systems).
 
     Raises
     ------
     TypeError
-        Another force element (articulated systems take joint motors only).
+        Another force element (articulated systems take joint motors and springs).
     ValueError
-        A motor on a joint the tree does not have.
+        An element on a joint the tree does not have (or a fixed one: it has no coordinate).
     """
-    from nhphys.forces import JointMotor, check_forces
+    from nhphys.forces import JointMotor, JointSpring, check_forces
 
     forces = check_forces(forces)
     n = len(names)
     indices = []
     for i, element in enumerate(forces):
-        if not isinstance(element, JointMotor):
-            raise TypeError(f"Expected `forces[{i}]` to be a JointMotor (articulated systems "
-                            f"take joint motors), got {element!r}.")
+        if not isinstance(element, (JointMotor, JointSpring)):
+            raise TypeError(f"Expected `forces[{i}]` to be a JointMotor or a JointSpring "
+                            f"(articulated systems take joint elements), got {element!r}.")
+        kind = type(element).__name__
         if isinstance(element.joint, str):
             if element.joint not in names:
-                raise ValueError(f"JointMotor on the joint {element.joint!r}, but the joints "
+                raise ValueError(f"{kind} on the joint {element.joint!r}, but the joints "
                                  f"are named {[x for x in names if x]}.")
             indices.append(names.index(element.joint))
         elif element.joint >= n:
-            raise ValueError(f"JointMotor on joint {element.joint}, but the tree has joints "
+            raise ValueError(f"{kind} on joint {element.joint}, but the tree has joints "
                              f"0 .. {n - 1}.")
         else:
             indices.append(element.joint)
@@ -401,16 +403,23 @@ class Articulated:
         self.joints, self.wheels, self.blades = tuple(joints), tuple(wheels), tuple(blades)
         self.suslov = tuple(suslov)
         self._tree_arguments = tree_arguments(joints, wheels, gravity, blades, suslov)
-        self.tree = JointTree(**self._tree_arguments)
-        self.name = name or type(self).__name__
-        self.n = self.tree.n
-        self.m = self.tree.m
         named = [joint.name for joint in joints if joint.name]
         # the coordinates' names: those of the moving joints (a fixed joint has none)
         self.joint_names = [joint.name for joint in joints if joint.kind != "fixed"]
         if len(set(named)) != len(named):
             raise ValueError(f"Expected the joints' names to be unique, got {named}.")
-        self.forces, self._motor_joints = check_joint_forces(forces, self.joint_names)
+        from nhphys.forces import JointSpring
+
+        self.forces, indices = check_joint_forces(forces, self.joint_names)
+        self._motors = [(e, j) for e, j in zip(self.forces, indices)
+                        if not isinstance(e, JointSpring)]
+        self._tree_arguments["springs"] = [(j, e.stiffness, e.rest)
+                                           for e, j in zip(self.forces, indices)
+                                           if isinstance(e, JointSpring)]
+        self.tree = JointTree(**self._tree_arguments)
+        self.name = name or type(self).__name__
+        self.n = self.tree.n
+        self.m = self.tree.m
         self._twin_drives = self.joint_drives(_twin())
         if self.n + self.m > 16 or self.n > 12 or len(self.tree.disks) > 4 \
                 or len(self.tree.blades) > 4 or len(self.tree.suslov) > 4:
@@ -433,11 +442,12 @@ class Articulated:
 
     def joint_drives(self, module):
         """The joint motors as ``module.JointDrives``, or None without any."""
-        if not self.forces:
+        if not self._motors:
             return None
         from nhphys.forces import build_joint_drives
 
-        return build_joint_drives(self.forces, self._motor_joints, module)
+        motors, joints = zip(*self._motors)
+        return build_joint_drives(motors, joints, module)
 
     # -- states -----------------------------------------------------------------------------
     def check_configuration(self, q):

@@ -142,10 +142,14 @@ class JointTree:
     suslov : sequence of (body, axis (3,))
         Suslov constraints: the body's angular velocity has no component along the unit
         ``axis`` fixed in it.
+    springs : sequence of (joint, stiffness, rest)
+        Linear springs on coordinates: the potential ``stiffness (q_j - rest)^2 / 2`` each,
+        part of ``V`` (its gradient in :meth:`lagrangian_gradients`, its value in
+        :meth:`energy`).
     """
 
     def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity,
-                 blades=(), suslov=()):
+                 blades=(), suslov=(), springs=()):
         self.parent = np.asarray(parent, dtype=int)
         self.kind = np.asarray(kind, dtype=int)
         self.axis = np.asarray(axis, dtype=float)
@@ -158,6 +162,7 @@ class JointTree:
         self.blades = [(int(b), np.asarray(p, dtype=float), np.asarray(d, dtype=float))
                        for b, p, d in blades]
         self.suslov = [(int(b), np.asarray(a, dtype=float)) for b, a in suslov]
+        self.springs = [(int(j), float(k), float(r)) for j, k, r in springs]
         g = np.asarray(gravity, dtype=float)
         self.gravity_vector = np.array([0.0, 0.0, -float(g)]) if g.ndim == 0 else g.copy()
         self.gravity = float(np.linalg.norm(self.gravity_vector))
@@ -191,6 +196,7 @@ class JointTree:
         self.free_translations = []
         for j in range(self.n):
             if (self.kind[j] == PRISMATIC and self.axis[j][2] == 0.0
+                    and not any(joint == j for joint, _, _ in self.springs)
                     and (self.parent[j] < 0 or self.parent[j] in self.free_translations)):
                 self.free_translations.append(j)
 
@@ -299,6 +305,8 @@ class JointTree:
             M += m * (Jc.T @ Jc) + Jw.T @ Is @ Jw
             h += m * (Jc.T @ (self.point_bias(kin, b, c) - self.gravity_vector))
             h += Jw.T @ (Is @ kin["gamma"][b] + cross(w, Is @ w))
+        for j, k, rest in self.springs:
+            h[j] += k * (q[j] - rest)
         return M, h
 
     def lagrangian_gradients(self, q, v, kin=None):
@@ -321,7 +329,9 @@ class JointTree:
         ``a_i . (I^s_b omega_b x omega_i)``, so that::
 
             dT/dq_i = sum_b m_b v_c . dv_c/dq_i + a_i . (I^s_b omega_b x omega_i),
-            dV/dq_i = -sum_b m_b g_vec . dc/dq_i     (g sum_b m_b (dc/dq_i)_z on level ground).
+            dV/dq_i = -sum_b m_b g_vec . dc/dq_i     (g sum_b m_b (dc/dq_i)_z on level ground),
+
+        plus ``k (q_j - rest)`` for each spring on coordinate ``j``.
         """
         kin = self.kinematics(q, v, bias=False) if kin is None else kin
         n = self.n
@@ -349,6 +359,8 @@ class JointTree:
                     wp = kin["omega"][p] if p >= 0 else np.zeros(3)
                     dT[i] += m * (vc @ cross(wp, a))
                 dV[i] -= m * (self.gravity_vector @ dc)
+        for j, k, rest in self.springs:
+            dV[j] += k * (q[j] - rest)
         return M, dT, dV
 
     def weight(self):
@@ -364,6 +376,8 @@ class JointTree:
             w = kin["omega"][b]
             T += 0.5 * self.mass[b] * (vc @ vc) + 0.5 * (w @ Is @ w)
             V -= self.mass[b] * (self.gravity_vector @ c)
+        for j, k, rest in self.springs:
+            V += 0.5 * k * (q[j] - rest) ** 2
         return T + V
 
     # -- the rolling disks and the blades ---------------------------------------------------------

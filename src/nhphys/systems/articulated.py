@@ -534,11 +534,11 @@ class Articulated:
         """Kinetic plus gravitational energy."""
         return self.tree.energy(q, v)
 
-    def residuals(self, q, v):
+    def residuals(self, q, v, kin=None):
         """``(|A v|_inf, the largest height of a wheel's lowest point or a blade's point above
-        the ground; 0 without either)`` of a state."""
-        A = self.tree.constraint_matrix(q)
-        kin = self.tree.kinematics(q, np.zeros(self.n), bias=False)
+        the ground; 0 without either)`` of a state (``kin``: its kinematics, if computed)."""
+        kin = self.tree.kinematics(q, v, bias=False) if kin is None else kin
+        A = self.tree.constraint_matrix(q, kin)  # the rows depend on the positions only
         heights = [0.0] + [self.tree.disk_contact(kin, k)[4][2]
                            for k in range(len(self.tree.disks))]
         heights += [self.tree.blade_contact(kin, k)[0][2] for k in range(len(self.tree.blades))]
@@ -581,10 +581,10 @@ class Articulated:
         energy, residual = np.empty(k), np.empty(k)
         points = len(self.tree.disks) + len(self.tree.blades)
         contacts = np.empty((k, points, 3))
-        for i in range(k):
-            energy[i] = self.energy(q[i], v[i])
-            residual[i] = max(self.residuals(q[i], v[i]))
+        for i in range(k):  # one evaluation of the tree per frame
             kin = self.tree.kinematics(q[i], v[i], bias=False)
+            energy[i] = self.tree.energy(q[i], v[i], kin)
+            residual[i] = max(self.residuals(q[i], v[i], kin))
             for w in range(len(self.tree.disks)):
                 contacts[i, w] = self.tree.disk_contact(kin, w)[4]
             for w in range(len(self.tree.blades)):

@@ -367,9 +367,10 @@ class JointTree:
         """``g`` times the total mass: the size of the contact forces (N)."""
         return self.gravity * float(np.sum(self.mass))
 
-    def energy(self, q, v):
-        """Kinetic plus potential energy (float)."""
-        kin = self.kinematics(q, v, bias=False)
+    def energy(self, q, v, kin=None):
+        """Kinetic plus potential energy (float); ``kin`` the kinematics at ``(q, v)``, if
+        already computed."""
+        kin = self.kinematics(q, v, bias=False) if kin is None else kin
         T = 0.0
         V = 0.0
         for b, c, vc, Is, _, _ in self.massive_bodies(kin):

@@ -698,7 +698,10 @@ def tree_step(tree, q, v, lam, h, rule, drives=None, clock=None):
                                       floor, drives, t_mid)
         return OK, last["J"]
 
-    status = newton_solve(residual, jacobian, x, floor, rule)
+    # an iterate that overflows (a bicycle falling flat) ends the solve with the status of
+    # non-finite numbers, as the kernel's does: not with numpy's warnings on the way
+    with np.errstate(over="ignore", invalid="ignore"):
+        status = newton_solve(residual, jacobian, x, floor, rule)
     if status != OK:
         return status
     p_end = step_residual(tree, q_start, p0, A0, x[:n], x[n:], h, drives, t_mid)[1]

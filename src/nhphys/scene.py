@@ -114,86 +114,6 @@ def _partial(error):
     return getattr(error, "_frames", None)
 
 
-def _default_ground(system, scene):
-    """The plane an articulated system rides on when none is given: a plane of the scene on
-    which its gravity fits, else a new one (``extent`` 25 m) through the origin, tilted so
-    that the system's gravity is the scene's (a ``Bicycle(slope=...)``'s hill)."""
-    from nhphys.surfaces import Plane
-
-    for g in scene.grounds:
-        if isinstance(g["surface"], Plane):
-            try:
-                ground_frame(system.tree.gravity_vector, scene.gravity, g["surface"])
-                return g["surface"]
-            except ValueError:
-                pass
-    gravity = system.tree.gravity_vector
-    if not np.any(gravity):  # no gravity: any plane, the level one
-        return Plane(extent=25.0)
-    return Plane(normal=_turn_onto(gravity, np.array([0.0, 0.0, -1.0]))[:, 2], extent=25.0)
-
-
-def _turn_onto(a, b):
-    """The rotation (3, 3) of least angle taking the direction of ``a`` onto that of ``b``
-    (the identity when they agree; a half turn about ``x`` or ``y`` when they are opposite)."""
-    a = np.asarray(a, dtype=float) / np.linalg.norm(a)
-    b = np.asarray(b, dtype=float) / np.linalg.norm(b)
-    axis = np.cross(a, b)
-    s, c = np.linalg.norm(axis), a @ b
-    if s == 0.0:
-        if c > 0:
-            return np.eye(3)
-        e = np.eye(3)[int(np.argmin(np.abs(a)))]
-        u = np.cross(a, e) / np.linalg.norm(np.cross(a, e))
-        return 2.0 * np.outer(u, u) - np.eye(3)
-    k = axis / s
-    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    return np.eye(3) + s * K + (1.0 - c) * (K @ K)
-
-
-def ground_frame(tree_gravity, g, plane):
-    """Where an articulated system's frame sits in a scene: ``(Q (3, 3), p (3,))`` taking its
-    coordinates ``x`` (wheels on ``z = 0``, gravity ``tree_gravity``) to ``p + Q x`` on
-    ``plane``, so that ``Q tree_gravity`` is the scene's gravity ``(0, 0, -g)``.
-
-    ``Q`` takes ``e_z`` to the plane's normal ``n`` and the tree's downhill direction (its
-    gravity's part along the plane) to the scene's; on a level plane, and for a tree whose
-    gravity is along ``-z`` on a level plane, ``Q`` is the identity. ``p`` is the plane's point.
-
-    Raises
-    ------
-    ValueError
-        The plane does not carry the system: its slope differs from the system's (``|g . n|``
-        against the tree's ``-g_z``), its normal points down, or its bodies are on its other
-        side (``orientation="inward"``).
-    """
-    gt = np.asarray(tree_gravity, dtype=float)
-    gw = np.array([0.0, 0.0, -g])
-    n = plane.unit_normal
-    size = max(g, np.linalg.norm(gt), 1e-300)
-    if plane.orientation != 1 or not n[2] > 0:
-        raise ValueError("its wheels roll on top of a plane whose normal points up and whose "
-                         "bodies are on the side it points to; expected such a `ground`.")
-    if abs(np.linalg.norm(gt) - g) > 1e-12 * size or abs(gt[2] - gw @ n) > 1e-12 * size:
-        raise ValueError(
-            f"its gravity {gt.tolist()} does not fit the plane with normal {n.tolist()} under "
-            f"the scene's gravity {gw.tolist()}: the normal's part of gravity must be the "
-            f"system's z part (a Bicycle(slope=s) rides a plane tilted by s, the default "
-            f"ground; a level system a level plane)."
-        )
-    downhill_t = gt - gt[2] * np.array([0.0, 0.0, 1.0])
-    downhill_w = gw - (gw @ n) * n
-    if np.linalg.norm(downhill_t) <= 1e-12 * size:  # level: the tree's x, y as the plane's
-        Q = _turn_onto([0.0, 0.0, 1.0], n)
-    else:
-        u_t = downhill_t / np.linalg.norm(downhill_t)
-        u_w = downhill_w / np.linalg.norm(downhill_w)
-        F_t = np.column_stack([u_t, np.cross([0.0, 0.0, 1.0], u_t), [0.0, 0.0, 1.0]])
-        F_w = np.column_stack([u_w, np.cross(n, u_w), n])
-        Q = F_w @ F_t.T
-    return Q, plane.point0.copy()
-
-
 def _named(exc, body_name):
     """``exc`` with the body's name in front of its message (plain TypeError/ValueError only)."""
     if type(exc) in (TypeError, ValueError):
@@ -441,7 +361,8 @@ class Scene:
             (``Composition([(DLA(), w) for w in coefficients.composition(4)])``) or
             ``Reference``. The scene's integrator does not apply to it.
         ground : nhphys.surfaces.Plane, optional
-            The plane it rides on (:func:`ground_frame`), which must fit its gravity: level
+            The plane it rides on (:func:`nhphys.scene_articulated.ground_frame`), which
+            must fit its gravity: level
             for a level system, tilted by ``s`` for a ``Bicycle(slope=s)``. Default: a plane
             of the scene that fits, else a new one through the origin (``extent`` 25 m);
             added to the scene's grounds if it is not there.
@@ -464,7 +385,7 @@ class Scene:
             taken; an initial state the system refuses (naming it).
         """
         from nhphys.integrators.multibody import tree_fractions
-        from nhphys.scene_articulated import SceneArticulated
+        from nhphys.scene_articulated import SceneArticulated, default_ground, ground_frame
         from nhphys.surfaces import Plane
         from nhphys.systems.articulated import Articulated
 
@@ -476,7 +397,7 @@ class Scene:
         if name in taken or any(n.startswith(name + ".") for n in taken):
             raise ValueError(f"Expected a new name, got {name!r} twice.")
         if ground is None:
-            ground = _default_ground(system, self)
+            ground = default_ground(system, self)
         if not isinstance(ground, Plane):
             raise TypeError(f"Expected `ground` to be an nhphys.surfaces.Plane, got {ground!r}.")
         try:

@@ -28,7 +28,7 @@ by the mass) with a tube to each joint the link carries. Nothing here imports Py
 
 The tree's wheels roll on its plane ``z = 0`` under its gravity; in the scene that plane is a
 :class:`~nhphys.surfaces.Plane` ground which fits the gravity, and every pose is carried there
-by the rigid map ``x -> p + Q x`` of :func:`nhphys.scene.ground_frame` (the identity on the
+by the rigid map ``x -> p + Q x`` of :func:`ground_frame` (the identity on the
 level plane through the origin).
 """
 
@@ -44,6 +44,86 @@ BLADE_COLOR = "#6b6b6b"
 
 def _rgb(color):
     return np.array([int(color[i:i + 2], 16) for i in (1, 3, 5)], dtype=np.uint8)
+
+
+def default_ground(system, scene):
+    """The plane an articulated system rides on when none is given: a plane of the scene on
+    which its gravity fits, else a new one (``extent`` 25 m) through the origin, tilted so
+    that the system's gravity is the scene's (a ``Bicycle(slope=...)``'s hill)."""
+    from nhphys.surfaces import Plane
+
+    for g in scene.grounds:
+        if isinstance(g["surface"], Plane):
+            try:
+                ground_frame(system.tree.gravity_vector, scene.gravity, g["surface"])
+                return g["surface"]
+            except ValueError:
+                pass
+    gravity = system.tree.gravity_vector
+    if not np.any(gravity):  # no gravity: any plane, the level one
+        return Plane(extent=25.0)
+    return Plane(normal=_turn_onto(gravity, np.array([0.0, 0.0, -1.0]))[:, 2], extent=25.0)
+
+
+def _turn_onto(a, b):
+    """The rotation (3, 3) of least angle taking the direction of ``a`` onto that of ``b``
+    (the identity when they agree; a half turn about ``x`` or ``y`` when they are opposite)."""
+    a = np.asarray(a, dtype=float) / np.linalg.norm(a)
+    b = np.asarray(b, dtype=float) / np.linalg.norm(b)
+    axis = np.cross(a, b)
+    s, c = np.linalg.norm(axis), a @ b
+    if s == 0.0:
+        if c > 0:
+            return np.eye(3)
+        e = np.eye(3)[int(np.argmin(np.abs(a)))]
+        u = np.cross(a, e) / np.linalg.norm(np.cross(a, e))
+        return 2.0 * np.outer(u, u) - np.eye(3)
+    k = axis / s
+    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + s * K + (1.0 - c) * (K @ K)
+
+
+def ground_frame(tree_gravity, g, plane):
+    """Where an articulated system's frame sits in a scene: ``(Q (3, 3), p (3,))`` taking its
+    coordinates ``x`` (wheels on ``z = 0``, gravity ``tree_gravity``) to ``p + Q x`` on
+    ``plane``, so that ``Q tree_gravity`` is the scene's gravity ``(0, 0, -g)``.
+
+    ``Q`` takes ``e_z`` to the plane's normal ``n`` and the tree's downhill direction (its
+    gravity's part along the plane) to the scene's; on a level plane, and for a tree whose
+    gravity is along ``-z`` on a level plane, ``Q`` is the identity. ``p`` is the plane's point.
+
+    Raises
+    ------
+    ValueError
+        The plane does not carry the system: its slope differs from the system's (``|g . n|``
+        against the tree's ``-g_z``), its normal points down, or its bodies are on its other
+        side (``orientation="inward"``).
+    """
+    gt = np.asarray(tree_gravity, dtype=float)
+    gw = np.array([0.0, 0.0, -g])
+    n = plane.unit_normal
+    size = max(g, np.linalg.norm(gt), 1e-300)
+    if plane.orientation != 1 or not n[2] > 0:
+        raise ValueError("its wheels roll on top of a plane whose normal points up and whose "
+                         "bodies are on the side it points to; expected such a `ground`.")
+    if abs(np.linalg.norm(gt) - g) > 1e-12 * size or abs(gt[2] - gw @ n) > 1e-12 * size:
+        raise ValueError(
+            f"its gravity {gt.tolist()} does not fit the plane with normal {n.tolist()} under "
+            f"the scene's gravity {gw.tolist()}: the normal's part of gravity must be the "
+            f"system's z part (a Bicycle(slope=s) rides a plane tilted by s, the default "
+            f"ground; a level system a level plane)."
+        )
+    downhill_t = gt - gt[2] * np.array([0.0, 0.0, 1.0])
+    downhill_w = gw - (gw @ n) * n
+    if np.linalg.norm(downhill_t) <= 1e-12 * size:  # level: the tree's x, y as the plane's
+        Q = _turn_onto([0.0, 0.0, 1.0], n)
+    else:
+        u_t = downhill_t / np.linalg.norm(downhill_t)
+        u_w = downhill_w / np.linalg.norm(downhill_w)
+        F_t = np.column_stack([u_t, np.cross([0.0, 0.0, 1.0], u_t), [0.0, 0.0, 1.0]])
+        F_w = np.column_stack([u_w, np.cross(n, u_w), n])
+        Q = F_w @ F_t.T
+    return Q, plane.point0.copy()
 
 
 class SceneArticulated:
@@ -69,7 +149,7 @@ class SceneArticulated:
 
     def __init__(self, system, conditions, name, color, integrator, frame=None):
         self.system = system
-        # where the system's frame sits in the scene: x -> p + Q x (see nhphys.scene.ground_frame)
+        # where the system's frame sits in the scene: x -> p + Q x (see ground_frame)
         self.frame = (np.eye(3), np.zeros(3)) if frame is None else frame
         self.conditions = conditions
         self.name = name

@@ -995,7 +995,7 @@ def _articulated(scene, value, field, grounds, taken, budget):
             known = ", ".join(json.dumps(g) for g in grounds) or "none"
             _fail(table.at("ground"), f"no ground named {json.dumps(ground)} (the grounds: "
                                       f"{known})")
-        from nhphys.scene import ground_frame
+        from nhphys.scene_articulated import ground_frame
         from nhphys.surfaces import Plane
 
         if not isinstance(grounds[ground], Plane):

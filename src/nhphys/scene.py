@@ -365,7 +365,9 @@ class Scene:
             must fit its gravity: level
             for a level system, tilted by ``s`` for a ``Bicycle(slope=s)``. Default: a plane
             of the scene that fits, else a new one through the origin (``extent`` 25 m);
-            added to the scene's grounds if it is not there.
+            added to the scene's grounds if it is not there. A system with a curved ground
+            of its own (``Articulated(..., ground=...)``) rides that one, in the scene's
+            frame, under the scene's gravity.
         **initial_conditions
             The system's (:mod:`nhphys.conditions`): ``q`` and ``v``, or a bicycle's ``speed``,
             ``roll``, ``steer``, ``roll_rate``, ``steer_rate``, ``yaw`` and ``position``.
@@ -396,14 +398,25 @@ class Scene:
         taken = set(self.body_names) | {b.name for b in self.bodies}
         if name in taken or any(n.startswith(name + ".") for n in taken):
             raise ValueError(f"Expected a new name, got {name!r} twice.")
-        if ground is None:
-            ground = default_ground(system, self)
-        if not isinstance(ground, Plane):
-            raise TypeError(f"Expected `ground` to be an nhphys.surfaces.Plane, got {ground!r}.")
-        try:
-            frame = ground_frame(system.tree.gravity_vector, self.gravity, ground)
-        except ValueError as exc:
-            raise ValueError(f"System {name!r}: {exc}") from None
+        if system.ground is not None:  # its own curved ground, in the scene's frame
+            if ground is not None and ground is not system.ground:
+                raise ValueError(f"System {name!r} rolls on its own ground "
+                                 f"{system.ground!r}: expected `ground` None or that surface.")
+            ground, frame = system.ground, None
+            if abs(system.tree.gravity - self.gravity) > 1e-12 * max(self.gravity, 1.0):
+                raise ValueError(f"System {name!r}: its gravity {system.tree.gravity} differs "
+                                 f"from the scene's {self.gravity}.")
+        else:
+            if ground is None:
+                ground = default_ground(system, self)
+            if not isinstance(ground, Plane):
+                raise TypeError(f"Expected `ground` to be an nhphys.surfaces.Plane, got "
+                                f"{ground!r}; a system on a curved ground takes it as "
+                                "Articulated(..., ground=...).")
+            try:
+                frame = ground_frame(system.tree.gravity_vector, self.gravity, ground)
+            except ValueError as exc:
+                raise ValueError(f"System {name!r}: {exc}") from None
         from nhphys.integrators import Reference
 
         integrator = integrator_from_name("dla" if integrator is None else integrator)

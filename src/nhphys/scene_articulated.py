@@ -17,6 +17,9 @@ scene body has:
 ``contact_point`` (3,)
     Its first wheel's ground point, else its first blade's point, else the point of its
     ground below its centre of mass (the trails show where it went).
+
+A tree on a curved ground of its own (``Articulated(..., ground=...)``: a bowl, a terrain) rides
+it in the scene's frame; the ground is added to the scene's grounds.
 ``energy``, ``work``, ``constraint_residual``
     The whole system's, the same on each of its links: a link's own energy is not conserved
     (its neighbours work on it through the joints), the system's is, up to its motors' work.
@@ -202,6 +205,9 @@ class SceneArticulated:
             index = self._wheel_of.get(b, self._blade_of.get(b))
             if index is None:
                 contact[:, j, :2], contact[:, j, 2] = position[:, j, :2], 0.0
+                if self.system.ground is not None:  # the ground's point below
+                    contact[:, j] = self.system.ground.point(position[:, j, :2]
+                                                             - self.system.ground.center[:2])
             else:
                 contact[:, j] = contacts[:, index]
 

@@ -7,12 +7,14 @@
 # step's Newton problem, within newton.pxd's NEWTON_MAX).
 
 cimport cython
-from libc.math cimport cos, fabs, isfinite, sin, sqrt
+from cpython.ref cimport PyObject
+from libc.math cimport INFINITY, NAN, cos, fabs, isfinite, sin, sqrt
 from libc.string cimport memcpy, memset
 
 from nhphys_ext.dense cimport solve_small
 from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.so3 cimport cross3, exp3
+from nhphys_ext.surfaces cimport ChartSurface, forms_of, normal_of, weingarten_of
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE, INFO_STATUS
 from nhphys_ext.newton cimport FLAT, NewtonRule, OK, SINGULAR_JACOBIAN, newton_solve
 
@@ -28,6 +30,8 @@ DEF TREE_UNKNOWNS = 16
 DEF REVOLUTE = 0
 DEF DIFFERENCE_STEP = 1.5e-8  # as the twin's
 DEF FLAT_TILT = 1e-3  # as the twin's
+DEF CONTACT_ITERATIONS = 30  # as the twin's
+DEF CONTACT_TOL = 1e-11  # as the twin's
 
 
 cdef struct TreeData:
@@ -68,6 +72,7 @@ cdef struct TreeData:
     bint free_translation[TREE_JOINTS]  # the twin's free_translations
     double gravity_vector[3]
     double weight
+    PyObject* ground  # a curved ground (ChartSurface, borrowed from the JointTree), or NULL
 
 
 cdef struct Kinematics:
@@ -280,9 +285,77 @@ cdef void lagrangian_gradients(const TreeData* T, const Kinematics* K, const dou
                                                           - T.spring_rest[k])
 
 
+cdef double ground_contact(const TreeData* T, const double* C, const double* a, double radius,
+                           double* P, double* n, double* gap) noexcept nogil:
+    # the twin's JointTree.ground_contact: Newton's method on F(u) = J^T (P - r) = 0 from the
+    # chart point below C; returns the tilt s = |n - (n . a) a|, with P and the gap NaN when it
+    # does not converge
+    cdef double u[2]
+    cdef double r[3]
+    cdef double J[6]
+    cdef double H[12]
+    cdef double G[4]
+    cdef double II[4]
+    cdef double L[4]
+    cdef double d[3]
+    cdef double t[3]
+    cdef double Pr[3]
+    cdef double tdn[2]
+    cdef double F[2]
+    cdef double DF[4]
+    cdef double na, s = 0.0, last = INFINITY, det, step0, step1, scale, dP
+    cdef int it, i, x, y
+    for x in range(2):  # rot^T (C - ctr), the local point below C
+        u[x] = 0.0
+        for i in range(3):
+            u[x] += (<ChartSurface>T.ground).rot[3 * i + x] * (C[i] - (<ChartSurface>T.ground).ctr[i])
+    for it in range(CONTACT_ITERATIONS + 1):
+        (<ChartSurface>T.ground).evaluate(0, u[0], u[1], r, J, H)
+        normal_of(J, (<ChartSurface>T.ground).normal_sign(0), n)
+        forms_of(J, H, n, G, II)
+        weingarten_of(G, II, L)
+        na = dot(n, a)
+        for i in range(3):
+            d[i] = n[i] - na * a[i]
+        s = sqrt(dot(d, d))
+        for i in range(3):
+            d[i] /= s
+            P[i] = C[i] - radius * d[i]
+            Pr[i] = P[i] - r[i]
+        scale = 1.0 + (fabs(u[0]) if fabs(u[0]) > fabs(u[1]) else fabs(u[1]))
+        if last <= CONTACT_TOL * scale:
+            gap[0] = dot(n, Pr)
+            return s
+        cross3(a, d, t)
+        for y in range(2):  # t . dn/du_y, dn/du = -J L
+            tdn[y] = 0.0
+            for i in range(3):
+                tdn[y] -= t[i] * (J[2 * i] * L[y] + J[2 * i + 1] * L[2 + y])
+        for x in range(2):
+            F[x] = 0.0
+            for i in range(3):
+                F[x] += J[2 * i + x] * Pr[i]
+            for y in range(2):
+                DF[2 * x + y] = 0.0
+                for i in range(3):
+                    dP = -(radius / s) * t[i] * tdn[y]
+                    DF[2 * x + y] += H[4 * i + 2 * x + y] * Pr[i] + J[2 * i + x] * (dP - J[2 * i + y])
+        det = DF[0] * DF[3] - DF[1] * DF[2]
+        step0 = -(DF[3] * F[0] - DF[1] * F[1]) / det
+        step1 = -(DF[0] * F[1] - DF[2] * F[0]) / det
+        u[0] += step0
+        u[1] += step1
+        last = fabs(step0) if fabs(step0) > fabs(step1) else fabs(step1)
+    for i in range(3):
+        P[i] = NAN
+    gap[0] = NAN
+    return s
+
+
 cdef double disk_contact(const TreeData* T, const Kinematics* K, int k, double* C, double* a,
-                         double* P) noexcept nogil:
-    # centre C, axis a and lowest point P of disk k (space); returns s = sqrt(1 - a_z^2)
+                         double* P, double* n, double* gap) noexcept nogil:
+    # centre C, axis a and contact point P of disk k, the ground's normal n there and the gap
+    # (space); returns the tilt s (sqrt(1 - a_z^2) on the plane)
     cdef int b = T.disk_body[k]
     cdef double r[3]
     cdef double s
@@ -291,9 +364,13 @@ cdef double disk_contact(const TreeData* T, const Kinematics* K, int k, double* 
     for i in range(3):
         C[i] = K.o[b][i] + r[i]
     rotate(K.R[b], T.disk_axis[k], a)
+    if T.ground != NULL:
+        return ground_contact(T, C, a, T.disk_radius[k], P, n, gap)
     s = sqrt(1.0 - a[2] * a[2])
     for i in range(3):
         P[i] = C[i] - T.disk_radius[k] * ((1.0 if i == 2 else 0.0) - a[2] * a[i]) / s
+        n[i] = 1.0 if i == 2 else 0.0
+    gap[0] = P[2]
     return s
 
 
@@ -314,26 +391,32 @@ cdef inline void unit_horizontal(double x, double y, double* e) noexcept nogil:
 
 cdef void constraint_matrix(const TreeData* T, const Kinematics* K, double* A) noexcept nogil:
     # A (m, n) row-major, the twin's rows: per disk e_x . J_P, e_y . J_P (or its rolling
-    # direction a x e_z alone), then e_z . J_P if held; per blade its sideways e_z x d
+    # direction a x n alone), then n . J_P if held (n the ground's normal, e_z on the plane);
+    # per blade its sideways e_z x d
     cdef double C[3]
     cdef double a[3]
     cdef double P[3]
     cdef double e[3]
     cdef double r[3]
+    cdef double nrm[3]
+    cdef double gap, size
     cdef double J[3 * TREE_JOINTS]
     cdef int k, i, row = 0, n = T.n, b
     for k in range(T.n_disks):
-        disk_contact(T, K, k, C, a, P)
+        disk_contact(T, K, k, C, a, P, nrm, &gap)
         point_jacobian(T, K, T.disk_body[k], P, J, 3)
         if T.disk_sideways[k]:
             memcpy(A + n * row, J, 2 * n * sizeof(double))
             row += 2
         else:
-            unit_horizontal(a[1], -a[0], e)  # a x e_z
+            cross3(a, nrm, e)  # a x n
+            size = sqrt(dot(e, e))
+            for i in range(3):
+                e[i] /= size
             project_row(e, J, n, A + n * row)
             row += 1
         if T.disk_held[k]:
-            memcpy(A + n * row, J + 2 * n, n * sizeof(double))
+            project_row(nrm, J, n, A + n * row)
             row += 1
     for k in range(T.n_blades):
         b = T.blade_body[k]
@@ -358,10 +441,10 @@ cdef void held_gaps(const TreeData* T, const Kinematics* K, double* out) noexcep
     cdef double C[3]
     cdef double a[3]
     cdef double P[3]
+    cdef double nrm[3]
     cdef int i
     for i in range(T.n_holonomic):
-        disk_contact(T, K, T.held_disks[i], C, a, P)
-        out[i] = P[2]
+        disk_contact(T, K, T.held_disks[i], C, a, P, nrm, &out[i])
 
 
 cdef class JointTree:
@@ -370,9 +453,10 @@ cdef class JointTree:
     cdef TreeData data
     cdef readonly int n
     cdef readonly int m
+    cdef readonly object ground  # keeps data.ground alive
 
     def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity,
-                 blades=(), suslov=(), springs=()):
+                 blades=(), suslov=(), springs=(), ChartSurface ground=None):
         cdef int n = len(parent)
         cdef int j, b, k, i, row, p, horizontal
         if len(springs) > TREE_SPRINGS:
@@ -390,6 +474,9 @@ cdef class JointTree:
         mass = np.asarray(mass, dtype=float)
         memset(&self.data, 0, sizeof(TreeData))
         self.data.n = n
+        self.ground = ground
+        if ground is not None:
+            self.data.ground = <PyObject*>ground
         g = np.asarray(gravity, dtype=float)
         g = np.array([0.0, 0.0, -float(g)]) if g.ndim == 0 else g
         for i in range(3):
@@ -424,7 +511,8 @@ cdef class JointTree:
             self.data.spring_rest[k] = float(rest)
         for j in range(n):
             p = self.data.parent[j]
-            self.data.free_translation[j] = (self.data.kind[j] != REVOLUTE and axis[j, 2] == 0.0
+            self.data.free_translation[j] = (ground is None and self.data.kind[j] != REVOLUTE
+                                             and axis[j, 2] == 0.0
                                              and j not in sprung
                                              and (p < 0 or self.data.free_translation[p]))
         row = 0
@@ -613,13 +701,14 @@ cdef double tilt(const TreeData* T, const double* q) noexcept nogil:
     cdef double C[3]
     cdef double a[3]
     cdef double P[3]
-    cdef double s, low = 1.0
+    cdef double nrm[3]
+    cdef double s, gap, low = 1.0
     cdef Kinematics K
     cdef int k
     memset(zero, 0, sizeof(zero))
     kinematics(T, q, zero, &K)
     for k in range(T.n_disks):
-        s = disk_contact(T, &K, k, C, a, P)
+        s = disk_contact(T, &K, k, C, a, P, nrm, &gap)
         if s != s:  # NaN: past flat
             return s
         if s < low:
@@ -719,7 +808,7 @@ cdef int tree_step(const TreeData* T, double* q, double* v, double* lam, double 
     cdef double q1[TREE_JOINTS]
     cdef double F[TREE_UNKNOWNS]
     cdef double lam_size = 0.0
-    cdef double p_size = 0.0
+    cdef double p_size = 0.0, m_size = 0.0
     cdef double v_size = 0.0
     cdef Kinematics K
     cdef int i, j, st
@@ -748,9 +837,13 @@ cdef int tree_step(const TreeData* T, double* q, double* v, double* lam, double 
     for j in range(m):
         if fabs(lam[j]) > lam_size:
             lam_size = fabs(lam[j])
-    for i in range(n):  # (h/2) lam balances momenta: 2 |p0| / |h| is its scale
-        if 2.0 * fabs(P.p0[i]) / fabs(h) > p_size:
-            p_size = 2.0 * fabs(P.p0[i]) / fabs(h)
+    for i in range(n):  # (h/2) lam balances momenta: 2 (|p0| + |M0|) / |h| is its scale
+        if fabs(P.p0[i]) > p_size:
+            p_size = fabs(P.p0[i])
+    for i in range(n * n):
+        if fabs(M[i]) > m_size:
+            m_size = fabs(M[i])
+    p_size = 2.0 * (p_size + m_size) / fabs(h)
     for j in range(m):
         x[n + j] = lam[j]
         floor[n + j] = lam_size + T.weight + p_size

@@ -894,9 +894,10 @@ def _tree_parts(table):
     return joints, wheels, blades, suslov
 
 
-def _system(value, field, gravity, forces):
+def _system(value, field, gravity, forces, ground=None):
     """The articulated system of a ``system`` table: ``type = "bicycle"`` (with optional
-    ``parameters``) or ``type = "tree"`` (``joints``, ``wheels``, ``blades``, ``name``)."""
+    ``parameters``) or ``type = "tree"`` (``joints``, ``wheels``, ``blades``, ``name``), a
+    tree on the curved ``ground`` if one is given."""
     from nhphys.systems import Articulated, Bicycle
 
     if not isinstance(value, dict):
@@ -920,7 +921,7 @@ def _system(value, field, gravity, forces):
     gravity = table.get("gravity", vector3, gravity)  # the tree's own: a tilted plane's
     return _built(field, Articulated, joints, wheels, gravity=gravity,
                   name=table.get("name", name, None), forces=forces, blades=blades,
-                  suslov=suslov), kind
+                  suslov=suslov, ground=ground), kind
 
 
 def _joint_elements(value, field, budget):
@@ -961,7 +962,21 @@ def _articulated(scene, value, field, grounds, taken, budget):
     entry_name = table.get("name", name, None)
     forces = _joint_elements(table.data["forces"], table.at("forces"), budget) \
         if "forces" in table else None
-    system, kind = _system(table.data["system"], table.at("system"), scene.gravity, None)
+    from nhphys.surfaces import Plane
+
+    ground = None
+    if "ground" in table:
+        ground = name(table.data["ground"], table.at("ground"))
+        if ground not in grounds:
+            known = ", ".join(json.dumps(g) for g in grounds) or "none"
+            _fail(table.at("ground"), f"no ground named {json.dumps(ground)} (the grounds: "
+                                      f"{known})")
+    # a joint tree on a curved ground carries it (Articulated(..., ground=...))
+    curved = grounds[ground] if ground is not None and not isinstance(grounds[ground], Plane) \
+        and isinstance(table.data["system"], dict) \
+        and table.data["system"].get("type") == "tree" else None
+    system, kind = _system(table.data["system"], table.at("system"), scene.gravity, None,
+                           curved)
     for i, motor in enumerate(forces or ()):  # each motor's joint, named under its field
         joint = motor.joint
         if isinstance(joint, str) and joint not in system.joint_names \
@@ -970,7 +985,8 @@ def _articulated(scene, value, field, grounds, taken, budget):
             _fail(_join(_join(table.at("forces"), i), "joint"),
                   f"the system has no joint {json.dumps(joint)} ({system.n} joints: {known})")
     if forces:
-        system, kind = _system(table.data["system"], table.at("system"), scene.gravity, forces)
+        system, kind = _system(table.data["system"], table.at("system"), scene.gravity, forces,
+                               curved)
     if entry_name is None:
         entry_name = system.name.lower()
     if entry_name in taken:
@@ -989,18 +1005,15 @@ def _articulated(scene, value, field, grounds, taken, budget):
         _fail(table.at("integrator"), f"an articulated system steps by \"dla\" or "
                                       f"\"reference\", got {json.dumps(chosen)}")
     options["integrator"] = chosen
-    if "ground" in table:
-        ground = name(table.data["ground"], table.at("ground"))
-        if ground not in grounds:
-            known = ", ".join(json.dumps(g) for g in grounds) or "none"
-            _fail(table.at("ground"), f"no ground named {json.dumps(ground)} (the grounds: "
-                                      f"{known})")
+    if curved is not None:
+        options["ground"] = curved
+    elif ground is not None:
         from nhphys.scene_articulated import ground_frame
-        from nhphys.surfaces import Plane
 
         if not isinstance(grounds[ground], Plane):
-            _fail(table.at("ground"), f"{json.dumps(ground)} is not a plane: an articulated "
-                                      "system rolls on a plane")
+            _fail(table.at("ground"), f"{json.dumps(ground)} is not a plane: a bicycle rolls "
+                                      "on a plane (a joint tree on a paraboloid or a height "
+                                      "field too)")
         try:
             ground_frame(system.tree.gravity_vector, scene.gravity, grounds[ground])
         except ValueError as exc:

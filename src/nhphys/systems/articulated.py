@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nhphys.conditions import ARTICULATED
-from nhphys.twins.multibody import PRISMATIC, REVOLUTE, JointTree
+from nhphys.twins.multibody import PRISMATIC, REVOLUTE
 
 KINDS = {"revolute": REVOLUTE, "prismatic": PRISMATIC}
 
@@ -332,6 +332,46 @@ def tree_arguments(joints, wheels, gravity, blades=(), suslov=()):
             "suslov": spins}
 
 
+def check_tree_ground(ground, arguments):
+    """``ground`` (None, or a graph surface the tree's wheels may roll on), checked against
+    the tree's validated ``arguments`` (:func:`tree_arguments`).
+
+    Raises
+    ------
+    TypeError
+        Not a ``Paraboloid`` or a ``HeightField`` (the graphs ``z = f(x, y)`` whose chart is
+        ``(x, y)``).
+    ValueError
+        A rotated ground, one whose bodies are below it, a wheel not held, a blade, or gravity
+        not along ``-z``.
+    """
+    if ground is None:
+        return None
+    from nhphys.surfaces import HeightField, Paraboloid
+
+    if not isinstance(ground, (Paraboloid, HeightField)):
+        raise TypeError(f"Expected `ground` to be None (the plane z = 0), a Paraboloid or a "
+                        f"HeightField (a graph z = f(x, y)), got {ground!r}.")
+    if not np.array_equal(ground.rotation, np.eye(3)):
+        raise ValueError("Expected `ground` not rotated (a graph over the tree's (x, y); "
+                         "move it with `center`).")
+    if ground.orientation != 1:
+        raise ValueError("Expected `ground` with its bodies above it (orientation "
+                         "\"outward\", the side its normal points to).")
+    for k, disk in enumerate(arguments["disks"]):
+        if not disk[4]:
+            raise ValueError(f"wheels[{k}] is not held: on a curved ground every wheel is "
+                             "held (Wheel(held=True)), its height a constraint; the tree cannot "
+                             "keep it on the ground by construction.")
+    if arguments["blades"]:
+        raise ValueError("Blades slide on the plane z = 0: a tree with blades takes no curved "
+                         "`ground`.")
+    if np.ndim(arguments["gravity"]) != 0:
+        raise ValueError("On a curved `ground` gravity is along -z: expected a number, got the "
+                         f"vector {np.asarray(arguments['gravity']).tolist()}.")
+    return ground
+
+
 def check_joint_forces(forces, names):
     """The validated tuple of :class:`~nhphys.forces.JointMotor` and
     :class:`~nhphys.forces.JointSpring` elements of a tree whose coordinates have the
@@ -386,6 +426,11 @@ class Articulated:
         Knife edges (a sleigh's runner, a trailer's).
     suslov : sequence of SuslovConstraint, optional
         Bodies whose angular velocity has no component along an axis fixed in them.
+    ground : nhphys.surfaces.Paraboloid or nhphys.surfaces.HeightField, optional
+        A curved ground for the wheels (a bowl, a saddle, a terrain): a graph ``z = f(x, y)``
+        in the tree's frame (not rotated; its bodies above it), under gravity along ``-z``.
+        Every wheel is then held (``held=True``: the tree does not keep it on a curved
+        ground) and the tree has no blades. None: the plane ``z = 0``.
 
     Notes
     -----
@@ -399,10 +444,11 @@ class Articulated:
     initial_conditions = ARTICULATED
 
     def __init__(self, joints, wheels=(), gravity=9.81, name=None, forces=None, blades=(),
-                 suslov=()):
+                 suslov=(), ground=None):
         self.joints, self.wheels, self.blades = tuple(joints), tuple(wheels), tuple(blades)
         self.suslov = tuple(suslov)
         self._tree_arguments = tree_arguments(joints, wheels, gravity, blades, suslov)
+        self.ground = check_tree_ground(ground, self._tree_arguments)
         named = [joint.name for joint in joints if joint.name]
         # the coordinates' names: those of the moving joints (a fixed joint has none)
         self.joint_names = [joint.name for joint in joints if joint.kind != "fixed"]
@@ -416,7 +462,7 @@ class Articulated:
         self._tree_arguments["springs"] = [(j, e.stiffness, e.rest)
                                            for e, j in zip(self.forces, indices)
                                            if isinstance(e, JointSpring)]
-        self.tree = JointTree(**self._tree_arguments)
+        self.tree = self.joint_tree(_twin())
         self.name = name or type(self).__name__
         self.n = self.tree.n
         self.m = self.tree.m
@@ -437,8 +483,13 @@ class Articulated:
         return f"{self.name}(joints={self.n}, constraint rows={self.m})"
 
     def joint_tree(self, module):
-        """The joint tree as ``module.JointTree`` (the kernel's or the twin's)."""
-        return module.JointTree(**self._tree_arguments)
+        """The joint tree as ``module.JointTree`` (the kernel's or the twin's), with its ground
+        evaluated by the same backend."""
+        if self.ground is None:
+            return module.JointTree(**self._tree_arguments)
+        backend = "python" if module is _twin() else "cython"
+        return module.JointTree(**self._tree_arguments,
+                                ground=self.ground.with_backend(backend).kernel)
 
     def joint_drives(self, module):
         """The joint motors as ``module.JointDrives``, or None without any."""
@@ -539,7 +590,7 @@ class Articulated:
         the ground; 0 without either)`` of a state (``kin``: its kinematics, if computed)."""
         kin = self.tree.kinematics(q, v, bias=False) if kin is None else kin
         A = self.tree.constraint_matrix(q, kin)  # the rows depend on the positions only
-        heights = [0.0] + [self.tree.disk_contact(kin, k)[4][2]
+        heights = [0.0] + [self.tree.disk_contact(kin, k)[6]
                            for k in range(len(self.tree.disks))]
         heights += [self.tree.blade_contact(kin, k)[0][2] for k in range(len(self.tree.blades))]
         return float(np.max(np.abs(A @ v))), float(np.max(np.abs(heights)))

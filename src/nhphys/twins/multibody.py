@@ -87,12 +87,69 @@ accelerations and multipliers solve::
     [ A   0   ] [ -lambda ] = [ -b ]
 
 The multipliers are the contact forces (in the rows' directions) the ground exerts.
+
+Disks rolling on a curved ground
+--------------------------------
+A tree may roll on a graph surface ``z = f(x, y)`` instead (``ground``: a chart surface of
+:mod:`nhphys.twins.surfaces` whose one chart is ``(u, v) = (x, y)``, such as a paraboloid bowl
+or a height field): the surface point ``r(u)``, its tangents ``J = dr/du`` (3, 2), its unit
+normal ``n(u)`` (upward) and its Weingarten map ``L`` (2, 2), with ``dn/du = -J L`` (because
+``n . J = 0`` gives ``dn/du_a . J_b = -II_ab`` and ``g L = II``). Every disk is then held.
+
+*The contact.* For a ground normal ``n``, the rim point farthest along ``-n`` is
+``P = C - r d`` with ``d = w / |w|``, ``w = n - (n . a) a`` (``|w| = sqrt(1 - (n . a)^2)``, the
+disk's tilt against the ground, 0 when it lies flat). The contact is the surface point ``u``
+where ``P - r(u)`` is along ``n(u)``: the two equations ``F(u) = J^T (P - r) = 0``, solved by
+Newton's method from the point below ``C``. With ``t = a x d`` (the rim's tangent at ``P``;
+``a, d, t`` orthonormal), ``dd/dn`` is ``t t^T / |w|`` (``d`` turns only about ``a``), so::
+
+    dP/du = -(r / |w|) t (t^T dn/du),
+    dF/du = H . (P - r) + J^T (dP/du - J)          (H = d^2 r/du^2 contracted on its first index)
+
+and the gap is ``gap(q) = n . (P - r)``, the distance of the rim from the ground along the normal.
+
+*Its rate is the material point's normal velocity.* ``d gap/dt = dn/dt . (P - r) + n . (dP/dt -
+dr/dt)``. The first term is ``gap dn/dt . n = 0``; ``n . dr/dt = 0`` (a tangent); and ``dP/dt``
+is the velocity ``J_P v`` of the material point at ``P`` plus ``R (ds/dt)``, the rate of the rim
+point along the rim, which is along ``t``: normal to ``n``, since ``n = (n . a) a + |w| d``
+lies in the plane of ``a`` and ``d``. So the held row is ``n . J_P``, and the envelope argument
+of the plane carries over.
+
+*The rows.* A sideways wheel gives ``e_x . J_P``, ``e_y . J_P`` (nonholonomic) and, held,
+``n . J_P``; since ``n_z > 0`` on a graph, the three span ``J_P v = 0``. A wheel without its
+sideways row gives its rolling direction ``f = a x n / |a x n|`` (tangent to the ground and to
+the rim) and ``n . J_P``.
+
+*The bias* (the continuous equations only; the steps need rows and gaps). Differentiating ``P =
+C - r d`` along the motion with ``d = D(n, a)``::
+
+    dd/dt = t (t . dn/dt) / |w| + dd_a,
+    dd_a = (-(n . da/dt) a - (n . a) (da/dt - d (d . da/dt))) / |w|,   da/dt = omega x a,
+
+the first part from the ground turning under the contact, the second from the disk turning
+(on the plane ``dn/dt = 0``, and ``dd_a`` is the plane's ``dd/dt``). The contact moves on the
+ground, ``dP/dt = J du/dt``, and ``dP/dt = v_C - r dd/dt``, ``dn/dt = -J L du/dt``, so::
+
+    (J - (r / |w|) t (t^T J L)) du/dt = v_C - r dd_a
+
+(three equations, consistent on the constraints: solved in the least-squares sense), and the
+material point's bias is, as on the plane, ``b_P = beta_C + gamma_b x (P - C) - r omega_b x
+dd/dt``. The row ``n . J_P`` has the bias ``n . b_P + dn/dt . v_P`` and ``f`` the rate
+``(g' - f (f . g')) / |a x n|`` with ``g' = da/dt x n + a x dn/dt``.
 """
 
 import numpy as np
 
+from nhphys.twins.surfaces import forms_of, normal_of, weingarten_of
+
 REVOLUTE = 0
 PRISMATIC = 1
+
+# the contact with a curved ground: Newton's method stops after a step of at most CONTACT_TOL
+# (relative to the chart point), where the next one would be below round-off (it converges
+# quadratically); one that has not by CONTACT_ITERATIONS steps gives a NaN gap
+CONTACT_ITERATIONS = 30
+CONTACT_TOL = 1e-11
 
 E_Z = np.array([0.0, 0.0, 1.0])
 
@@ -146,10 +203,14 @@ class JointTree:
         Linear springs on coordinates: the potential ``stiffness (q_j - rest)^2 / 2`` each,
         part of ``V`` (its gradient in :meth:`lagrangian_gradients`, its value in
         :meth:`energy`).
+    ground : ChartSurface, optional
+        A curved ground for the disks (a graph over ``(x, y)``, one chart, its normal up; see
+        the module's notes): every disk is then held. None: the plane ``z = 0``.
     """
 
     def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity,
-                 blades=(), suslov=(), springs=()):
+                 blades=(), suslov=(), springs=(), ground=None):
+        self.ground = ground
         self.parent = np.asarray(parent, dtype=int)
         self.kind = np.asarray(kind, dtype=int)
         self.axis = np.asarray(axis, dtype=float)
@@ -194,7 +255,7 @@ class JointTree:
         # ground): nothing but the positions depends on them, so the steps evaluate the tree
         # with them at zero, where no large coordinate spoils its differences of positions
         self.free_translations = []
-        for j in range(self.n):
+        for j in range(self.n if ground is None else 0):  # a curved ground: nothing is free
             if (self.kind[j] == PRISMATIC and self.axis[j][2] == 0.0
                     and not any(joint == j for joint, _, _ in self.springs)
                     and (self.parent[j] < 0 or self.parent[j] in self.free_translations)):
@@ -383,23 +444,67 @@ class JointTree:
 
     # -- the rolling disks and the blades ---------------------------------------------------------
     def disk_contact(self, kin, k):
-        """Disk ``k``'s centre ``C``, axis ``a``, ``s``, ``d`` and contact point ``P`` (space)."""
+        """Disk ``k``'s centre ``C``, axis ``a``, tilt ``s``, ``d``, contact point ``P``, the
+        ground's normal ``n`` there and the gap (space); on a curved ground also ``ground``,
+        the contact's ``(r, J, L)`` (see :meth:`ground_contact`)."""
         body, centre, axis, radius, *_ = self.disks[k]
         R = kin["R"][body]
         C = kin["o"][body] + R @ centre
         a = R @ axis
+        if self.ground is not None:
+            s, d, P, n, gap, ground = self.ground_contact(C, a, radius)
+            return C, a, s, d, P, n, gap, ground
         s = np.sqrt(1.0 - a[2] ** 2)
         d = (E_Z - a[2] * a) / s
-        return C, a, s, d, C - radius * d
+        P = C - radius * d
+        return C, a, s, d, P, E_Z, P[2], None
+
+    def ground_contact(self, C, a, radius):
+        """The contact of a disk (centre ``C`` (3,), unit axis ``a`` (3,), ``radius``) with the
+        curved ground, by Newton's method on ``F(u) = J^T (P - r) = 0`` (the module's notes).
+
+        Returns
+        -------
+        s : float
+            The tilt ``|w| = sqrt(1 - (n . a)^2)``.
+        d, P, n : ndarray, shape (3,)
+            The rim's direction to the contact, the rim point, the ground's unit normal there.
+        gap : float
+            ``n . (P - r)``; NaN (with ``P``) when Newton's method does not converge.
+        ground : tuple
+            ``(r (3,), J (3, 2), L (2, 2))`` of the ground at the contact.
+        """
+        g = self.ground
+        u = (g.rot.T @ (C - g.ctr))[:2]  # the chart point below the centre
+        last = np.inf
+        for iteration in range(CONTACT_ITERATIONS + 1):
+            r, J, H = g.evaluate(0, u[0], u[1])
+            n, _ = normal_of(J, g.normal_sign(0))
+            L = weingarten_of(*forms_of(J, H, n))
+            w = n - (n @ a) * a
+            s = np.sqrt(w @ w)
+            d = w / s
+            P = C - radius * d
+            if last <= CONTACT_TOL * (1.0 + np.abs(u).max()):
+                return s, d, P, n, n @ (P - r), (r, J, L)
+            t = cross(a, d)
+            dP = -(radius / s) * np.outer(t, t @ (-J @ L))
+            DF = np.einsum("iab,i->ab", H, P - r) + J.T @ (dP - J)
+            step = np.linalg.solve(DF, -(J.T @ (P - r)))
+            u = u + step
+            last = np.abs(step).max()
+        nan = np.full(3, np.nan)
+        return s, d, nan, n, np.nan, (r, J, L)
 
     def gaps(self, q, kin=None):
-        """The heights (k,) of the disks' lowest points above the plane."""
+        """The gaps (k,) of the disks above the ground (the heights of their lowest points above
+        the plane)."""
         kin = self.kinematics(q, np.zeros(self.n), bias=False) if kin is None else kin
-        return np.array([self.disk_contact(kin, k)[4][2] for k in range(len(self.disks))])
+        return np.array([self.disk_contact(kin, k)[6] for k in range(len(self.disks))])
 
     def tilt(self, q):
-        """The smallest ``s = sqrt(1 - a_z^2)`` of the disks at ``q``: 0 when one lies flat
-        (1 without disks)."""
+        """The smallest tilt ``s`` of the disks against the ground (``sqrt(1 - a_z^2)`` on the
+        plane) at ``q``: 0 when one lies flat (1 without disks)."""
         kin = self.kinematics(q, np.zeros(self.n), bias=False)
         return float(np.min([1.0] + [self.disk_contact(kin, k)[2]
                                      for k in range(len(self.disks))]))
@@ -438,22 +543,30 @@ class JointTree:
         kin = (self.kinematics(q, v, bias=bias) if kin is None else kin)
         rows, out = [], []
         for k, (body, _, _, radius, holonomic, sideways) in enumerate(self.disks):
-            C, a, s, d, P = self.disk_contact(kin, k)
+            C, a, s, d, P, n, _, ground = self.disk_contact(kin, k)
             J = self.point_jacobian(kin, body, P)
             w = kin["omega"][body]
             adot = cross(w, a)
-            b = np.zeros(3)
+            b, ndot = np.zeros(3), np.zeros(3)
             if bias:
-                wdot = -(adot[2] * a + a[2] * adot)
-                ddot = (wdot - d * (d @ wdot)) / s
+                ddot = (-(n @ adot) * a - (n @ a) * (adot - d * (d @ adot))) / s  # dd_a
+                if ground is not None:  # the ground turns under the moving contact
+                    _, Jg, Lg = ground
+                    t = cross(a, d)
+                    vC = self.point_jacobian(kin, body, C) @ v
+                    udot = np.linalg.lstsq(Jg - (radius / s) * np.outer(t, t @ Jg @ Lg),
+                                           vC - radius * ddot, rcond=None)[0]
+                    ndot = -Jg @ Lg @ udot
+                    ddot = ddot + t * (t @ ndot) / s
                 b = (self.point_bias(kin, body, C) + cross(kin["gamma"][body], P - C)
                      - radius * cross(w, ddot))
             if sideways:
                 directions = [(np.eye(3)[0], np.zeros(3)), (np.eye(3)[1], np.zeros(3))]
             else:
-                directions = [self.horizontal_normal(cross(a, E_Z), cross(adot, E_Z))]
+                directions = [self.horizontal_normal(cross(a, n),
+                                                     cross(adot, n) + cross(a, ndot))]
             if holonomic:
-                directions.append((E_Z, np.zeros(3)))
+                directions.append((n, ndot))
             vP = J @ v
             for e, edot in directions:
                 rows.append(e @ J)
@@ -678,10 +791,14 @@ def tree_step(tree, q, v, lam, h, rule, drives=None, clock=None):
     x = np.concatenate([h * v, lam])
     # the size below which an unknown counts as zero: the step's largest motion for delta (the
     # round-off of the momenta, of order eps |p0|, moves every coordinate by about that much);
-    # for Lambda the contact forces' size, or that of 2 p0 / h, since (h/2) Lambda balances
-    # momenta
+    # for Lambda the contact forces' size, or that of 2 (|p0| + |M0|) / h, since (h/2) Lambda
+    # balances momenta: the impulse moving the coordinates by delta's floor h (|v| + 1). The
+    # |M0| part matters near rest, where the gaps' round-off eps_g alone moves Lambda by about
+    # 2 |M| eps_g / h^2 (the held rows ask q1 to move by eps_g): against the weight alone that
+    # is 1e-12 relative for h = 2e-3, the correction tolerance.
     floor = np.concatenate([np.full(n, abs(h) * (np.max(np.abs(v)) + 1.0)), np.full(
-        tree.m, np.max(np.abs(lam)) + tree.weight() + 2.0 * np.max(np.abs(p0)) / abs(h))])
+        tree.m, np.max(np.abs(lam)) + tree.weight()
+        + 2.0 * (np.max(np.abs(p0)) + np.max(np.abs(M0))) / abs(h))])
     last = {}
 
     t_mid = (0.0 if clock is None else clock[0]) + 0.5 * h

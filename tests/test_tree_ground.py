@@ -243,3 +243,44 @@ def test_a_terrain(backend):
     assert np.abs(P[:, 2] - terrain.point(P[:, :2])[:, 2]).max() < 1e-12
     assert traj.constraint_residual.max() < 1e-13
     assert np.abs(traj.energy / traj.energy[0] - 1).max() < 1e-4
+
+
+def test_in_a_scene_and_its_file(backend):
+    """In a scene the tree rides its own bowl in the scene's frame: the links' fields are the
+    lone run's, the wheel's ground point is on the bowl, and the scene file names the bowl and
+    reads back to the same run bit for bit."""
+    from test_scene_articulated import round_trip
+
+    system = free_disk()
+    ic = start(system)
+    scene = nhphys.Scene(name="bowl")
+    scene.add_ground(BOWL, name="bowl")
+    scene.add_articulated(system, name="disk", **ic)
+    traj = scene.simulate(0.05, 1e-3, backend=backend)
+    lone = nhphys.simulate(system, 0.05, 1e-3, integrator=DLA(), backend=backend, **ic)
+    centres = np.array([system.tree.kinematics(q, np.zeros(6), bias=False)["o"][5]
+                        for q in lone.q])
+    assert traj.body_names == ["disk.spin"]
+    assert np.abs(traj.position[:, 0] - centres).max() < 1e-15
+    P = traj.contact_point[:, 0]
+    assert np.abs(P[:, 2] - (P[:, 0] ** 2 + P[:, 1] ** 2) / 4).max() < 1e-14
+    text = round_trip(scene, backend)
+    assert 'ground = "bowl"' in text
+    with pytest.raises(ValueError, match="its own ground"):
+        nhphys.Scene().add_articulated(system, ground=Plane(), **ic)
+
+
+def test_the_documented_example_runs():
+    """The example of docs/multibody.md, "On a curved ground"."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[1] / "docs" / "multibody.md").read_text()
+    section = doc[doc.index("### On a curved ground"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    namespace = {"np": np, "nhphys": nhphys, "Articulated": Articulated, "Joint": Joint,
+                 "Wheel": Wheel}
+    exec(compile(code, "multibody.md", "exec"), namespace)  # our own documentation's code
+    traj = namespace["traj"]
+    assert traj.constraint_residual.max() < 1e-13
+    assert np.abs(traj.energy / traj.energy[0] - 1).max() < 1e-5

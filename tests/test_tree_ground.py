@@ -45,8 +45,10 @@ def free_disk(ground=BOWL, held=True):
 def on_ground(system, q):
     """``q`` with its height ``q[2]`` moved so that the disk touches the ground."""
     q = np.array(q, dtype=float)
-    for _ in range(30):
-        q[2] -= system.tree.gaps(q)[0]
+    for _ in range(30):  # the gap is along the normal n: lowering by gap / n_z cancels it
+        kin = system.tree.kinematics(q, np.zeros(system.n), bias=False)
+        contact = system.tree.disk_contact(kin, 0)
+        q[2] -= contact[6] / contact[5][2]
     return q
 
 
@@ -68,6 +70,7 @@ def tree_reference():
 
 
 def test_the_trees_reference_is_the_rolling_disks(tree_reference):
+    """(The continuous equations, ``Reference``, are the twin's: no kernel computes them.)"""
     system = free_disk()
     ic = start(system)
     kin = system.tree.kinematics(ic["q"], ic["v"], bias=False)
@@ -90,7 +93,7 @@ def test_the_trees_reference_is_the_rolling_disks(tree_reference):
 
 @pytest.mark.parametrize("integrator, order, steps", [(DLA(), 2, (100, 200, 400)),
                                                       (ORDER4, 4, (50, 100))])
-def test_the_steps_converge_at_their_orders(tree_reference, backend, integrator, order, steps):
+def test_the_steps_converge_at_their_orders(backend, integrator, order, steps):
     system = free_disk()
     T = 0.25
     reference = nhphys.simulate(system, T, T, integrator=TIGHT, **start(system))
@@ -116,9 +119,10 @@ def test_kernel_and_twin_agree_step_for_step():
 
 def test_energy_stays_bounded_and_the_contact_exact(backend):
     """Upright, 0.3 m off the bowl's axis, its axis along the radius, spinning at 20 rad/s: it
-    rolls across the bowl's wall (2 m/s at the bottom, 0.43 m up each side: a turn every 1.4 s)
-    and back, on the ground's curved, tilted part. 10^4 steps on the kernel (14 crossings),
-    500 on the twin (its contact solves cost about 10 ms a step)."""
+    rolls across the bowl's wall and back (its contact 0.32 m up each side, where the wall's
+    slope is 0.54; it turns every 1.83 s), on the ground's curved, tilted part. 10^4 steps on
+    the kernel (11 crossings of the bottom), 500 on the twin (its contact solves cost about
+    10 ms a step)."""
     system = free_disk()
     q = on_ground(system, [0.3, 0.0, 0.0, np.pi / 2, 0.0, 0.0])
     steps = 10_000 if backend == "cython" else 500
@@ -158,23 +162,27 @@ def rim_heights(system, q):
 @pytest.mark.parametrize("q", [[0.3, 0.0, 0.0, 0.2, 0.1, 0.0], [-0.5, 0.4, 0.0, 1.3, -0.4, 2.0],
                                [0.0, 0.0, 0.0, 0.0, 0.0, 0.7]])
 def test_the_contact_is_the_rims_lowest_point_on_the_ground(q, backend):
+    """The contact the twin finds is the rim's lowest point; the backend's gaps (kernel or
+    twin) vanish there, their gradient is the backend's gap row, and a lifted disk's gap is
+    its distance along the normal."""
     system = free_disk()
     q = on_ground(system, q)
     gap, point = rim_heights(system, q)
     assert abs(gap) < 1e-13
     kin = system.tree.kinematics(q, np.zeros(6), bias=False)
     assert np.abs(system.tree.disk_contact(kin, 0)[4] - point).max() < 1e-6
-    # the gap's row is its gradient, on both backends (central differences, h = 1e-6)
     tree = system.joint_tree(_module(backend))
+    assert abs(tree.gaps(q)[0]) < 1e-15
+    # the gap's row is its gradient (central differences, h = 1e-6)
     A = tree.constraint_matrix(q)
     h = 1e-6
-    grad = np.array([(system.tree.gaps(q + h * e)[0] - system.tree.gaps(q - h * e)[0]) / (2 * h)
+    grad = np.array([(tree.gaps(q + h * e)[0] - tree.gaps(q - h * e)[0]) / (2 * h)
                      for e in np.eye(6)])
     assert np.abs(A[2] - grad).max() < 1e-8
     # a lifted disk: the gap is the normal distance to the ground
     lifted = q + np.array([0.0, 0.0, 1e-3, 0.0, 0.0, 0.0])
     n = system.tree.disk_contact(kin, 0)[5]
-    assert abs(system.tree.gaps(lifted)[0] - 1e-3 * n[2]) < 1e-7
+    assert abs(tree.gaps(lifted)[0] - 1e-3 * n[2]) < 1e-7
 
 
 def _module(backend):
@@ -186,7 +194,8 @@ def _module(backend):
 def test_the_rows_biases_are_the_rows_rates():
     """``d/dt (A(q) v) = A dv/dt + b`` along the motion (central differences of the tree's
     own accelerations, Richardson-extrapolated), for the rows of a held and of a rolling-only
-    wheel (a disk whose sideways row is left out)."""
+    wheel (a disk whose sideways row is left out). (The biases are the twin's: they serve the
+    continuous equations only.)"""
     for sideways in (True, False):
         joints = free_disk().joints
         system = Articulated(joints, [Wheel(5, RADIUS, held=True, sideways=sideways)],
@@ -284,3 +293,74 @@ def test_the_documented_example_runs():
     traj = namespace["traj"]
     assert traj.constraint_residual.max() < 1e-13
     assert np.abs(traj.energy / traj.energy[0] - 1).max() < 1e-5
+
+
+def test_a_wheel_that_does_not_fit_the_ground_is_refused(backend):
+    """A bowl curving more tightly than the wheel (``z = (x^2 + y^2) / 0.09``: curvature
+    radius 0.045 m at the bottom, the wheel's radius 0.1 m). Upright with its rim's bottom at
+    the bowl's, the rim's sides are inside the bowl: its height above the bowl, ``0.1 (1 -
+    cos t) - sin(t)^2 / 9``, is least at ``cos t = 0.45`` (-3.4 cm). The contact found is where
+    the rim is deepest along the bowl's normal, a negative gap (the same on both backends),
+    and the start is refused with it."""
+    tight = Paraboloid(0.3, 0.3)
+    system = free_disk(ground=tight)
+    q = np.array([0.0, 0.0, 0.1, 0.0, 0.0, 0.0])
+    gaps = [system.joint_tree(_module(b)).gaps(q)[0] for b in (backend, "python")]
+    assert -0.034 < gaps[0] < -0.01 and abs(gaps[0] - gaps[1]) < 1e-15
+    assert far_side_height(system, q, tight) < -0.03
+    with pytest.raises(ValueError, match="does not touch the ground"):
+        system.state(q=q, v=np.zeros(6))
+
+
+def far_side_height(system, q, ground):
+    """The least height above ``ground`` (a graph) of the rim's points on the far side of the
+    centre from the contact (of its upper half when the contact is not found), by a
+    brute-force sample of 3600 rim points."""
+    kin = system.tree.kinematics(q, np.zeros(system.n), bias=False)
+    R, C = kin["R"][5], kin["o"][5]
+    P = system.tree.disk_contact(kin, 0)[4]
+    P = np.where(np.isfinite(P), P, C - [0.0, 0.0, RADIUS])
+    theta = np.linspace(-np.pi, np.pi, 3600, endpoint=False)
+    rim = C + RADIUS * (np.cos(theta)[:, None] * R[:, 0] + np.sin(theta)[:, None] * R[:, 2])
+    far = (rim - C) @ (P - C) <= 0
+    return np.min(rim[far, 2] - ground.point(rim[far, :2])[:, 2])
+
+
+def test_a_lost_contact_ends_the_run_with_its_status(backend):
+    """A trench ``z = x^2/4 + y^2/0.09``. Released upright at rest on its wall (its centre at
+    ``y = 0.1``, its axis along ``x``, so that it rolls down along ``y``), the wheel rolls
+    down until its rim reaches the trench's other wall (the contact then at ``y = 0.09``):
+    a second contact, beyond which the rim would cross the ground. The single contact is lost
+    there, and the run stops with the contact failure's message, keeping its frames; at the
+    last frame, one step (2 mm of travel) before, the far side of the rim is within 2 mm of
+    the other wall (5 cm at the start)."""
+    trench = Paraboloid(2.0, 0.3)
+    system = free_disk(ground=trench)
+    q = on_ground(system, [0.0, 0.1, 0.0, np.pi / 2, 0.0, 0.0])
+    v = system.rates(q, {3: 0.0, 4: 0.0, 5: 0.0})
+    assert far_side_height(system, q, trench) > 0.05
+    with pytest.raises(nhphys.NewtonError, match="contact point could not be found") as info:
+        nhphys.simulate(system, 2.0, 1e-3, integrator=DLA(), save_every=1, backend=backend,
+                        q=q, v=v)
+    traj = info.value.trajectory
+    assert 0.2 < traj.t[-1] < 0.5
+    assert 0.085 < traj.contacts[-1, 0, 1] < 0.095
+    assert 0.0 < far_side_height(system, traj.q[-1], trench) < 2e-3
+    assert np.linalg.norm(traj.v[-1, :3]) * 1e-3 > 1.5e-3  # a step's travel
+
+
+def test_a_steep_terrain(backend):
+    """A terrain of slopes up to 1.5 (``0.1 sin(15 x) cos(15 y)``): the contact is found where
+    it lies centimetres from the point below the centre, and the run goes on with the contact
+    on the terrain."""
+    x = np.linspace(-1, 1, 201)
+    heights = 0.1 * np.sin(15 * x)[:, None] * np.cos(15 * x)[None, :]
+    terrain = HeightField(heights, (-1, 1), (-1, 1))
+    system = free_disk(ground=terrain)
+    q = on_ground(system, [0.05, 0.0, 0.0, 0.3, 0.05, 0.0])
+    v = system.rates(q, {3: 0.0, 4: 0.0, 5: -30.0})
+    traj = nhphys.simulate(system, 0.05, 2e-3, integrator=DLA(), save_every=1, backend=backend,
+                           q=q, v=v)
+    P = traj.contacts[:, 0]
+    assert np.abs(P[:, 2] - terrain.point(P[:, :2])[:, 2]).max() < 1e-12
+    assert traj.constraint_residual.max() < 1e-13

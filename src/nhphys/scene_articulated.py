@@ -17,12 +17,12 @@ scene body has:
 ``contact_point`` (3,)
     Its first wheel's ground point, else its first blade's point, else the point of its
     ground below its centre of mass (the trails show where it went).
-
-A tree on a curved ground of its own (``Articulated(..., ground=...)``: a bowl, a terrain) rides
-it in the scene's frame; the ground is added to the scene's grounds.
 ``energy``, ``work``, ``constraint_residual``
     The whole system's, the same on each of its links: a link's own energy is not conserved
     (its neighbours work on it through the joints), the system's is, up to its motors' work.
+
+A tree on a curved ground of its own (``Articulated(..., ground=...)``: a bowl, a terrain) rides
+it in the scene's frame; the ground is added to the scene's grounds.
 
 A link's display mesh is in its frame, about its centre of mass: wheels as rims with two crossed
 spokes (so that their spin shows), blades as thin plates, a system's ``outline_parts`` (the

@@ -8,7 +8,7 @@
 
 cimport cython
 from cpython.ref cimport PyObject
-from libc.math cimport INFINITY, NAN, cos, fabs, isfinite, sin, sqrt
+from libc.math cimport INFINITY, M_PI, NAN, cos, fabs, isfinite, sin, sqrt
 from libc.string cimport memcpy, memset
 
 from nhphys_ext.dense cimport solve_small
@@ -16,7 +16,8 @@ from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.so3 cimport cross3, exp3
 from nhphys_ext.surfaces cimport ChartSurface, forms_of, normal_of, weingarten_of
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE, INFO_STATUS
-from nhphys_ext.newton cimport FLAT, NewtonRule, OK, SINGULAR_JACOBIAN, newton_solve
+from nhphys_ext.newton cimport (CONTACT_FAILED, FLAT, NewtonRule, OK, SINGULAR_JACOBIAN,
+                                newton_solve)
 
 import numpy as np
 
@@ -32,6 +33,8 @@ DEF DIFFERENCE_STEP = 1.5e-8  # as the twin's
 DEF FLAT_TILT = 1e-3  # as the twin's
 DEF CONTACT_ITERATIONS = 30  # as the twin's
 DEF CONTACT_TOL = 1e-11  # as the twin's
+DEF CONTACT_SAMPLES = 16  # as the twin's
+DEF COORDINATE_FLOOR = 1e-3  # as the twin's
 
 
 cdef struct TreeData:
@@ -285,17 +288,102 @@ cdef void lagrangian_gradients(const TreeData* T, const Kinematics* K, const dou
                                                           - T.spring_rest[k])
 
 
+cdef double ground_geometry(const TreeData* T, const double* u, const double* a, double* r,
+                            double* J, double* H, double* n, double* L, double* d) noexcept nogil:
+    # the twin's geometry() of JointTree.ground_contact: the ground at the chart point u and
+    # the rim's direction d for it; returns the tilt s
+    cdef double G[4]
+    cdef double II[4]
+    cdef double na, s
+    cdef int i
+    (<ChartSurface>T.ground).evaluate(0, u[0], u[1], r, J, H)
+    normal_of(J, (<ChartSurface>T.ground).normal_sign(0), n)
+    forms_of(J, H, n, G, II)
+    weingarten_of(G, II, L)
+    na = dot(n, a)
+    for i in range(3):
+        d[i] = n[i] - na * a[i]
+    s = sqrt(dot(d, d))
+    for i in range(3):
+        d[i] /= s
+    return s
+
+
+cdef inline void below(const TreeData* T, const double* x, double* u) noexcept nogil:
+    # the chart point below x: the first two of rot^T (x - ctr)
+    cdef int i, k
+    for k in range(2):
+        u[k] = 0.0
+        for i in range(3):
+            u[k] += ((<ChartSurface>T.ground).rot[3 * i + k]
+                     * (x[i] - (<ChartSurface>T.ground).ctr[i]))
+
+
+cdef double rim_height(const TreeData* T, const double* C, const double* e1, const double* e2,
+                       double radius, double theta, double* u) noexcept nogil:
+    # the twin's height() of JointTree.rim_start: the rim point at theta above the graph point
+    # below it, in the ground's frame; u (2,) gets that chart point
+    cdef double p[3]
+    cdef double r[3]
+    cdef double J[6]
+    cdef double H[12]
+    cdef double local, ground
+    cdef int i
+    for i in range(3):
+        p[i] = C[i] + radius * (cos(theta) * e1[i] + sin(theta) * e2[i])
+    below(T, p, u)
+    (<ChartSurface>T.ground).evaluate(0, u[0], u[1], r, J, H)
+    local = 0.0
+    ground = 0.0
+    for i in range(3):
+        local += (<ChartSurface>T.ground).rot[3 * i + 2] * (p[i] - (<ChartSurface>T.ground).ctr[i])
+        ground += (<ChartSurface>T.ground).rot[3 * i + 2] * (r[i] - (<ChartSurface>T.ground).ctr[i])
+    return local - ground
+
+
+cdef void rim_start(const TreeData* T, const double* C, const double* a, double radius,
+                    double* u) noexcept nogil:
+    # the twin's JointTree.rim_start: below the rim's lowest point above the ground
+    cdef double e1[3]
+    cdef double e2[3]
+    cdef double ez[3]
+    cdef double h[CONTACT_SAMPLES]
+    cdef double step = 2.0 * M_PI / CONTACT_SAMPLES, size, lo, hi, curve, shift
+    cdef int k, best = 0
+    ez[0] = 0.0
+    ez[1] = 0.0
+    ez[2] = 1.0
+    cross3(a, ez, e1)
+    if dot(e1, e1) < 1e-12:
+        ez[0] = 1.0
+        ez[2] = 0.0
+        cross3(a, ez, e1)
+    size = sqrt(dot(e1, e1))
+    for k in range(3):
+        e1[k] /= size
+    cross3(a, e1, e2)
+    for k in range(CONTACT_SAMPLES):
+        h[k] = rim_height(T, C, e1, e2, radius, k * step, u)
+        if h[k] < h[best]:
+            best = k
+    lo = h[(best + CONTACT_SAMPLES - 1) % CONTACT_SAMPLES]
+    hi = h[(best + 1) % CONTACT_SAMPLES]
+    curve = lo - 2.0 * h[best] + hi
+    shift = 0.5 * (lo - hi) / curve if curve > 0.0 else 0.0
+    shift = -0.5 if shift < -0.5 else (0.5 if shift > 0.5 else shift)
+    rim_height(T, C, e1, e2, radius, (best + shift) * step, u)
+
+
 cdef double ground_contact(const TreeData* T, const double* C, const double* a, double radius,
                            double* P, double* n, double* gap) noexcept nogil:
-    # the twin's JointTree.ground_contact: Newton's method on F(u) = J^T (P - r) = 0 from the
-    # chart point below C; returns the tilt s = |n - (n . a) a|, with P and the gap NaN when it
-    # does not converge
+    # the twin's JointTree.ground_contact: Newton's method on F(u) = J^T (P - r) = 0 from
+    # rim_start, corrections no longer than the radius; returns
+    # the tilt s = |n - (n . a) a|, with P and the gap NaN when it fails (no convergence, an
+    # iterate not finite, or a point that is not a proper contact)
     cdef double u[2]
     cdef double r[3]
     cdef double J[6]
     cdef double H[12]
-    cdef double G[4]
-    cdef double II[4]
     cdef double L[4]
     cdef double d[3]
     cdef double t[3]
@@ -303,29 +391,17 @@ cdef double ground_contact(const TreeData* T, const double* C, const double* a, 
     cdef double tdn[2]
     cdef double F[2]
     cdef double DF[4]
-    cdef double na, s = 0.0, last = INFINITY, det, step0, step1, scale, dP
+    cdef double s, last = INFINITY, det, step0, step1, size, dP, s00, s01, s11
     cdef int it, i, x, y
-    for x in range(2):  # rot^T (C - ctr), the local point below C
-        u[x] = 0.0
-        for i in range(3):
-            u[x] += (<ChartSurface>T.ground).rot[3 * i + x] * (C[i] - (<ChartSurface>T.ground).ctr[i])
+    rim_start(T, C, a, radius, u)
+    s = ground_geometry(T, u, a, r, J, H, n, L, d)
     for it in range(CONTACT_ITERATIONS + 1):
-        (<ChartSurface>T.ground).evaluate(0, u[0], u[1], r, J, H)
-        normal_of(J, (<ChartSurface>T.ground).normal_sign(0), n)
-        forms_of(J, H, n, G, II)
-        weingarten_of(G, II, L)
-        na = dot(n, a)
+        if not (isfinite(u[0]) and isfinite(u[1])):
+            break
+        s = ground_geometry(T, u, a, r, J, H, n, L, d)
         for i in range(3):
-            d[i] = n[i] - na * a[i]
-        s = sqrt(dot(d, d))
-        for i in range(3):
-            d[i] /= s
             P[i] = C[i] - radius * d[i]
             Pr[i] = P[i] - r[i]
-        scale = 1.0 + (fabs(u[0]) if fabs(u[0]) > fabs(u[1]) else fabs(u[1]))
-        if last <= CONTACT_TOL * scale:
-            gap[0] = dot(n, Pr)
-            return s
         cross3(a, d, t)
         for y in range(2):  # t . dn/du_y, dn/du = -J L
             tdn[y] = 0.0
@@ -339,10 +415,24 @@ cdef double ground_contact(const TreeData* T, const double* C, const double* a, 
                 DF[2 * x + y] = 0.0
                 for i in range(3):
                     dP = -(radius / s) * t[i] * tdn[y]
-                    DF[2 * x + y] += H[4 * i + 2 * x + y] * Pr[i] + J[2 * i + x] * (dP - J[2 * i + y])
+                    DF[2 * x + y] += (H[4 * i + 2 * x + y] * Pr[i]
+                                      + J[2 * i + x] * (dP - J[2 * i + y]))
+        size = fabs(u[0]) if fabs(u[0]) > fabs(u[1]) else fabs(u[1])
+        if last <= CONTACT_TOL * (1.0 + size):
+            s00 = -DF[0]  # the symmetric part of -dF/du: positive definite at a proper contact
+            s01 = -0.5 * (DF[1] + DF[2])
+            s11 = -DF[3]
+            if s00 > 0.0 and s00 * s11 - s01 * s01 > 0.0:
+                gap[0] = dot(n, Pr)
+                return s
+            break
         det = DF[0] * DF[3] - DF[1] * DF[2]
         step0 = -(DF[3] * F[0] - DF[1] * F[1]) / det
         step1 = -(DF[0] * F[1] - DF[2] * F[0]) / det
+        size = fabs(step0) if fabs(step0) > fabs(step1) else fabs(step1)
+        if size > radius:  # no longer than the radius
+            step0 *= radius / size
+            step1 *= radius / size
         u[0] += step0
         u[1] += step1
         last = fabs(step0) if fabs(step0) > fabs(step1) else fabs(step1)
@@ -574,6 +664,25 @@ cdef class JointTree:
         lagrangian_gradients(&self.data, &K, &q[0], &Mv[0, 0], &dTv[0], &dVv[0])
         return M, dT, dV
 
+    def gaps(self, const double[::1] q):
+        """The gaps (k,) of the disks above the ground, as the twin's ``gaps``."""
+        cdef Kinematics K
+        cdef double zero[TREE_JOINTS]
+        cdef double C[3]
+        cdef double a[3]
+        cdef double P[3]
+        cdef double nrm[3]
+        cdef int k
+        if q.shape[0] != self.n:
+            raise ValueError(f"Expected q of shape ({self.n},).")
+        memset(zero, 0, sizeof(zero))
+        out = np.empty(self.data.n_disks)
+        cdef double[::1] outv = out
+        kinematics(&self.data, &q[0], zero, &K)
+        for k in range(self.data.n_disks):
+            disk_contact(&self.data, &K, k, C, a, P, nrm, &outv[k])
+        return out
+
     def constraint_matrix(self, const double[::1] q):
         """``A(q)`` (m, n), the rows of the twin's ``constraints``."""
         cdef Kinematics K
@@ -728,6 +837,8 @@ cdef int problem_residual(void* problem, double* x, double* F, double* F_scale) 
     for i in range(P.T.n + P.T.m):
         P.F[i] = F[i]
         F_scale[i] = 1.0
+        if P.T.ground != NULL and not isfinite(F[i]):
+            return CONTACT_FAILED  # a contact with the curved ground not found
     return OK
 
 
@@ -808,7 +919,7 @@ cdef int tree_step(const TreeData* T, double* q, double* v, double* lam, double 
     cdef double q1[TREE_JOINTS]
     cdef double F[TREE_UNKNOWNS]
     cdef double lam_size = 0.0
-    cdef double p_size = 0.0, m_size = 0.0
+    cdef double p_size = 0.0, m_size = 0.0, q_size = 0.0, move
     cdef double v_size = 0.0
     cdef Kinematics K
     cdef int i, j, st
@@ -832,18 +943,22 @@ cdef int tree_step(const TreeData* T, double* q, double* v, double* lam, double 
         x[i] = h * v[i]
         if fabs(v[i]) > v_size:
             v_size = fabs(v[i])
+    for i in range(n):  # the twin's floor: the step's motion and the coordinates' round-off
+        if fabs(P.q0[i]) > q_size:
+            q_size = fabs(P.q0[i])
+    move = fabs(h) * (v_size + 1.0) + COORDINATE_FLOOR * (1.0 + q_size)
     for i in range(n):
-        floor[i] = fabs(h) * (v_size + 1.0)
+        floor[i] = move
     for j in range(m):
         if fabs(lam[j]) > lam_size:
             lam_size = fabs(lam[j])
-    for i in range(n):  # (h/2) lam balances momenta: 2 (|p0| + |M0|) / |h| is its scale
+    for i in range(n):  # (h/2) lam balances momenta: the impulse moving q by the floor
         if fabs(P.p0[i]) > p_size:
             p_size = fabs(P.p0[i])
     for i in range(n * n):
         if fabs(M[i]) > m_size:
             m_size = fabs(M[i])
-    p_size = 2.0 * (p_size + m_size) / fabs(h)
+    p_size = 2.0 * (p_size / fabs(h) + m_size * move / (h * h))
     for j in range(m):
         x[n + j] = lam[j]
         floor[n + j] = lam_size + T.weight + p_size

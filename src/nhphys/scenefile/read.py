@@ -972,7 +972,10 @@ def _articulated(scene, value, field, grounds, taken, budget):
             _fail(table.at("ground"), f"no ground named {json.dumps(ground)} (the grounds: "
                                       f"{known})")
     # a joint tree on a curved ground carries it (Articulated(..., ground=...))
-    curved = grounds[ground] if ground is not None and not isinstance(grounds[ground], Plane) \
+    from nhphys.surfaces.moving import MovingGround
+
+    curved = grounds[ground] if ground is not None \
+        and not isinstance(grounds[ground], (Plane, MovingGround)) \
         and isinstance(table.data["system"], dict) \
         and table.data["system"].get("type") == "tree" else None
     system, kind = _system(table.data["system"], table.at("system"), scene.gravity, None,

@@ -361,14 +361,17 @@ def check_tree_ground(ground, arguments):
     for k, disk in enumerate(arguments["disks"]):
         if not disk[4]:
             raise ValueError(f"wheels[{k}] is not held: on a curved ground every wheel is "
-                             "held (Wheel(held=True)), its height a constraint; the tree cannot "
+                             "held (its `held` set), its height a constraint; the tree cannot "
                              "keep it on the ground by construction.")
     if arguments["blades"]:
         raise ValueError("Blades slide on the plane z = 0: a tree with blades takes no curved "
                          "`ground`.")
-    if np.ndim(arguments["gravity"]) != 0:
-        raise ValueError("On a curved `ground` gravity is along -z: expected a number, got the "
-                         f"vector {np.asarray(arguments['gravity']).tolist()}.")
+    g = np.asarray(arguments["gravity"], dtype=float)
+    if g.ndim != 0:
+        if g[0] != 0.0 or g[1] != 0.0 or g[2] > 0.0:
+            raise ValueError(f"On a curved `ground` gravity is along -z: expected a number g "
+                             f"or the vector (0, 0, -g), got {g.tolist()}.")
+        arguments["gravity"] = float(-g[2])
     return ground
 
 
@@ -516,9 +519,15 @@ class Articulated:
             raise ValueError(f"Expected `q` to be finite of shape ({self.n},), got {q!r}.")
         tilt = self.tree.tilt(q)
         if not tilt > 1e-3:
-            raise ValueError("A wheel lies flat on the ground at `q` (its axis is vertical).")
+            raise ValueError("A wheel lies flat on the ground at `q` (its axis is along the "
+                             "ground's normal).")
         gaps = self.tree.gaps(q) if self.tree.disks else []
         for k, gap in enumerate(gaps):
+            if not np.isfinite(gap):
+                raise ValueError(
+                    f"Wheel {k}'s contact with the ground is not found at `q`: no point of its "
+                    "rim touches the ground with the rim on its side there (a ground curving "
+                    "along the rim more tightly than the wheel, or a wheel far from it).")
             if abs(gap) > 1e-10:
                 raise ValueError(f"Wheel {k} does not touch the ground at `q`: its lowest point "
                                  f"is {gap:.6g} m from it.")

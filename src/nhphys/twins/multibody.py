@@ -150,6 +150,7 @@ PRISMATIC = 1
 # quadratically); one that has not by CONTACT_ITERATIONS steps gives a NaN gap
 CONTACT_ITERATIONS = 30
 CONTACT_TOL = 1e-11
+CONTACT_SAMPLES = 16  # the rim's points sampled for the solve's start (JointTree.rim_start)
 
 E_Z = np.array([0.0, 0.0, 1.0])
 
@@ -463,6 +464,16 @@ class JointTree:
         """The contact of a disk (centre ``C`` (3,), unit axis ``a`` (3,), ``radius``) with the
         curved ground, by Newton's method on ``F(u) = J^T (P - r) = 0`` (the module's notes).
 
+        The solve starts at :meth:`rim_start` (the rim's lowest point above the ground, which
+        is the contact when the disk touches), and no correction is longer than the radius,
+        so that an iterate does not wander to another part of a terrain. It fails when
+        it has not converged after ``CONTACT_ITERATIONS`` corrections, when an iterate is not
+        finite, or when the point it finds is not a proper contact: the symmetric part of
+        ``-dF/du`` must be positive definite, which says that the rim stays on its side of the
+        ground near the point. (On a plane ``-dF/du`` is the metric ``J^T J``; a ground curving
+        along the rim by more than ``|w| / radius``, a bowl tighter than the wheel, gives a
+        point where the rim crosses the ground, which this refuses.)
+
         Returns
         -------
         s : float
@@ -470,31 +481,79 @@ class JointTree:
         d, P, n : ndarray, shape (3,)
             The rim's direction to the contact, the rim point, the ground's unit normal there.
         gap : float
-            ``n . (P - r)``; NaN (with ``P``) when Newton's method does not converge.
+            ``n . (P - r)``; NaN (with ``P``) when the solve fails.
         ground : tuple
             ``(r (3,), J (3, 2), L (2, 2))`` of the ground at the contact.
         """
         g = self.ground
-        u = (g.rot.T @ (C - g.ctr))[:2]  # the chart point below the centre
-        last = np.inf
-        for iteration in range(CONTACT_ITERATIONS + 1):
+
+        def geometry(u):
             r, J, H = g.evaluate(0, u[0], u[1])
             n, _ = normal_of(J, g.normal_sign(0))
             L = weingarten_of(*forms_of(J, H, n))
             w = n - (n @ a) * a
             s = np.sqrt(w @ w)
-            d = w / s
-            P = C - radius * d
-            if last <= CONTACT_TOL * (1.0 + np.abs(u).max()):
-                return s, d, P, n, n @ (P - r), (r, J, L)
-            t = cross(a, d)
-            dP = -(radius / s) * np.outer(t, t @ (-J @ L))
-            DF = np.einsum("iab,i->ab", H, P - r) + J.T @ (dP - J)
-            step = np.linalg.solve(DF, -(J.T @ (P - r)))
-            u = u + step
-            last = np.abs(step).max()
+            return r, J, H, n, L, s, w / s
+
+        u = self.rim_start(C, a, radius)
+        r, J, H, n, L, s, d = geometry(u)
+        last = np.inf
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for iteration in range(CONTACT_ITERATIONS + 1):
+                if not np.all(np.isfinite(u)):
+                    break
+                r, J, H, n, L, s, d = geometry(u)
+                P = C - radius * d
+                t = cross(a, d)
+                dP = -(radius / s) * np.outer(t, t @ (-J @ L))
+                DF = np.einsum("iab,i->ab", H, P - r) + J.T @ (dP - J)
+                if last <= CONTACT_TOL * (1.0 + np.abs(u).max()):
+                    sym = -0.5 * (DF + DF.T)
+                    if sym[0, 0] > 0.0 and sym[0, 0] * sym[1, 1] - sym[0, 1] ** 2 > 0.0:
+                        return s, d, P, n, n @ (P - r), (r, J, L)
+                    break  # a point where the rim crosses the ground
+                F = J.T @ (P - r)
+                det = DF[0, 0] * DF[1, 1] - DF[0, 1] * DF[1, 0]
+                step = np.array([-(DF[1, 1] * F[0] - DF[0, 1] * F[1]) / det,
+                                 -(DF[0, 0] * F[1] - DF[1, 0] * F[0]) / det])
+                size = np.abs(step).max()
+                if size > radius:  # no longer than the radius
+                    step *= radius / size
+                u = u + step
+                last = np.abs(step).max()
         nan = np.full(3, np.nan)
         return s, d, nan, n, np.nan, (r, J, L)
+
+    def rim_start(self, C, a, radius):
+        """The chart point (2,) below the rim's lowest point above the ground, the start of
+        :meth:`ground_contact`'s solve.
+
+        "Lowest" is in the ground's graph coordinates: the height ``h(theta)`` of the rim point
+        ``C + radius (cos theta e1 + sin theta e2)`` above the graph point below it (``e1 =
+        a x e_z / |a x e_z|``, ``e2 = a x e1``; ``e_x`` in place of ``e_z`` for a disk lying
+        level). When the disk touches the ground its contact is where ``h`` is least (zero
+        there, positive elsewhere), wherever the point below the centre is. ``h`` is sampled
+        at ``CONTACT_SAMPLES`` angles and the least sample refined by the parabola through it
+        and its neighbours."""
+        g = self.ground
+        e1 = cross(a, E_Z)
+        if e1 @ e1 < 1e-12:
+            e1 = cross(a, np.array([1.0, 0.0, 0.0]))
+        e1 = e1 / np.sqrt(e1 @ e1)
+        e2 = cross(a, e1)
+        step = 2.0 * np.pi / CONTACT_SAMPLES
+
+        def height(theta):
+            local = g.rot.T @ (C + radius * (np.cos(theta) * e1 + np.sin(theta) * e2) - g.ctr)
+            return local[2] - (g.rot.T @ (g.evaluate(0, local[0], local[1])[0] - g.ctr))[2]
+
+        h = [height(k * step) for k in range(CONTACT_SAMPLES)]
+        k = int(np.argmin(h))
+        below, above = h[k - 1], h[(k + 1) % CONTACT_SAMPLES]
+        curve = below - 2.0 * h[k] + above
+        shift = 0.5 * (below - above) / curve if curve > 0.0 else 0.0
+        theta = (k + min(max(shift, -0.5), 0.5)) * step
+        return (g.rot.T @ (C + radius * (np.cos(theta) * e1 + np.sin(theta) * e2) - g.ctr))[:2]
 
     def gaps(self, q, kin=None):
         """The gaps (k,) of the disks above the ground (the heights of their lowest points above
@@ -710,6 +769,10 @@ def step_jacobian(tree, q0, p0, A0, delta, lam, h, F, floor, drives=None, t_mid=
 # reports the contact event FLAT (its rolling contact ends; a bicycle has fallen over)
 FLAT_TILT = 1e-3
 
+# A coordinate change of COORDINATE_FLOOR times the correction tolerance (1e-15 (1 + |q|) for the
+# default 1e-12) counts as round-off in the step's Newton test (see tree_step)
+COORDINATE_FLOOR = 1e-3
+
 # The relative step of the Newton matrix's forward differences (about the square root of the
 # machine epsilon 2.2e-16: the differences are then accurate to about 1e-8)
 DIFFERENCE_STEP = 1.5e-8
@@ -776,10 +839,11 @@ def tree_step(tree, q, v, lam, h, rule, drives=None, clock=None):
     Returns
     -------
     int
-        ``OK``, Newton's status, or ``FLAT`` when an iterate lays a disk flat (its ``s``
-        below ``FLAT_TILT``).
+        ``OK``, Newton's status, ``FLAT`` when an iterate lays a disk flat (its ``s``
+        below ``FLAT_TILT``), or ``CONTACT_FAILED`` when a contact with a curved ground is
+        not found at an iterate (:meth:`JointTree.ground_contact`).
     """
-    from nhphys.twins.newton import FLAT, OK, newton_solve
+    from nhphys.twins.newton import CONTACT_FAILED, FLAT, OK, newton_solve
 
     n = tree.n
     q_start = q.copy()  # the tree with its free translations at zero: the same M, A, gaps
@@ -789,16 +853,19 @@ def tree_step(tree, q, v, lam, h, rule, drives=None, clock=None):
     A0 = tree.constraint_matrix(q_start, kin0)
     p0 = M0 @ v
     x = np.concatenate([h * v, lam])
-    # the size below which an unknown counts as zero: the step's largest motion for delta (the
-    # round-off of the momenta, of order eps |p0|, moves every coordinate by about that much);
-    # for Lambda the contact forces' size, or that of 2 (|p0| + |M0|) / h, since (h/2) Lambda
-    # balances momenta: the impulse moving the coordinates by delta's floor h (|v| + 1). The
-    # |M0| part matters near rest, where the gaps' round-off eps_g alone moves Lambda by about
-    # 2 |M| eps_g / h^2 (the held rows ask q1 to move by eps_g): against the weight alone that
-    # is 1e-12 relative for h = 2e-3, the correction tolerance.
-    floor = np.concatenate([np.full(n, abs(h) * (np.max(np.abs(v)) + 1.0)), np.full(
+    # the size below which an unknown counts as zero. For delta: the step's largest motion
+    # h (|v| + 1) (the round-off of the momenta, of order eps |p0|, moves every coordinate by
+    # about that much), plus COORDINATE_FLOOR (1 + |q|): the coordinates' own round-off (about
+    # eps |q|; the gaps' round-off moves q1 by as much) is otherwise above the correction
+    # tolerance times the motion when the step is short (1e-16 for h = 1e-4 near rest, where
+    # the corrections then stall at round-off). For Lambda: the contact forces' size, the
+    # weight, and 2 (|p0| / h + |M0| move / h^2), the impulse that moves the coordinates by
+    # delta's floor ((h/2) Lambda balances the momenta M delta / h).
+    move = abs(h) * (np.max(np.abs(v)) + 1.0) + COORDINATE_FLOOR * (
+        1.0 + np.max(np.abs(q_start)))
+    floor = np.concatenate([np.full(n, move), np.full(
         tree.m, np.max(np.abs(lam)) + tree.weight()
-        + 2.0 * (np.max(np.abs(p0)) + np.max(np.abs(M0))) / abs(h))])
+        + 2.0 * (np.max(np.abs(p0)) / abs(h) + np.max(np.abs(M0)) * move / (h * h)))])
     last = {}
 
     t_mid = (0.0 if clock is None else clock[0]) + 0.5 * h
@@ -807,6 +874,8 @@ def tree_step(tree, q, v, lam, h, rule, drives=None, clock=None):
         if not tree.tilt(q_start + x[:n]) >= FLAT_TILT:  # NaN too: past flat
             return FLAT, None, None
         last["F"] = step_residual(tree, q_start, p0, A0, x[:n], x[n:], h, drives, t_mid)[0]
+        if tree.ground is not None and not np.all(np.isfinite(last["F"])):
+            return CONTACT_FAILED, None, None  # a contact with the curved ground not found
         return OK, last["F"], np.ones_like(last["F"])
 
     def jacobian(x):  # once per step, at the first guess: the chord method after that

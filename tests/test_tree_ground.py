@@ -21,25 +21,17 @@ from nhphys.integrators.coefficients import composition
 from nhphys.shapes import Disk
 from nhphys.surfaces import HeightField, Paraboloid, Plane, Sphere
 from nhphys.systems import Articulated, Joint, RollingBody, Wheel
+from nhphys.scenes import tree_in_bowl
+from nhphys.scenes.tree_in_bowl import I_AXIAL, I_DIAMETRAL, MASS, RADIUS, TO_DISK
 from nhphys.systems.articulated import Blade
 
-MASS, RADIUS = 1.0, 0.1
-I_DIAMETRAL, I_AXIAL = MASS * RADIUS**2 / 4, MASS * RADIUS**2 / 2
 BOWL = Paraboloid(2.0, 2.0)  # z = (x^2 + y^2) / 4: curvature 1/2 at the bottom
 ORDER4 = Composition([(DLA(), w) for w in composition(4)])
-# the tree's disk frame (axis y) to the rolling body's (a Disk's axis is its body z)
-TO_DISK = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 
 
 def free_disk(ground=BOWL, held=True):
-    joints = [Joint(-1, "prismatic", (1, 0, 0), name="x"),
-              Joint(0, "prismatic", (0, 1, 0), name="y"),
-              Joint(1, "prismatic", (0, 0, 1), name="z"),
-              Joint(2, "revolute", (0, 0, 1), name="yaw"),
-              Joint(3, "revolute", (1, 0, 0), name="roll"),
-              Joint(4, "revolute", (0, 1, 0), name="spin", mass=MASS,
-                    inertia=np.diag([I_DIAMETRAL, I_AXIAL, I_DIAMETRAL]))]
-    return Articulated(joints, [Wheel(5, RADIUS, held=held)], ground=ground, name="disk")
+    """The scene's disk (mass 1 kg, radius 0.1 m) on a free tree: x, y, z, yaw, roll, spin."""
+    return tree_in_bowl.free_disk(ground, held)
 
 
 def on_ground(system, q):

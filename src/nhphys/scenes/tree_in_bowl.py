@@ -36,8 +36,8 @@ BOWL = Paraboloid(2.0, 2.0, extent=0.8)
 TO_DISK = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 
 
-def free_disk():
-    """The disk on a free tree: coordinates x, y, z, yaw, roll, spin."""
+def free_disk(ground=BOWL, held=True):
+    """The disk on a free tree (coordinates x, y, z, yaw, roll, spin) on ``ground``."""
     joints = [Joint(-1, "prismatic", (1, 0, 0), name="x"),
               Joint(0, "prismatic", (0, 1, 0), name="y"),
               Joint(1, "prismatic", (0, 0, 1), name="z"),
@@ -45,7 +45,7 @@ def free_disk():
               Joint(3, "revolute", (1, 0, 0), name="roll"),
               Joint(4, "revolute", (0, 1, 0), name="spin", mass=MASS,
                     inertia=np.diag([I_DIAMETRAL, I_AXIAL, I_DIAMETRAL]))]
-    return Articulated(joints, [Wheel(5, RADIUS, held=True)], ground=BOWL, name="wheel")
+    return Articulated(joints, [Wheel(5, RADIUS, held=held)], ground=ground, name="wheel")
 
 
 def start(tree, x=0.3, yaw=0.2):

@@ -15,8 +15,8 @@ scene body has:
 ``omega`` (3,)
     The link's angular velocity in its own frame.
 ``contact_point`` (3,)
-    Its first wheel's ground point, else its first blade's point, else the point of its
-    ground below its centre of mass (the trails show where it went).
+    Its first wheel's ground point, else its first hull's, else its first blade's point, else
+    the point of its ground below its centre of mass (the trails show where it went).
 ``energy``, ``work``, ``constraint_residual``
     The whole system's, the same on each of its links: a link's own energy is not conserved
     (its neighbours work on it through the joints), the system's is, up to its motors' work.
@@ -25,7 +25,7 @@ A tree on a curved ground of its own (``Articulated(..., ground=...)``: a bowl, 
 it in the scene's frame; the ground is added to the scene's grounds.
 
 A link's display mesh is in its frame, about its centre of mass: wheels as rims with two crossed
-spokes (so that their spin shows), blades as thin plates, a system's ``outline_parts`` (the
+spokes (so that their spin shows), hulls as their ellipsoids, blades as thin plates, a system's ``outline_parts`` (the
 bicycle's frame, fork and handlebar) as tubes, and otherwise a ball at the centre of mass (sized
 by the mass) with a tube to each joint the link carries. Nothing here imports PyVista.
 
@@ -162,16 +162,19 @@ class SceneArticulated:
         self._wheel_of = {}
         for k, disk in enumerate(tree.disks):
             self._wheel_of.setdefault(disk[0], k)
+        self._hull_of = {}  # indices into the contacts: the disks', the hulls', the blades'
+        for k, hull in enumerate(tree.hulls):
+            self._hull_of.setdefault(hull[0], len(tree.disks) + k)
         self._blade_of = {}
         for k, blade in enumerate(tree.blades):
-            self._blade_of.setdefault(blade[0], len(tree.disks) + k)
+            self._blade_of.setdefault(blade[0], len(tree.disks) + len(tree.hulls) + k)
         parts = system.outline_parts(rims=False) if hasattr(system, "outline_parts") else {}
         self._outline = {}
         for part, (body, points) in parts.items():
             self._outline.setdefault(body, []).append(np.asarray(points, dtype=float))
         self.links = [b for b in range(tree.n)
                       if tree.mass[b] > 0 or tree.inertia[b].any() or b in self._wheel_of
-                      or b in self._blade_of or b in self._outline]
+                      or b in self._hull_of or b in self._blade_of or b in self._outline]
         labels = getattr(system, "link_labels", {})
         self.names = [f"{name}.{labels.get(b) or system.joint_names[b] or f'body{b}'}"
                       for b in self.links]
@@ -200,9 +203,9 @@ class SceneArticulated:
             position[i] = kin["o"][self.links] + np.einsum("lij,lj->li", R[i], self._com)
             omega[i] = np.einsum("lji,lj->li", R[i], kin["omega"][self.links])
         contacts = np.asarray(saved["contacts"], dtype=float).reshape(
-            k, len(tree.disks) + len(tree.blades), 3)
+            k, len(tree.disks) + len(tree.hulls) + len(tree.blades), 3)
         for j, b in enumerate(self.links):
-            index = self._wheel_of.get(b, self._blade_of.get(b))
+            index = self._wheel_of.get(b, self._hull_of.get(b, self._blade_of.get(b)))
             if index is None:
                 contact[:, j, :2], contact[:, j, 2] = position[:, j, :2], 0.0
                 if self.system.ground is not None:  # the ground's point below
@@ -231,7 +234,8 @@ class SceneArticulated:
         :attr:`links`), in its frame about its centre of mass."""
         tree = self.system.tree
         b = self.links[j]
-        size = max([disk[3] for disk in tree.disks] + [0.1])
+        size = max([disk[3] for disk in tree.disks] + [float(np.max(h[2])) for h in tree.hulls]
+                   + [0.1])
         parts = []  # (points, faces, colour)
         for body, centre, axis, radius, *_ in tree.disks:
             if body != b:
@@ -242,6 +246,11 @@ class SceneArticulated:
                                                np.asarray(centre) + radius * d, 0.025 * radius, 8)
                                  for d in (u, w)])
             parts += [(rim, WHEEL_COLOR), (spokes, WHEEL_COLOR)]
+        for body, centre, axes, _ in tree.hulls:
+            if body != b:
+                continue
+            ball, faces = prim.sphere(np.zeros(3), 1.0, rings=16, sectors=32)
+            parts.append(((ball * axes + centre, faces), self.color))
         for body, point, direction in tree.blades:
             if body != b:
                 continue
@@ -254,7 +263,7 @@ class SceneArticulated:
         if b in self._outline:
             parts += [(prim.tube(points, 0.045 * size), self.color)
                       for points in self._outline[b]]
-        elif b not in self._wheel_of:
+        elif b not in self._wheel_of and b not in self._hull_of:
             heaviest = max(float(np.max(tree.mass)), 1e-12)
             if tree.mass[b] > 0:
                 radius = size * (0.15 + 0.25 * (tree.mass[b] / heaviest) ** (1 / 3))

@@ -23,6 +23,7 @@ import numpy as np
 
 DEF TREE_JOINTS = 12
 DEF TREE_DISKS = 4
+DEF TREE_HULLS = 4
 DEF TREE_BLADES = 4
 DEF TREE_SUSLOV = 4
 DEF TREE_SPRINGS = 12
@@ -71,7 +72,12 @@ cdef struct TreeData:
     int nonholonomic_rows[TREE_ROWS]
     int n_holonomic
     int holonomic_rows[TREE_ROWS]
-    int held_disks[TREE_DISKS]
+    int n_hulls
+    int hull_body[TREE_HULLS]
+    double hull_centre[TREE_HULLS][3]
+    double hull_axes[TREE_HULLS][3]
+    bint hull_held[TREE_HULLS]
+    int held_contacts[TREE_DISKS + TREE_HULLS]  # into the disks, then the hulls
     bint free_translation[TREE_JOINTS]  # the twin's free_translations
     double gravity_vector[3]
     double weight
@@ -288,25 +294,56 @@ cdef void lagrangian_gradients(const TreeData* T, const Kinematics* K, const dou
                                                           - T.spring_rest[k])
 
 
-cdef double ground_geometry(const TreeData* T, const double* u, const double* a, double* r,
-                            double* J, double* H, double* n, double* L, double* d) noexcept nogil:
-    # the twin's geometry() of JointTree.ground_contact: the ground at the chart point u and
-    # the rim's direction d for it; returns the tilt s
+cdef struct Support:
+    # a body's point farthest along -n, relative to its centre: a disk's rim (hull False: axis
+    # a, radius) or an ellipsoid (hull True: A = R diag(axes^2) R^T)
+    bint hull
+    double a[3]
+    double radius
+    double A[9]
+
+
+cdef double support_of(const Support* B, const double* n, double* S, double* dS) noexcept nogil:
+    # the twin's support(n) of JointTree.ground_contact (a disk) and hull_contact (a hull):
+    # S (3,) and dS/dn (3, 3) row-major; returns a disk's tilt |w| (1 for a hull)
+    cdef double w[3]
+    cdef double t[3]
+    cdef double na, s, f
+    cdef int i, j
+    if B.hull:
+        for i in range(3):
+            w[i] = B.A[3 * i] * n[0] + B.A[3 * i + 1] * n[1] + B.A[3 * i + 2] * n[2]
+        s = sqrt(dot(n, w))
+        for i in range(3):
+            S[i] = w[i] / s
+        for i in range(3):
+            for j in range(3):
+                dS[3 * i + j] = (B.A[3 * i + j] - S[i] * S[j]) / s
+        return 1.0
+    na = dot(n, B.a)
+    for i in range(3):
+        w[i] = n[i] - na * B.a[i]
+    s = sqrt(dot(w, w))
+    for i in range(3):
+        w[i] /= s  # d
+        S[i] = B.radius * w[i]
+    cross3(B.a, w, t)
+    f = B.radius / s
+    for i in range(3):
+        for j in range(3):
+            dS[3 * i + j] = f * t[i] * t[j]
+    return s
+
+
+cdef void ground_point(const TreeData* T, const double* u, double* r, double* J, double* H,
+                       double* n, double* L) noexcept nogil:
+    # the twin's geometry() of JointTree.ground_newton: the ground at the chart point u
     cdef double G[4]
     cdef double II[4]
-    cdef double na, s
-    cdef int i
     (<ChartSurface>T.ground).evaluate(0, u[0], u[1], r, J, H)
     normal_of(J, (<ChartSurface>T.ground).normal_sign(0), n)
     forms_of(J, H, n, G, II)
     weingarten_of(G, II, L)
-    na = dot(n, a)
-    for i in range(3):
-        d[i] = n[i] - na * a[i]
-    s = sqrt(dot(d, d))
-    for i in range(3):
-        d[i] /= s
-    return s
 
 
 cdef inline void below(const TreeData* T, const double* x, double* u) noexcept nogil:
@@ -374,39 +411,43 @@ cdef void rim_start(const TreeData* T, const double* C, const double* a, double 
     rim_height(T, C, e1, e2, radius, (best + shift) * step, u)
 
 
-cdef double ground_contact(const TreeData* T, const double* C, const double* a, double radius,
-                           double* P, double* n, double* gap) noexcept nogil:
-    # the twin's JointTree.ground_contact: Newton's method on F(u) = J^T (P - r) = 0 from
-    # rim_start, corrections no longer than the radius; returns
-    # the tilt s = |n - (n . a) a|, with P and the gap NaN when it fails (no convergence, an
-    # iterate not finite, or a point that is not a proper contact)
-    cdef double u[2]
+cdef double ground_newton(const TreeData* T, const double* C, const Support* B, double* u,
+                          double reach, double* P, double* n, double* gap) noexcept nogil:
+    # the twin's JointTree.ground_newton: Newton's method on F(u) = J^T (P - r) = 0, P = C -
+    # S(n(u)), from u (IN), corrections no longer than reach; returns the support's tilt, with
+    # P and the gap NaN when it fails (no convergence, an iterate not finite, or a point that is
+    # not a proper contact)
     cdef double r[3]
     cdef double J[6]
     cdef double H[12]
     cdef double L[4]
-    cdef double d[3]
-    cdef double t[3]
+    cdef double S[3]
+    cdef double dS[9]
+    cdef double JL[6]
+    cdef double dP[6]
     cdef double Pr[3]
-    cdef double tdn[2]
     cdef double F[2]
     cdef double DF[4]
-    cdef double s, last = INFINITY, det, step0, step1, size, dP, s00, s01, s11
-    cdef int it, i, x, y
-    rim_start(T, C, a, radius, u)
-    s = ground_geometry(T, u, a, r, J, H, n, L, d)
+    cdef double s, last = INFINITY, det, step0, step1, size, s00, s01, s11
+    cdef int it, i, j, x, y
+    ground_point(T, u, r, J, H, n, L)
+    s = support_of(B, n, S, dS)
     for it in range(CONTACT_ITERATIONS + 1):
         if not (isfinite(u[0]) and isfinite(u[1])):
             break
-        s = ground_geometry(T, u, a, r, J, H, n, L, d)
+        ground_point(T, u, r, J, H, n, L)
+        s = support_of(B, n, S, dS)
         for i in range(3):
-            P[i] = C[i] - radius * d[i]
+            P[i] = C[i] - S[i]
             Pr[i] = P[i] - r[i]
-        cross3(a, d, t)
-        for y in range(2):  # t . dn/du_y, dn/du = -J L
-            tdn[y] = 0.0
-            for i in range(3):
-                tdn[y] -= t[i] * (J[2 * i] * L[y] + J[2 * i + 1] * L[2 + y])
+        for i in range(3):  # J L (3, 2), then dP/du = dS/dn J L
+            for y in range(2):
+                JL[2 * i + y] = J[2 * i] * L[y] + J[2 * i + 1] * L[2 + y]
+        for i in range(3):
+            for y in range(2):
+                dP[2 * i + y] = 0.0
+                for j in range(3):
+                    dP[2 * i + y] += dS[3 * i + j] * JL[2 * j + y]
         for x in range(2):
             F[x] = 0.0
             for i in range(3):
@@ -414,9 +455,8 @@ cdef double ground_contact(const TreeData* T, const double* C, const double* a, 
             for y in range(2):
                 DF[2 * x + y] = 0.0
                 for i in range(3):
-                    dP = -(radius / s) * t[i] * tdn[y]
                     DF[2 * x + y] += (H[4 * i + 2 * x + y] * Pr[i]
-                                      + J[2 * i + x] * (dP - J[2 * i + y]))
+                                      + J[2 * i + x] * (dP[2 * i + y] - J[2 * i + y]))
         size = fabs(u[0]) if fabs(u[0]) > fabs(u[1]) else fabs(u[1])
         if last <= CONTACT_TOL * (1.0 + size):
             s00 = -DF[0]  # the symmetric part of -dF/du: positive definite at a proper contact
@@ -430,9 +470,9 @@ cdef double ground_contact(const TreeData* T, const double* C, const double* a, 
         step0 = -(DF[3] * F[0] - DF[1] * F[1]) / det
         step1 = -(DF[0] * F[1] - DF[2] * F[0]) / det
         size = fabs(step0) if fabs(step0) > fabs(step1) else fabs(step1)
-        if size > radius:  # no longer than the radius
-            step0 *= radius / size
-            step1 *= radius / size
+        if size > reach:  # no longer than the body's size
+            step0 *= reach / size
+            step1 *= reach / size
         u[0] += step0
         u[1] += step1
         last = fabs(step0) if fabs(step0) > fabs(step1) else fabs(step1)
@@ -440,6 +480,66 @@ cdef double ground_contact(const TreeData* T, const double* C, const double* a, 
         P[i] = NAN
     gap[0] = NAN
     return s
+
+
+cdef double ground_contact(const TreeData* T, const double* C, const double* a, double radius,
+                           double* P, double* n, double* gap) noexcept nogil:
+    # the twin's JointTree.ground_contact: a disk's ground_newton from rim_start; returns the
+    # tilt s = |n - (n . a) a|
+    cdef Support B
+    cdef double u[2]
+    cdef int i
+    B.hull = False
+    for i in range(3):
+        B.a[i] = a[i]
+    B.radius = radius
+    rim_start(T, C, a, radius, u)
+    return ground_newton(T, C, &B, u, radius, P, n, gap)
+
+
+cdef void hull_contact(const TreeData* T, const Kinematics* K, int k, double* C, double* P,
+                       double* n, double* gap) noexcept nogil:
+    # the twin's JointTree.hull_contact: centre C, contact point P of hull k, the ground's
+    # normal n there and the gap (space)
+    cdef int b = T.hull_body[k]
+    cdef Support B
+    cdef double r[3]
+    cdef double J[6]
+    cdef double H[12]
+    cdef double L[4]
+    cdef double S[3]
+    cdef double dS[9]
+    cdef double u[2]
+    cdef double reach = 0.0
+    cdef int i, j, l
+    rotate(K.R[b], T.hull_centre[k], r)
+    for i in range(3):
+        C[i] = K.o[b][i] + r[i]
+        if T.hull_axes[k][i] > reach:
+            reach = T.hull_axes[k][i]
+    B.hull = True
+    for i in range(3):  # A = R diag(axes^2) R^T
+        for j in range(3):
+            B.A[3 * i + j] = 0.0
+            for l in range(3):
+                B.A[3 * i + j] += (K.R[b][3 * i + l] * T.hull_axes[k][l] * T.hull_axes[k][l]
+                                   * K.R[b][3 * j + l])
+    if T.ground == NULL:
+        n[0] = 0.0
+        n[1] = 0.0
+        n[2] = 1.0
+        support_of(&B, n, S, dS)
+        for i in range(3):
+            P[i] = C[i] - S[i]
+        gap[0] = P[2]
+        return
+    below(T, C, u)
+    ground_point(T, u, r, J, H, n, L)
+    support_of(&B, n, S, dS)
+    for i in range(3):
+        r[i] = C[i] - S[i]
+    below(T, r, u)
+    ground_newton(T, C, &B, u, reach, P, n, gap)
 
 
 cdef double disk_contact(const TreeData* T, const Kinematics* K, int k, double* C, double* a,
@@ -482,7 +582,7 @@ cdef inline void unit_horizontal(double x, double y, double* e) noexcept nogil:
 cdef void constraint_matrix(const TreeData* T, const Kinematics* K, double* A) noexcept nogil:
     # A (m, n) row-major, the twin's rows: per disk e_x . J_P, e_y . J_P (or its rolling
     # direction a x n alone), then n . J_P if held (n the ground's normal, e_z on the plane);
-    # per blade its sideways e_z x d
+    # per hull the same (both horizontal rows); per blade its sideways e_z x d
     cdef double C[3]
     cdef double a[3]
     cdef double P[3]
@@ -506,6 +606,14 @@ cdef void constraint_matrix(const TreeData* T, const Kinematics* K, double* A) n
             project_row(e, J, n, A + n * row)
             row += 1
         if T.disk_held[k]:
+            project_row(nrm, J, n, A + n * row)
+            row += 1
+    for k in range(T.n_hulls):  # e_x . J_P, e_y . J_P, then n . J_P if held
+        hull_contact(T, K, k, C, P, nrm, &gap)
+        point_jacobian(T, K, T.hull_body[k], P, J, 3)
+        memcpy(A + n * row, J, 2 * n * sizeof(double))
+        row += 2
+        if T.hull_held[k]:
             project_row(nrm, J, n, A + n * row)
             row += 1
     for k in range(T.n_blades):
@@ -532,9 +640,13 @@ cdef void held_gaps(const TreeData* T, const Kinematics* K, double* out) noexcep
     cdef double a[3]
     cdef double P[3]
     cdef double nrm[3]
-    cdef int i
-    for i in range(T.n_holonomic):
-        disk_contact(T, K, T.held_disks[i], C, a, P, nrm, &out[i])
+    cdef int i, c
+    for i in range(T.n_holonomic):  # the held disks, then the held hulls
+        c = T.held_contacts[i]
+        if c < T.n_disks:
+            disk_contact(T, K, c, C, a, P, nrm, &out[i])
+        else:
+            hull_contact(T, K, c - T.n_disks, C, P, nrm, &out[i])
 
 
 cdef class JointTree:
@@ -546,17 +658,23 @@ cdef class JointTree:
     cdef readonly object ground  # keeps data.ground alive
 
     def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity,
-                 blades=(), suslov=(), springs=(), ChartSurface ground=None):
+                 blades=(), suslov=(), springs=(), ChartSurface ground=None, hulls=()):
         cdef int n = len(parent)
         cdef int j, b, k, i, row, p, horizontal
         if len(springs) > TREE_SPRINGS:
             raise ValueError(f"Expected at most {TREE_SPRINGS} joint springs, got "
                              f"{len(springs)}.")
         if n > TREE_JOINTS or len(disks) > TREE_DISKS or len(blades) > TREE_BLADES \
-                or len(suslov) > TREE_SUSLOV:
+                or len(suslov) > TREE_SUSLOV or len(hulls) > TREE_HULLS:
             raise ValueError(f"Expected at most {TREE_JOINTS} joints, {TREE_DISKS} disks, "
-                             f"{TREE_BLADES} blades and {TREE_SUSLOV} Suslov rows, got {n}, "
-                             f"{len(disks)}, {len(blades)} and {len(suslov)}.")
+                             f"{TREE_HULLS} hulls, {TREE_BLADES} blades and {TREE_SUSLOV} "
+                             f"Suslov rows, got {n}, {len(disks)}, {len(hulls)}, "
+                             f"{len(blades)} and {len(suslov)}.")
+        rows = (sum((2 if d[5] else 1) + bool(d[4]) for d in disks)
+                + sum(2 + bool(x[3]) for x in hulls) + len(blades) + len(suslov))
+        if n + rows > TREE_UNKNOWNS:  # before the rows' tables are filled
+            raise ValueError(f"Expected n + m <= {TREE_UNKNOWNS} (joints and contact rows), "
+                             f"got {n} + {rows}.")
         axis = np.asarray(axis, dtype=float)
         offset = np.asarray(offset, dtype=float)
         com = np.asarray(com, dtype=float)
@@ -622,7 +740,23 @@ cdef class JointTree:
             row += horizontal
             if held:
                 self.data.holonomic_rows[self.data.n_holonomic] = row
-                self.data.held_disks[self.data.n_holonomic] = k
+                self.data.held_contacts[self.data.n_holonomic] = k
+                self.data.n_holonomic += 1
+                row += 1
+        self.data.n_hulls = len(hulls)
+        for k, (body, centre, axes, held) in enumerate(hulls):
+            self.data.hull_body[k] = int(body)
+            for i in range(3):
+                self.data.hull_centre[k][i] = float(centre[i])
+                self.data.hull_axes[k][i] = float(axes[i])
+            self.data.hull_held[k] = bool(held)
+            for i in range(2):
+                self.data.nonholonomic_rows[self.data.n_nonholonomic] = row + i
+                self.data.n_nonholonomic += 1
+            row += 2
+            if held:
+                self.data.holonomic_rows[self.data.n_holonomic] = row
+                self.data.held_contacts[self.data.n_holonomic] = len(disks) + k
                 self.data.n_holonomic += 1
                 row += 1
         self.data.n_blades = len(blades)
@@ -665,7 +799,8 @@ cdef class JointTree:
         return M, dT, dV
 
     def gaps(self, const double[::1] q):
-        """The gaps (k,) of the disks above the ground, as the twin's ``gaps``."""
+        """The gaps (k,) of the disks, then of the hulls, above the ground, as the twin's
+        ``gaps``."""
         cdef Kinematics K
         cdef double zero[TREE_JOINTS]
         cdef double C[3]
@@ -676,11 +811,13 @@ cdef class JointTree:
         if q.shape[0] != self.n:
             raise ValueError(f"Expected q of shape ({self.n},).")
         memset(zero, 0, sizeof(zero))
-        out = np.empty(self.data.n_disks)
+        out = np.empty(self.data.n_disks + self.data.n_hulls)
         cdef double[::1] outv = out
         kinematics(&self.data, &q[0], zero, &K)
         for k in range(self.data.n_disks):
             disk_contact(&self.data, &K, k, C, a, P, nrm, &outv[k])
+        for k in range(self.data.n_hulls):
+            hull_contact(&self.data, &K, k, C, P, nrm, &outv[self.data.n_disks + k])
         return out
 
     def constraint_matrix(self, const double[::1] q):

@@ -824,6 +824,7 @@ JOINT_KEYS = ("parent", "kind", "axis", "offset", "mass", "com", "inertia", "nam
 WHEEL_KEYS = ("body", "radius", "centre", "axis", "held", "sideways")
 BLADE_KEYS = ("body", "point", "direction")
 SUSLOV_KEYS = ("body", "axis")
+HULL_KEYS = ("body", "semi_axes", "centre", "held")
 MAX_JOINTS, MAX_BLADES = 12, 4  # those of nhphys.systems.Articulated (4 wheels, blades, ...)
 BICYCLE_INITIAL = {"speed": real, "roll": real, "steer": real, "roll_rate": real,
                    "steer_rate": real, "yaw": real, "position": vector2}
@@ -853,9 +854,9 @@ def _joint_inertia(value, field):
 
 
 def _tree_parts(table):
-    """The joints, wheels, blades and Suslov constraints of a ``type = "tree"`` system
+    """The joints, wheels, blades, Suslov constraints and hulls of a ``type = "tree"`` system
     table."""
-    from nhphys.systems.articulated import Blade, Joint, SuslovConstraint, Wheel
+    from nhphys.systems.articulated import Blade, EllipsoidHull, Joint, SuslovConstraint, Wheel
 
     joints = []
     values = table_array(table.data["joints"], table.at("joints"), "a joint", MAX_JOINTS)
@@ -891,7 +892,9 @@ def _tree_parts(table):
                       {"point": vector3, "direction": nonzero3})
     suslov = attached("suslov", "a Suslov constraint", SUSLOV_KEYS, SuslovConstraint,
                       {"axis": nonzero3})
-    return joints, wheels, blades, suslov
+    hulls = attached("hulls", "a hull", HULL_KEYS, EllipsoidHull,
+                     {"centre": vector3, "held": boolean}, {"semi_axes": _semi_axes})
+    return joints, wheels, blades, suslov, hulls
 
 
 def _system(value, field, gravity, forces, ground=None):
@@ -916,12 +919,12 @@ def _system(value, field, gravity, forces, ground=None):
             _fail(_join(table.at("parameters"), named[0]) if len(named) == 1 else field,
                   _lower(str(exc)))
     table = Table(value, field, ("type", "name", "joints", "wheels", "blades", "suslov",
-                                 "gravity"), "a joint tree", required=("joints",))
-    joints, wheels, blades, suslov = _tree_parts(table)
+                                 "hulls", "gravity"), "a joint tree", required=("joints",))
+    joints, wheels, blades, suslov, hulls = _tree_parts(table)
     gravity = table.get("gravity", vector3, gravity)  # the tree's own: a tilted plane's
     return _built(field, Articulated, joints, wheels, gravity=gravity,
                   name=table.get("name", name, None), forces=forces, blades=blades,
-                  suslov=suslov, ground=ground), kind
+                  suslov=suslov, ground=ground, hulls=hulls), kind
 
 
 def _joint_elements(value, field, budget):
@@ -1024,7 +1027,8 @@ def _articulated(scene, value, field, grounds, taken, budget):
         options["ground"] = grounds[ground]
     # the links' display meshes, counted as bodies of the default resolution
     links = sum(1 for b in range(system.n) if system.tree.mass[b] > 0
-                or system.tree.inertia[b].any()) + len(system.tree.disks) + len(system.tree.blades)
+                or system.tree.inertia[b].any()) + len(system.tree.disks) \
+        + len(system.tree.hulls) + len(system.tree.blades)
     budget.take("display", max(links, 1) * DEFAULT_RESOLUTION["body"] ** 2, field)
     try:
         scene.add_articulated(system, name=entry_name, **options, **initial)

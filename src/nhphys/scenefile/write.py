@@ -269,7 +269,7 @@ def describe_body(b, ground_names):
 
 def _describe_tree(system):
     """The ``system`` table of a joint tree (the inverse of the reader's ``_tree_parts``)."""
-    from nhphys.systems.articulated import Blade, Joint, SuslovConstraint, Wheel
+    from nhphys.systems.articulated import Blade, EllipsoidHull, Joint, SuslovConstraint, Wheel
 
     def fields(item, defaults, keys, always):
         """The fields of ``item`` (a Joint, Wheel, Blade or SuslovConstraint) that differ
@@ -310,6 +310,9 @@ def _describe_tree(system):
     if system.suslov:
         out["suslov"] = [fields(c, SuslovConstraint(0), ("body", "axis"), ("body",))
                          for c in system.suslov]
+    if system.hulls:
+        out["hulls"] = [fields(h, EllipsoidHull(0), ("body", "semi_axes", "centre", "held"),
+                               ("body", "semi_axes")) for h in system.hulls]
     return out
 
 

@@ -1,6 +1,7 @@
 """Mechanical systems: each knows its continuous equations, energy and constraint residuals."""
 
-from nhphys.systems.articulated import Articulated, Blade, Joint, SuslovConstraint, Wheel
+from nhphys.systems.articulated import (Articulated, Blade, EllipsoidHull, Joint,
+                                        SuslovConstraint, Wheel)
 from nhphys.systems.bicycle import Bicycle
 from nhphys.systems.constrained import ConstrainedMechanicalSystem
 from nhphys.systems.contact_oscillator import ContactOscillator, NonReversibleContactOscillator
@@ -11,7 +12,8 @@ from nhphys.systems.suslov import Suslov
 from nhphys.systems.vertical_disk import VerticalDisk
 
 __all__ = [
-    "Articulated", "Bicycle", "Blade", "ConstrainedMechanicalSystem", "ContactOscillator", "Joint",
+    "Articulated", "Bicycle", "Blade", "ConstrainedMechanicalSystem", "ContactOscillator",
+    "EllipsoidHull", "Joint",
     "SuslovConstraint",
     "KnifeEdge", "NonReversibleContactOscillator", "RollingBody", "RotorSleigh", "Suslov",
     "VerticalDisk", "Wheel",

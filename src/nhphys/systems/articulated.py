@@ -129,6 +129,29 @@ class Wheel:
 
 
 @dataclass(frozen=True)
+class EllipsoidHull:
+    """A convex body rolling without slipping: the ellipsoid of semi-axes ``semi_axes`` along
+    the axes of the body of joint ``body``, centred at ``centre`` (its frame); a ball when the
+    three are equal (a ball caster, a marble on a mount, a rattleback's hull).
+
+    Parameters
+    ----------
+    body : int
+    semi_axes : array_like, shape (3,)
+        Positive.
+    centre : array_like, shape (3,)
+    held : bool
+        ``True``: the integrators hold its gap to the ground at zero (a holonomic constraint);
+        ``False``: the tree keeps it on the ground by construction (checked).
+    """
+
+    body: int
+    semi_axes: tuple = (1.0, 1.0, 1.0)
+    centre: tuple = (0.0, 0.0, 0.0)
+    held: bool = True
+
+
+@dataclass(frozen=True)
 class Blade:
     """A knife edge fixed in the body of joint ``body``: the point ``point`` (on the ground)
     may move along the blade's ``direction`` (both in the body's frame), not across it.
@@ -248,7 +271,7 @@ def merge_fixed(checked):
     return moving, host, shift
 
 
-def tree_arguments(joints, wheels, gravity, blades=(), suslov=()):
+def tree_arguments(joints, wheels, gravity, blades=(), suslov=(), hulls=()):
     """The validated arguments of :class:`~nhphys.twins.multibody.JointTree`, fixed joints
     merged away (:func:`merge_fixed`): the tree's bodies and coordinates are the revolute and
     prismatic joints', in order; wheels, blades and Suslov constraints on a fixed joint's body
@@ -288,9 +311,10 @@ def tree_arguments(joints, wheels, gravity, blades=(), suslov=()):
             raise ValueError(f"{what}[{k}] is on a body fixed to the ground: it cannot move.")
         return host[body], shift[body]
 
-    blades, suslov = list(blades), list(suslov)
-    if not wheels and not blades and not suslov:
-        raise ValueError("Expected at least one Wheel, Blade or SuslovConstraint.")
+    blades, suslov, hulls = list(blades), list(suslov), list(hulls)
+    if not wheels and not blades and not suslov and not hulls:
+        raise ValueError("Expected at least one Wheel, EllipsoidHull, Blade or "
+                         "SuslovConstraint.")
     disks = []
     for k, wheel in enumerate(wheels):
         if not isinstance(wheel, Wheel):
@@ -302,6 +326,16 @@ def tree_arguments(joints, wheels, gravity, blades=(), suslov=()):
         disks.append((body, _shifted(d, _vector(wheel.centre, f"wheels[{k}].centre")),
                       _vector(wheel.axis, f"wheels[{k}].axis", unit=True), r,
                       bool(wheel.held), bool(wheel.sideways)))
+    shells = []
+    for k, hull in enumerate(hulls):
+        if not isinstance(hull, EllipsoidHull):
+            raise TypeError(f"Expected hulls[{k}] to be an EllipsoidHull, got {hull!r}.")
+        body, d = moved(hull.body, "hulls", k)
+        axes = _vector(hull.semi_axes, f"hulls[{k}].semi_axes")
+        if not np.all(axes > 0):
+            raise ValueError(f"Expected hulls[{k}].semi_axes > 0, got {axes.tolist()}.")
+        shells.append((body, _shifted(d, _vector(hull.centre, f"hulls[{k}].centre")), axes,
+                       bool(hull.held)))
     knives = []
     for k, blade in enumerate(blades):
         if not isinstance(blade, Blade):
@@ -329,7 +363,7 @@ def tree_arguments(joints, wheels, gravity, blades=(), suslov=()):
                          f"3-vector, got {gravity!r}.")
     return {"parent": parent, "kind": kind, "axis": axis, "offset": offset, "mass": mass,
             "com": com, "inertia": inertia, "disks": disks, "gravity": g, "blades": knives,
-            "suslov": spins}
+            "suslov": spins, "hulls": shells}
 
 
 def check_tree_ground(ground, arguments):
@@ -358,11 +392,12 @@ def check_tree_ground(ground, arguments):
     if ground.orientation != 1:
         raise ValueError("Expected `ground` with its bodies above it (orientation "
                          "\"outward\", the side its normal points to).")
-    for k, disk in enumerate(arguments["disks"]):
-        if not disk[4]:
-            raise ValueError(f"wheels[{k}] is not held: on a curved ground every wheel is "
-                             "held (its `held` set), its height a constraint; the tree cannot "
-                             "keep it on the ground by construction.")
+    for what, items in (("wheels", arguments["disks"]), ("hulls", arguments["hulls"])):
+        for k, item in enumerate(items):
+            if not item[4 if what == "wheels" else 3]:
+                raise ValueError(f"{what}[{k}] is not held: on a curved ground every wheel and "
+                                 "hull is held (its `held` set), its gap a constraint; the tree "
+                                 "cannot keep it on the ground by construction.")
     if arguments["blades"]:
         raise ValueError("Blades slide on the plane z = 0: a tree with blades takes no curved "
                          "`ground`.")
@@ -429,6 +464,8 @@ class Articulated:
         Knife edges (a sleigh's runner, a trailer's).
     suslov : sequence of SuslovConstraint, optional
         Bodies whose angular velocity has no component along an axis fixed in them.
+    hulls : sequence of EllipsoidHull, optional
+        Convex bodies (ellipsoids, balls) rolling without slipping.
     ground : nhphys.surfaces.Paraboloid or nhphys.surfaces.HeightField, optional
         A curved ground for the wheels (a bowl, a saddle, a terrain): a graph ``z = f(x, y)``
         in the tree's frame (not rotated; its bodies above it), under gravity along ``-z``.
@@ -447,10 +484,10 @@ class Articulated:
     initial_conditions = ARTICULATED
 
     def __init__(self, joints, wheels=(), gravity=9.81, name=None, forces=None, blades=(),
-                 suslov=(), ground=None):
+                 suslov=(), ground=None, hulls=()):
         self.joints, self.wheels, self.blades = tuple(joints), tuple(wheels), tuple(blades)
-        self.suslov = tuple(suslov)
-        self._tree_arguments = tree_arguments(joints, wheels, gravity, blades, suslov)
+        self.suslov, self.hulls = tuple(suslov), tuple(hulls)
+        self._tree_arguments = tree_arguments(joints, wheels, gravity, blades, suslov, hulls)
         self.ground = check_tree_ground(ground, self._tree_arguments)
         named = [joint.name for joint in joints if joint.name]
         # the coordinates' names: those of the moving joints (a fixed joint has none)
@@ -471,12 +508,14 @@ class Articulated:
         self.m = self.tree.m
         self._twin_drives = self.joint_drives(_twin())
         if self.n + self.m > 16 or self.n > 12 or len(self.tree.disks) > 4 \
-                or len(self.tree.blades) > 4 or len(self.tree.suslov) > 4:
+                or len(self.tree.blades) > 4 or len(self.tree.suslov) > 4 \
+                or len(self.tree.hulls) > 4:
             raise ValueError(
-                f"Expected at most 12 joints, 4 wheels, 4 blades, 4 Suslov constraints and 16 "
-                f"joints plus constraint rows (the step's Newton problem), got {self.n} joints, "
-                f"{len(self.tree.disks)} wheels, {len(self.tree.blades)} blades, "
-                f"{len(self.tree.suslov)} Suslov constraints and {self.n} + {self.m}."
+                f"Expected at most 12 joints, 4 wheels, 4 hulls, 4 blades, 4 Suslov constraints "
+                f"and 16 joints plus constraint rows (the step's Newton problem), got {self.n} "
+                f"joints, {len(self.tree.disks)} wheels, {len(self.tree.hulls)} hulls, "
+                f"{len(self.tree.blades)} blades, {len(self.tree.suslov)} Suslov constraints "
+                f"and {self.n} + {self.m}."
             )
         if self.m >= self.n:
             raise ValueError(f"The {self.m} constraint rows leave no motion to {self.n} joints: "
@@ -521,15 +560,17 @@ class Articulated:
         if not tilt > 1e-3:
             raise ValueError("A wheel lies flat on the ground at `q` (its axis is along the "
                              "ground's normal).")
-        gaps = self.tree.gaps(q) if self.tree.disks else []
+        gaps = self.tree.gaps(q) if self.tree.disks or self.tree.hulls else []
         for k, gap in enumerate(gaps):
+            name = f"Wheel {k}" if k < len(self.tree.disks) else \
+                f"Hull {k - len(self.tree.disks)}"
             if not np.isfinite(gap):
                 raise ValueError(
-                    f"Wheel {k}'s contact with the ground is not found at `q`: no point of its "
-                    "rim touches the ground with the rim on its side there (a ground curving "
-                    "along the rim more tightly than the wheel, or a wheel far from it).")
+                    f"{name}'s contact with the ground is not found at `q`: no point of it "
+                    "touches the ground with the body on its side there (a ground curving "
+                    "along the rim more tightly than the wheel, or a body far from it).")
             if abs(gap) > 1e-10:
-                raise ValueError(f"Wheel {k} does not touch the ground at `q`: its lowest point "
+                raise ValueError(f"{name} does not touch the ground at `q`: its lowest point "
                                  f"is {gap:.6g} m from it.")
         kin = self.tree.kinematics(q, np.zeros(self.n), bias=False)
         for k in range(len(self.tree.blades)):
@@ -601,6 +642,7 @@ class Articulated:
         A = self.tree.constraint_matrix(q, kin)  # the rows depend on the positions only
         heights = [0.0] + [self.tree.disk_contact(kin, k)[6]
                            for k in range(len(self.tree.disks))]
+        heights += [self.tree.hull_contact(kin, k)[4] for k in range(len(self.tree.hulls))]
         heights += [self.tree.blade_contact(kin, k)[0][2] for k in range(len(self.tree.blades))]
         return float(np.max(np.abs(A @ v))), float(np.max(np.abs(heights)))
 
@@ -634,21 +676,24 @@ class Articulated:
     def observables(self, saved):
         """``q``, ``v`` (k, n), ``energy``, ``work`` (of the joint motors), ``constraint_residual``
         (the larger of ``|A v|`` and the wheels' gaps) and ``contacts`` (k, wheels + blades, 3):
-        the wheels' ground points, then the blades' points."""
+        the wheels' ground points, then the hulls', then the blades' points."""
         q = np.asarray(saved["q"], dtype=float)
         v = np.asarray(saved["v"], dtype=float)
         k = len(q)
         energy, residual = np.empty(k), np.empty(k)
-        points = len(self.tree.disks) + len(self.tree.blades)
+        disks, hulls = len(self.tree.disks), len(self.tree.hulls)
+        points = disks + hulls + len(self.tree.blades)
         contacts = np.empty((k, points, 3))
         for i in range(k):  # one evaluation of the tree per frame
             kin = self.tree.kinematics(q[i], v[i], bias=False)
             energy[i] = self.tree.energy(q[i], v[i], kin)
             residual[i] = max(self.residuals(q[i], v[i], kin))
-            for w in range(len(self.tree.disks)):
+            for w in range(disks):
                 contacts[i, w] = self.tree.disk_contact(kin, w)[4]
+            for w in range(hulls):
+                contacts[i, disks + w] = self.tree.hull_contact(kin, w)[2]
             for w in range(len(self.tree.blades)):
-                contacts[i, len(self.tree.disks) + w] = self.tree.blade_contact(kin, w)[0]
+                contacts[i, disks + hulls + w] = self.tree.blade_contact(kin, w)[0]
         work = saved.get("work")
         work = np.zeros(k) if work is None else np.asarray(work, dtype=float)
         return {"q": q, "v": v, "energy": energy, "work": work,

@@ -1,4 +1,5 @@
-r"""Trees of rigid bodies joined by revolute and prismatic joints, with disks rolling on a plane.
+r"""Trees of rigid bodies joined by revolute and prismatic joints, with disks and convex hulls
+rolling on a plane or a curved ground.
 
 The specification of nhphys's articulated systems (``nhphys.systems.Bicycle``): kinematics,
 mass matrix, bias forces and the rolling constraints of a *joint tree* in its joint
@@ -136,6 +137,32 @@ ground, ``dP/dt = J du/dt``, and ``dP/dt = v_C - r dd/dt``, ``dn/dt = -J L du/dt
 material point's bias is, as on the plane, ``b_P = beta_C + gamma_b x (P - C) - r omega_b x
 dd/dt``. The row ``n . J_P`` has the bias ``n . b_P + dn/dt . v_P`` and ``f`` the rate
 ``(g' - f (f . g')) / |a x n|`` with ``g' = da/dt x n + a x dn/dt``.
+
+Convex hulls
+------------
+A body may also roll on an ellipsoid fixed in it (``hulls``: centre ``c`` and semi-axes
+``(a1, a2, a3)`` along its axes; a ball when they are equal). With ``A = R diag(a_i^2) R^T`` (space)
+its point farthest along ``-n`` is ``C - S(n)``,::
+
+    S(n) = A n / k,   k = sqrt(n . A n),   dS/dn = (A - S S^T) / k
+
+(the maximiser of ``n . x`` on ``(x - C) . A^-1 (x - C) = 1``, by a Lagrange multiplier). The
+disk is the same construction with ``S(n) = r d``, ``dS/dn = (r / |w|) t t^T``, so the contact
+on a curved ground is the same Newton solve (``ground_newton``) with ``dP/du = dS/dn J L``, and
+on the plane ``P = C - S(e_z)``. The gap's rate is again the material point's normal velocity
+``n . (v_C - omega x S)``: ``n . dS/dn = (k S - k S)^T / k = 0``, and at a fixed ``n`` the
+normal part of ``dS/dt`` is the rate of the support function ``n . S = k``, ``n . dA/dt n /
+(2 k) = omega . (S x n) = n . (omega x S)`` (with ``dA/dt`` below). So a hull's rows are
+``e_x . J_P``, ``e_y . J_P`` and, held, ``n . J_P`` (or the first two only, when the tree keeps
+the hull on the ground: a ball caster in a socket of a planar cart).
+
+Its bias: at a fixed ``n`` the body turns ``A`` as ``dA/dt = [omega x, A]``, so::
+
+    dS/dt|_n = (dA/dt n) / k - S (n . dA/dt n) / (2 k^2),
+
+on a curved ground ``(J - dS/dn J L) du/dt = v_C - dS/dt|_n`` gives ``dn/dt = -J L du/dt`` and
+``dS/dt = dS/dn dn/dt + dS/dt|_n``, and since ``P - C = -S``, ``b_P = beta_C + gamma_b x (P - C)
+- omega_b x dS/dt`` (for the disk ``dS/dt = r dd/dt``, the formula above).
 """
 
 import numpy as np
@@ -210,7 +237,7 @@ class JointTree:
     """
 
     def __init__(self, parent, kind, axis, offset, mass, com, inertia, disks, gravity,
-                 blades=(), suslov=(), springs=(), ground=None):
+                 blades=(), suslov=(), springs=(), ground=None, hulls=()):
         self.ground = ground
         self.parent = np.asarray(parent, dtype=int)
         self.kind = np.asarray(kind, dtype=int)
@@ -223,6 +250,8 @@ class JointTree:
                        float(r), bool(hol), bool(side)) for b, c, a, r, hol, side in disks]
         self.blades = [(int(b), np.asarray(p, dtype=float), np.asarray(d, dtype=float))
                        for b, p, d in blades]
+        self.hulls = [(int(b), np.asarray(c, dtype=float), np.asarray(x, dtype=float),
+                       bool(hol)) for b, c, x, hol in hulls]
         self.suslov = [(int(b), np.asarray(a, dtype=float)) for b, a in suslov]
         self.springs = [(int(j), float(k), float(r)) for j, k, r in springs]
         g = np.asarray(gravity, dtype=float)
@@ -239,10 +268,11 @@ class JointTree:
         self.descendants = [[b for b in range(self.n) if j in self.ancestors[b]]
                             for j in range(self.n)]
         # the constraint rows: per disk its two horizontal rows (or its rolling row alone),
-        # then its vertical one if held; then one row per blade
+        # then its vertical one if held; per hull its two horizontal rows, then its vertical
+        # one if held; then one row per blade and per Suslov constraint
         self.nonholonomic_rows, self.holonomic_rows, row = [], [], 0
-        for *_, holonomic, sideways in self.disks:
-            horizontal = 2 if sideways else 1
+        for horizontal, holonomic in ([(2 if disk[5] else 1, disk[4]) for disk in self.disks]
+                                      + [(2, hull[3]) for hull in self.hulls]):
             self.nonholonomic_rows += list(range(row, row + horizontal))
             row += horizontal
             if holonomic:
@@ -251,7 +281,10 @@ class JointTree:
         rows = len(self.blades) + len(self.suslov)
         self.nonholonomic_rows += list(range(row, row + rows))
         self.m = row + rows
-        self.held_disks = [k for k, disk in enumerate(self.disks) if disk[4]]
+        # the held contacts, as indices into gaps(): the disks', then the hulls'
+        self.held_contacts = ([k for k, disk in enumerate(self.disks) if disk[4]]
+                              + [len(self.disks) + k for k, hull in enumerate(self.hulls)
+                                 if hull[3]])
         # horizontal slides of the whole tree (prismatic joints along the plane, from the
         # ground): nothing but the positions depends on them, so the steps evaluate the tree
         # with them at zero, where no large coordinate spoils its differences of positions
@@ -462,17 +495,8 @@ class JointTree:
 
     def ground_contact(self, C, a, radius):
         """The contact of a disk (centre ``C`` (3,), unit axis ``a`` (3,), ``radius``) with the
-        curved ground, by Newton's method on ``F(u) = J^T (P - r) = 0`` (the module's notes).
-
-        The solve starts at :meth:`rim_start` (the rim's lowest point above the ground, which
-        is the contact when the disk touches), and no correction is longer than the radius,
-        so that an iterate does not wander to another part of a terrain. It fails when
-        it has not converged after ``CONTACT_ITERATIONS`` corrections, when an iterate is not
-        finite, or when the point it finds is not a proper contact: the symmetric part of
-        ``-dF/du`` must be positive definite, which says that the rim stays on its side of the
-        ground near the point. (On a plane ``-dF/du`` is the metric ``J^T J``; a ground curving
-        along the rim by more than ``|w| / radius``, a bowl tighter than the wheel, gives a
-        point where the rim crosses the ground, which this refuses.)
+        curved ground: :meth:`ground_newton` with the rim's support ``S(n) = radius d``,
+        ``dS/dn = (radius / |w|) t t^T``, from :meth:`rim_start`.
 
         Returns
         -------
@@ -485,44 +509,109 @@ class JointTree:
         ground : tuple
             ``(r (3,), J (3, 2), L (2, 2))`` of the ground at the contact.
         """
+        def support(n):
+            w = n - (n @ a) * a
+            s = np.sqrt(w @ w)
+            d = w / s
+            t = cross(a, d)
+            return radius * d, (radius / s) * np.outer(t, t), (s, d)
+
+        P, n, gap, ground, (s, d) = self.ground_newton(C, support,
+                                                       self.rim_start(C, a, radius), radius)
+        return s, d, P, n, gap, ground
+
+    def ground_newton(self, C, support, u, reach):
+        """The contact of a convex body with the curved ground, by Newton's method on ``F(u) =
+        J^T (P - r) = 0`` (the module's notes), ``P = C - S(n(u))``.
+
+        ``support(n) -> (S (3,), dS/dn (3, 3), info)``: the body's point farthest along
+        ``-n``, relative to ``C``, and its derivative; so ``dP/du = dS/dn J L``. The solve
+        starts at the chart point ``u`` (2,), and no correction is longer than ``reach`` (the
+        body's size), so that an iterate does not wander to another part of a terrain. It
+        fails when it has not converged after ``CONTACT_ITERATIONS`` corrections, when an
+        iterate is not finite, or when the point it finds is not a proper contact: the
+        symmetric part of ``-dF/du`` must be positive definite, which says that the body stays
+        on its side of the ground near the point. (On a plane ``-dF/du`` is the metric ``J^T
+        J``; a ground curving along the rim by more than ``|w| / radius``, a trench narrower
+        than a wheel, gives a point where the rim crosses the ground, which this refuses.)
+
+        Returns
+        -------
+        P, n : ndarray, shape (3,)
+            The contact point (NaN when the solve fails) and the ground's normal there.
+        gap : float
+            ``n . (P - r)`` (NaN when the solve fails).
+        ground : tuple
+            ``(r (3,), J (3, 2), L (2, 2))`` of the ground at the last iterate.
+        info : tuple
+            ``support``'s own, at the last iterate.
+        """
         g = self.ground
 
         def geometry(u):
             r, J, H = g.evaluate(0, u[0], u[1])
             n, _ = normal_of(J, g.normal_sign(0))
-            L = weingarten_of(*forms_of(J, H, n))
-            w = n - (n @ a) * a
-            s = np.sqrt(w @ w)
-            return r, J, H, n, L, s, w / s
+            return r, J, H, n, weingarten_of(*forms_of(J, H, n))
 
-        u = self.rim_start(C, a, radius)
-        r, J, H, n, L, s, d = geometry(u)
+        r, J, H, n, L = geometry(u)
+        info = support(n)[2]
         last = np.inf
         with np.errstate(divide="ignore", invalid="ignore"):
             for iteration in range(CONTACT_ITERATIONS + 1):
                 if not np.all(np.isfinite(u)):
                     break
-                r, J, H, n, L, s, d = geometry(u)
-                P = C - radius * d
-                t = cross(a, d)
-                dP = -(radius / s) * np.outer(t, t @ (-J @ L))
-                DF = np.einsum("iab,i->ab", H, P - r) + J.T @ (dP - J)
+                r, J, H, n, L = geometry(u)
+                S, dS, info = support(n)
+                P = C - S
+                DF = np.einsum("iab,i->ab", H, P - r) + J.T @ (dS @ J @ L - J)
                 if last <= CONTACT_TOL * (1.0 + np.abs(u).max()):
                     sym = -0.5 * (DF + DF.T)
                     if sym[0, 0] > 0.0 and sym[0, 0] * sym[1, 1] - sym[0, 1] ** 2 > 0.0:
-                        return s, d, P, n, n @ (P - r), (r, J, L)
-                    break  # a point where the rim crosses the ground
+                        return P, n, n @ (P - r), (r, J, L), info
+                    break  # a point where the body crosses the ground
                 F = J.T @ (P - r)
                 det = DF[0, 0] * DF[1, 1] - DF[0, 1] * DF[1, 0]
                 step = np.array([-(DF[1, 1] * F[0] - DF[0, 1] * F[1]) / det,
                                  -(DF[0, 0] * F[1] - DF[1, 0] * F[0]) / det])
                 size = np.abs(step).max()
-                if size > radius:  # no longer than the radius
-                    step *= radius / size
+                if size > reach:  # no longer than the body's size
+                    step *= reach / size
                 u = u + step
                 last = np.abs(step).max()
-        nan = np.full(3, np.nan)
-        return s, d, nan, n, np.nan, (r, J, L)
+        return np.full(3, np.nan), n, np.nan, (r, J, L), info
+
+    # -- convex hulls -----------------------------------------------------------------------------
+    def hull_contact(self, kin, k):
+        """Hull ``k``'s centre ``C``, its matrix ``A = R diag(axes^2) R^T`` (space), its contact
+        point ``P``, the ground's normal ``n`` there, the gap, and on a curved ground its
+        ``(r, J, L)`` there (else None).
+
+        The ellipsoid ``(x - C) . A^-1 (x - C) = 1`` has the point ``C - S(n)`` farthest along
+        ``-n``, ``S(n) = A n / k``, ``k = sqrt(n . A n)`` (the maximiser of ``-n . x`` on it,
+        by a Lagrange multiplier), with ``dS/dn = (A - S S^T) / k``. On the plane ``n = e_z``;
+        on a curved ground :meth:`ground_newton` from below ``C - S(n0)``, ``n0`` the ground's
+        normal below ``C``."""
+        body, centre, axes, _ = self.hulls[k]
+        R = kin["R"][body]
+        C = kin["o"][body] + R @ centre
+        A = (R * axes**2) @ R.T
+
+        def support(n):
+            An = A @ n
+            size = np.sqrt(n @ An)
+            S = An / size
+            return S, (A - np.outer(S, S)) / size, (size,)
+
+        if self.ground is None:
+            P = C - support(E_Z)[0]
+            return C, A, P, E_Z, P[2], None
+        g = self.ground
+        u = (g.rot.T @ (C - g.ctr))[:2]
+        r, J, H = g.evaluate(0, u[0], u[1])
+        n0, _ = normal_of(J, g.normal_sign(0))
+        u = (g.rot.T @ (C - support(n0)[0] - g.ctr))[:2]
+        P, n, gap, ground, _ = self.ground_newton(C, support, u, float(np.max(axes)))
+        return C, A, P, n, gap, ground
 
     def rim_start(self, C, a, radius):
         """The chart point (2,) below the rim's lowest point above the ground, the start of
@@ -556,10 +645,11 @@ class JointTree:
         return (g.rot.T @ (C + radius * (np.cos(theta) * e1 + np.sin(theta) * e2) - g.ctr))[:2]
 
     def gaps(self, q, kin=None):
-        """The gaps (k,) of the disks above the ground (the heights of their lowest points above
-        the plane)."""
+        """The gaps (k,) of the disks, then of the hulls, above the ground (on the plane the
+        heights of their lowest points)."""
         kin = self.kinematics(q, np.zeros(self.n), bias=False) if kin is None else kin
-        return np.array([self.disk_contact(kin, k)[6] for k in range(len(self.disks))])
+        return np.array([self.disk_contact(kin, k)[6] for k in range(len(self.disks))]
+                        + [self.hull_contact(kin, k)[4] for k in range(len(self.hulls))])
 
     def tilt(self, q):
         """The smallest tilt ``s`` of the disks against the ground (``sqrt(1 - a_z^2)`` on the
@@ -625,6 +715,32 @@ class JointTree:
                 directions = [self.horizontal_normal(cross(a, n),
                                                      cross(adot, n) + cross(a, ndot))]
             if holonomic:
+                directions.append((n, ndot))
+            vP = J @ v
+            for e, edot in directions:
+                rows.append(e @ J)
+                out.append(e @ b + edot @ vP)
+        for k, (body, _, _, held) in enumerate(self.hulls):
+            C, A, P, n, _, ground = self.hull_contact(kin, k)
+            J = self.point_jacobian(kin, body, P)
+            w = kin["omega"][body]
+            b, ndot = np.zeros(3), np.zeros(3)
+            if bias:
+                # the rate of S = A n / k at a fixed n, dA/dt = [omega x, A]
+                S, size = C - P, np.sqrt(n @ A @ n)
+                An_dot = cross(w, A @ n) - A @ cross(w, n)
+                Sdot = An_dot / size - S * (n @ An_dot) / (2.0 * size * size)
+                if ground is not None:  # the ground turns under the moving contact
+                    _, Jg, Lg = ground
+                    dS = (A - np.outer(S, S)) / size
+                    vC = self.point_jacobian(kin, body, C) @ v
+                    udot = np.linalg.lstsq(Jg - dS @ Jg @ Lg, vC - Sdot, rcond=None)[0]
+                    ndot = -Jg @ Lg @ udot
+                    Sdot = Sdot + dS @ ndot
+                b = (self.point_bias(kin, body, C) + cross(kin["gamma"][body], P - C)
+                     - cross(w, Sdot))
+            directions = [(np.eye(3)[0], np.zeros(3)), (np.eye(3)[1], np.zeros(3))]
+            if held:
                 directions.append((n, ndot))
             vP = J @ v
             for e, edot in directions:
@@ -743,7 +859,7 @@ def step_residual(tree, q0, p0, A0, delta, lam, h, drives=None, t_mid=0.0):
     if drives is not None:
         force = force + 0.5 * h * drives.force(n, t_mid, w)
     F = np.concatenate([M @ w - force - p0 - 0.5 * h * (A0.T @ lam),
-                        Am[tree.nonholonomic_rows] @ w, gaps[tree.held_disks]])
+                        Am[tree.nonholonomic_rows] @ w, gaps[tree.held_contacts]])
     return F, M @ w + force
 
 

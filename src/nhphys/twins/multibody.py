@@ -716,10 +716,7 @@ class JointTree:
                                                      cross(adot, n) + cross(a, ndot))]
             if holonomic:
                 directions.append((n, ndot))
-            vP = J @ v
-            for e, edot in directions:
-                rows.append(e @ J)
-                out.append(e @ b + edot @ vP)
+            self._contact_rows(rows, out, J, v, b, directions)
         for k, (body, _, _, held) in enumerate(self.hulls):
             C, A, P, n, _, ground = self.hull_contact(kin, k)
             J = self.point_jacobian(kin, body, P)
@@ -742,10 +739,7 @@ class JointTree:
             directions = [(np.eye(3)[0], np.zeros(3)), (np.eye(3)[1], np.zeros(3))]
             if held:
                 directions.append((n, ndot))
-            vP = J @ v
-            for e, edot in directions:
-                rows.append(e @ J)
-                out.append(e @ b + edot @ vP)
+            self._contact_rows(rows, out, J, v, b, directions)
         for k, (body, _, _) in enumerate(self.blades):
             P, e, edot = self.blade_contact(kin, k)
             J = self.point_jacobian(kin, body, P)
@@ -758,6 +752,16 @@ class JointTree:
             rows.append(a @ self.angular_jacobian(kin, body))
             out.append(a @ kin["gamma"][body] if bias else 0.0)
         return np.vstack(rows), np.array(out)
+
+    @staticmethod
+    def _contact_rows(rows, out, J, v, b, directions):
+        """Append a contact point's rows ``e . J`` and their biases ``e . b + de/dt . J v``
+        (``J`` (3, n) its Jacobian, ``b`` (3,) its bias) for each ``(e, de/dt)`` of
+        ``directions``."""
+        vP = J @ v
+        for e, edot in directions:
+            rows.append(e @ J)
+            out.append(e @ b + edot @ vP)
 
     def accelerations(self, q, v, Q=None):
         """``dv/dt`` (n,) and the multipliers ``lambda`` (m,) of the constrained equations,

@@ -38,6 +38,7 @@ SCENES = {  # name: (arguments that keep the run short, figures)
     "cart_figure_eight": (["--t-final", "2"], ["figure_eight.png"]),
     "towed_trailer": (["--t-final", "1"], ["towing.png"]),
     "tree_in_bowl": (["--t-final", "0.3"], ["tree_in_bowl.png"]),
+    "bicycle_bowl": (["--t-final", "0.5"], ["bicycle_bowl.png"]),
     # the ensemble studies (docs/ensembles.md), on tiny grids and in this process
     "rattleback_map": (["--size", "4", "--t-final", "4", "--no-cluster"], ["reversal_map.png"]),
     "coin_fall": (["--size", "4", "--t-final", "0.5", "--no-cluster"], ["fall_map.png"]),

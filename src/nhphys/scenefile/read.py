@@ -913,6 +913,12 @@ def _system(value, field, gravity, forces, ground=None):
         parameters = table.get("parameters", _bicycle_parameters, {})
         slope = table.get("slope", number(-1.5707963267948966, 1.5707963267948966), 0.0)
         try:
+            if ground is not None:  # both wheels held on a curved ground
+                from nhphys.systems import GroundBicycle
+
+                if slope != 0.0:
+                    _fail(table.at("slope"), "a bicycle on a curved ground takes no slope")
+                return GroundBicycle(ground, parameters, forces=forces), "ground_bicycle"
             return Bicycle(parameters, forces=forces, slope=slope), kind
         except (ValueError, TypeError, ArithmeticError) as exc:
             named = [k for k in parameters if re.search(rf"(?<!\w){k}(?!\w)", str(exc))]
@@ -979,8 +985,7 @@ def _articulated(scene, value, field, grounds, taken, budget):
 
     curved = grounds[ground] if ground is not None \
         and not isinstance(grounds[ground], (Plane, MovingGround)) \
-        and isinstance(table.data["system"], dict) \
-        and table.data["system"].get("type") == "tree" else None
+        and isinstance(table.data["system"], dict) else None
     system, kind = _system(table.data["system"], table.at("system"), scene.gravity, None,
                            curved)
     for i, motor in enumerate(forces or ()):  # each motor's joint, named under its field
@@ -1002,9 +1007,10 @@ def _articulated(scene, value, field, grounds, taken, budget):
     if "initial" in table:
         parsers = BICYCLE_INITIAL if kind == "bicycle" else \
             {"q": vector(system.n), "v": vector(system.n)}
+        what = {"bicycle": "a bicycle", "ground_bicycle": "a bicycle on a curved ground (q "
+                "and v)"}.get(kind, "a joint tree")
         initial = Table(table.data["initial"], table.at("initial"), tuple(parsers),
-                        "the initial conditions of a bicycle" if kind == "bicycle" else
-                        "the initial conditions of a joint tree").kwargs(parsers)
+                        f"the initial conditions of {what}").kwargs(parsers)
     options = table.kwargs({"color": color})
     chosen = table.get("integrator", integrator, "dla")
     if chosen not in ("dla", "reference"):

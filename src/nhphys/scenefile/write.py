@@ -320,20 +320,23 @@ def describe_articulated(b, ground_names):
     """The ``[[bodies]]`` table of an articulated system in a scene (a
     :class:`~nhphys.scene_articulated.SceneArticulated`)."""
     from nhphys.forces import JointMotor, JointSpring
-    from nhphys.systems import Bicycle
+    from nhphys.systems import Bicycle, GroundBicycle
     from nhphys.systems.bicycle import BENCHMARK
 
     owner = f"system {b.name!r}"
     system = b.system
-    if type(system) is Bicycle:
+    if type(system) in (Bicycle, GroundBicycle):
+        # a GroundBicycle is a bicycle table on a curved ground, started from q and v
+        bike = system if type(system) is Bicycle else system.bicycle
         table = {"type": "bicycle"}
-        if system.slope != 0.0 or math.copysign(1.0, system.slope) < 0:
-            table["slope"] = float(system.slope)
-        given = {k: v for k, v in system.parameters.items() if not _same(v, BENCHMARK[k])}
+        if bike.slope != 0.0 or math.copysign(1.0, bike.slope) < 0:
+            table["slope"] = float(bike.slope)
+        given = {k: v for k, v in bike.parameters.items() if not _same(v, BENCHMARK[k])}
         if given:
             table["parameters"] = {k: float(v) if np.ndim(v) == 0 else _floats(v)
                                    for k, v in given.items()}
-        start_keys = ("speed", "roll", "steer", "roll_rate", "steer_rate", "yaw", "position")
+        start_keys = ("speed", "roll", "steer", "roll_rate", "steer_rate", "yaw", "position") \
+            if type(system) is Bicycle else ("q", "v")
     elif type(system).__name__ == "Articulated":
         table = _describe_tree(system)
         start_keys = ("q", "v")

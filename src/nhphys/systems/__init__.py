@@ -4,6 +4,7 @@ from nhphys.systems.articulated import (Articulated, Blade, EllipsoidHull, Joint
                                         SuslovConstraint, Wheel)
 from nhphys.systems.bicycle import Bicycle
 from nhphys.systems.constrained import ConstrainedMechanicalSystem
+from nhphys.systems.ground_bicycle import GroundBicycle
 from nhphys.systems.contact_oscillator import ContactOscillator, NonReversibleContactOscillator
 from nhphys.systems.knife_edge import KnifeEdge
 from nhphys.systems.rolling import RollingBody
@@ -13,7 +14,7 @@ from nhphys.systems.vertical_disk import VerticalDisk
 
 __all__ = [
     "Articulated", "Bicycle", "Blade", "ConstrainedMechanicalSystem", "ContactOscillator",
-    "EllipsoidHull", "Joint",
+    "EllipsoidHull", "GroundBicycle", "Joint",
     "SuslovConstraint",
     "KnifeEdge", "NonReversibleContactOscillator", "RollingBody", "RotorSleigh", "Suslov",
     "VerticalDisk", "Wheel",

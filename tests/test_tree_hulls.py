@@ -260,3 +260,43 @@ def test_the_documented_example_runs():
     system = namespace["rattleback"]
     traj = nhphys.simulate(system, 0.1, 1e-3, integrator=DLA(), **start(system))
     assert traj.constraint_residual.max() < 1e-13
+
+
+def test_rows_and_gaps_of_wheels_hulls_blades_and_suslov_together(backend):
+    """The bookkeeping of a tree with every kind of contact: a held wheel without its sideways
+    row, an off-centre hull on a body welded by a fixed joint, a blade and a Suslov row (and
+    two more joints, so that rows are fewer than joints). At random configurations the
+    backend's rows and gaps equal the twin's, the held gaps are the wheel's then the hull's,
+    and the recorded contacts run wheels, hulls, blades."""
+    from nhphys import _backend
+    from nhphys.systems import Blade, SuslovConstraint
+
+    small = np.diag([1e-3, 2e-3, 3e-3])
+    joints = [Joint(-1, "prismatic", (1, 0, 0)), Joint(0, "prismatic", (0, 1, 0)),
+              Joint(1, "revolute", (0, 0, 1), offset=(0, 0, 0.1), mass=2.0,
+                    inertia=np.diag([0.1, 0.1, 0.2])),
+              Joint(2, "revolute", (0, 1, 0), offset=(0, 0.2, 0), mass=0.3, inertia=small),
+              Joint(2, "fixed", offset=(0.3, 0.0, -0.05), mass=0.1, inertia=small),
+              Joint(2, "revolute", (1, 0, 0), offset=(-0.2, 0, 0), mass=0.2, inertia=small),
+              Joint(5, "revolute", (0, 1, 0), mass=0.1, inertia=small),
+              Joint(3, "revolute", (0, 0, 1), offset=(0, 0, 0.3), mass=0.1, inertia=small),
+              Joint(7, "revolute", (1, 0, 0), offset=(0, 0, 0.1), mass=0.1, inertia=small)]
+    system = Articulated(
+        joints, [Wheel(6, 0.08, held=True, sideways=False)],
+        hulls=[EllipsoidHull(4, (0.05, 0.04, 0.03), centre=(0.01, -0.02, 0.0))],
+        blades=[Blade(2, point=(-0.3, 0, -0.1))], suslov=[SuslovConstraint(5, (0, 0, 1))])
+    tree = system.joint_tree(_backend.implementation("multibody", backend))
+    assert system.tree.held_contacts == [0, 1]  # the wheel, then the welded hull
+    assert system.tree.holonomic_rows == [1, 4]
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        q = rng.normal(scale=0.3, size=system.n)
+        assert np.abs(tree.constraint_matrix(q) - system.tree.constraint_matrix(q)).max() \
+            < 1e-14
+        assert np.abs(tree.gaps(q) - system.tree.gaps(q)).max() < 1e-15
+    q = rng.normal(scale=0.3, size=system.n)
+    saved = system.observables({"q": q[None], "v": np.zeros((1, system.n))})
+    kin = system.tree.kinematics(q, np.zeros(system.n), bias=False)
+    expected = [system.tree.disk_contact(kin, 0)[4], system.tree.hull_contact(kin, 0)[2],
+                system.tree.blade_contact(kin, 0)[0]]
+    assert np.array_equal(saved["contacts"][0], np.array(expected))

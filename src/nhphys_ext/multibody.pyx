@@ -900,7 +900,7 @@ cdef void step_residual(const TreeData* T, const double* q0, const double* p0, c
     cdef double dT[TREE_JOINTS]
     cdef double dV[TREE_JOINTS]
     cdef double Am[TREE_ROWS * TREE_JOINTS]
-    cdef double gaps[TREE_DISKS]
+    cdef double gaps[TREE_DISKS + TREE_HULLS]
     cdef double zero[TREE_JOINTS]
     cdef Kinematics K
     cdef double Mw, force, acc

@@ -912,12 +912,12 @@ def _system(value, field, gravity, forces, ground=None):
         table = Table(value, field, ("type", "parameters", "slope"), "a bicycle")
         parameters = table.get("parameters", _bicycle_parameters, {})
         slope = table.get("slope", number(-1.5707963267948966, 1.5707963267948966), 0.0)
+        if ground is not None and slope != 0.0:
+            _fail(table.at("slope"), "a bicycle on a curved ground takes no slope")
         try:
             if ground is not None:  # both wheels held on a curved ground
                 from nhphys.systems import GroundBicycle
 
-                if slope != 0.0:
-                    _fail(table.at("slope"), "a bicycle on a curved ground takes no slope")
                 return GroundBicycle(ground, parameters, forces=forces), "ground_bicycle"
             return Bicycle(parameters, forces=forces, slope=slope), kind
         except (ValueError, TypeError, ArithmeticError) as exc:
@@ -1023,9 +1023,9 @@ def _articulated(scene, value, field, grounds, taken, budget):
         from nhphys.scene_articulated import ground_frame
 
         if not isinstance(grounds[ground], Plane):
-            _fail(table.at("ground"), f"{json.dumps(ground)} is not a plane: a bicycle rolls "
-                                      "on a plane (a joint tree on a paraboloid or a height "
-                                      "field too)")
+            _fail(table.at("ground"), f"{json.dumps(ground)} is not a plane, a paraboloid or "
+                                      "a height field: an articulated system rolls on one of "
+                                      "those")
         try:
             ground_frame(system.tree.gravity_vector, scene.gravity, grounds[ground])
         except ValueError as exc:

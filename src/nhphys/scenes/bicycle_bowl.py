@@ -4,9 +4,9 @@ The riderless Whipple-Carvallo bicycle (``GroundBicycle``: the benchmark's bodie
 wheels held on a curved ground) starts 5 m from the bottom of the bowl ``z = (x^2 + y^2) /
 400`` at 5 m/s with a 0.01 rad lean, heading across it. Above its weave speed (4.29 m/s) it is
 self-stable and rides on upright; climbing the far wall it slows below the weave speed (from
-3.5 s), its lean starts to grow, and slowing further it falls over (at about 8 s, near 1 m/s),
-where the run stops (the wheels' contacts are lost). The energy error stays below 1e-7 until
-the fall.
+3.5 s) and its lean starts to grow; it stops (7.6 s), rolls back and falls over, where the run
+stops (8.07 s: the wheels' contacts are lost). The energy error stays below 1e-7 until the
+fall (7.9 s).
 
 Figure: ``bicycle_bowl.png`` (the speed against the weave speed, the roll angle, the path from
 above, and the energy error).

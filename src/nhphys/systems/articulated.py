@@ -274,8 +274,8 @@ def merge_fixed(checked):
 def tree_arguments(joints, wheels, gravity, blades=(), suslov=(), hulls=()):
     """The validated arguments of :class:`~nhphys.twins.multibody.JointTree`, fixed joints
     merged away (:func:`merge_fixed`): the tree's bodies and coordinates are the revolute and
-    prismatic joints', in order; wheels, blades and Suslov constraints on a fixed joint's body
-    go to the body it is welded to.
+    prismatic joints', in order; wheels, hulls, blades and Suslov constraints on a fixed joint's
+    body go to the body it is welded to.
 
     Raises
     ------
@@ -675,7 +675,7 @@ class Articulated:
 
     def observables(self, saved):
         """``q``, ``v`` (k, n), ``energy``, ``work`` (of the joint motors), ``constraint_residual``
-        (the larger of ``|A v|`` and the wheels' gaps) and ``contacts`` (k, wheels + blades, 3):
+        (the larger of ``|A v|`` and the gaps) and ``contacts`` (k, wheels + hulls + blades, 3):
         the wheels' ground points, then the hulls', then the blades' points."""
         q = np.asarray(saved["q"], dtype=float)
         v = np.asarray(saved["v"], dtype=float)

@@ -76,32 +76,50 @@ class GroundBicycle(Articulated):
         plane the rear contact point, as ``Bicycle``'s ``speed``).
 
         Its height ``z`` and pitch are Newton's solution of the two gaps (the held rows are
-        their gradients), from the ground's height below and the plane's pitch.
+        their gradients), from the ground's height below and the plane's pitch, with no
+        correction longer than 0.1 m and 0.1 rad. The solution must be the bicycle standing
+        on the ground there: its pitch within 60 degrees of the plane's (a slope up to that),
+        its height within a wheelbase of the ground's below, and its front wheel ahead of its
+        rear wheel.
 
         Raises
         ------
         ValueError
-            No height and pitch put both wheels on the ground.
+            No height and pitch put both wheels on the ground, or only with the bicycle not
+            standing there (overturned, or leaning on a wall of a ground too tight for it).
         """
         position = np.asarray(position, dtype=float)
         q8, _ = self.bicycle.state(roll=roll, steer=steer, yaw=yaw, position=position)
         q = np.insert(q8, Z, 0.0)
         q[Z] = float(self.ground.point(position[None] - self.ground.center[:2])[0, 2])
+        first = q.copy()
         unknowns = [Z, _moved(PITCH)]
         held = [self.tree.holonomic_rows[0], self.tree.holonomic_rows[1]]
+        refused = ValueError(f"No height and pitch put both wheels on the ground at "
+                             f"{position.tolist()} with roll {roll!r} and steer {steer!r}, "
+                             f"the bicycle standing there.")
         for _ in range(max_iter):
             gaps = self.tree.gaps(q)
-            A = self.tree.constraint_matrix(q)
             if not np.all(np.isfinite(gaps)):
-                break
+                raise refused
+            A = self.tree.constraint_matrix(q)
             step = np.linalg.solve(A[np.ix_(held, unknowns)], gaps)
+            size = np.max(np.abs(step))
+            if size > 0.1:  # no correction longer than 0.1 m and 0.1 rad
+                step *= 0.1 / size
             q[unknowns] -= step
-            if np.max(np.abs(step)) <= tol * (1.0 + np.max(np.abs(q[unknowns]))):
+            if size <= tol * (1.0 + np.max(np.abs(q[unknowns]))):
                 break
         else:
-            raise ValueError("No height and pitch put both wheels on the ground here.")
-        if not np.all(np.abs(self.tree.gaps(q)) <= 1e-12):
-            raise ValueError("No height and pitch put both wheels on the ground here.")
+            raise refused
+        kin = self.tree.kinematics(q, np.zeros(self.n), bias=False)
+        rear, front = (self.tree.disk_contact(kin, k)[4] for k in (0, 1))
+        heading = np.array([np.cos(yaw), np.sin(yaw)])
+        if not (np.all(np.abs(self.tree.gaps(q)) <= 1e-12)
+                and abs(q[_moved(PITCH)] - first[_moved(PITCH)]) < np.pi / 3
+                and abs(q[Z] - first[Z]) < self.bicycle.wheelbase
+                and heading @ (front - rear)[:2] > 0.0):
+            raise refused
         given = {_moved(ROLL): roll_rate, _moved(STEER): steer_rate}
         base = self.rates(q, {**given, _moved(REAR): 0.0})
         unit = self.rates(q, {**given, _moved(REAR): 1.0}) - base

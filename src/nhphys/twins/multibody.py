@@ -682,8 +682,9 @@ class JointTree:
         """``A(q)`` (m, n) and the bias ``b(q, v)`` (m,) of ``A dv/dt + b = 0``.
 
         The rows of a disk are ``e . J_P`` for ``e = e_x, e_y`` (or only its rolling direction
-        ``f = a x e_z / |a x e_z|``, when its sideways row is left to another wheel), then
-        ``e_z`` if held; a blade's is ``e . J_P`` for its sideways direction ``e``; a Suslov
+        ``f = a x n / |a x n|``, when its sideways row is left to another wheel), then ``n``
+        (the ground's normal, ``e_z`` on the plane) if held; a hull's are ``e_x, e_y``, then
+        ``n`` if held; a blade's is ``e . J_P`` for its sideways direction ``e``; a Suslov
         constraint's is ``a . J_omega`` for its axis ``a`` in space. With ``b_P``
         the acceleration bias of the material point at ``P``, a row's bias is ``e . b_P +
         de/dt . v_P`` (``v_P = J_P v``: zero when all of ``P``'s rows hold, not when the

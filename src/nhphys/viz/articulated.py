@@ -43,7 +43,9 @@ class ArticulatedView:
 
         self.system, self.plotter = system, plotter
         self.tree = system.tree
-        self.scale = max([disk[3] for disk in self.tree.disks] + [0.1])  # the wheels' size
+        # the wheels' and hulls' size
+        self.scale = max([disk[3] for disk in self.tree.disks]
+                         + [float(np.max(hull[2])) for hull in self.tree.hulls] + [0.1])
         self.camera = (self.scale * np.array([-3.5, -9.0, 3.7]) if camera is None
                        else np.asarray(camera, dtype=float))
         plotter.set_background("white")

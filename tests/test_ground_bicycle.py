@@ -17,6 +17,7 @@ import nhphys
 from nhphys.integrators import DLA, Reference
 from nhphys.surfaces import HeightField, Paraboloid
 from nhphys.systems import Bicycle, GroundBicycle
+from test_tree_ground import documented_example
 
 FLAT = HeightField(np.zeros((6, 6)), (-50, 50), (-50, 50))
 BOWL = Paraboloid(20.0, 20.0)
@@ -102,14 +103,8 @@ def test_it_rides_up_the_wall_slows_and_falls(backend):
 
 def test_the_documented_example_runs():
     """The example of docs/multibody.md, "The bicycle on a curved ground"."""
-    import re
-    from pathlib import Path
-
-    doc = (Path(__file__).parents[1] / "docs" / "multibody.md").read_text()
-    section = doc[doc.index("### The bicycle on a curved ground"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    namespace = {"np": np, "nhphys": nhphys, "Paraboloid": Paraboloid}
-    exec(compile(code, "multibody.md", "exec"), namespace)  # our own documentation's code
+    namespace = documented_example("### The bicycle on a curved ground",
+                                   {"np": np, "nhphys": nhphys, "Paraboloid": Paraboloid})
     traj = namespace["traj"]
     assert traj.constraint_residual.max() < 1e-13
     assert np.abs(traj.energy / traj.energy[0] - 1).max() < 1e-7

@@ -277,17 +277,23 @@ def test_in_a_scene_and_its_file(backend):
         nhphys.Scene().add_articulated(system, ground=Plane(), **ic)
 
 
-def test_the_documented_example_runs():
-    """The example of docs/multibody.md, "On a curved ground"."""
+def documented_example(heading, namespace):
+    """Run the first Python example after ``heading`` in docs/multibody.md (our own
+    documentation's code) in ``namespace``, and return the namespace."""
     import re
     from pathlib import Path
 
     doc = (Path(__file__).parents[1] / "docs" / "multibody.md").read_text()
-    section = doc[doc.index("### On a curved ground"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    namespace = {"np": np, "nhphys": nhphys, "Articulated": Articulated, "Joint": Joint,
-                 "Wheel": Wheel}
-    exec(compile(code, "multibody.md", "exec"), namespace)  # our own documentation's code
+    code = re.search(r"```python\n(.*?)```", doc[doc.index(heading):], re.S).group(1)
+    exec(compile(code, "multibody.md", "exec"), namespace)
+    return namespace
+
+
+def test_the_documented_example_runs():
+    """The example of docs/multibody.md, "On a curved ground"."""
+    namespace = documented_example("### On a curved ground", {
+        "np": np, "nhphys": nhphys, "Articulated": Articulated, "Joint": Joint,
+        "Wheel": Wheel})
     traj = namespace["traj"]
     assert traj.constraint_residual.max() < 1e-13
     assert np.abs(traj.energy / traj.energy[0] - 1).max() < 1e-5

@@ -20,7 +20,7 @@ from nhphys.integrators import DLA, Composition, Reference
 from nhphys.integrators.coefficients import composition
 from nhphys.surfaces import Ellipsoid, Paraboloid, Plane
 from nhphys.systems import Articulated, EllipsoidHull, Joint, RollingBody, Wheel
-from test_tree_ground import check_rows_rates
+from test_tree_ground import check_rows_rates, documented_example
 
 MASS = 1.0
 INERTIA = MASS * 1e-4 * np.array([[2.0, -0.2, 0.0], [-0.2, 16.0, 0.0], [0.0, 0.0, 17.0]])
@@ -249,14 +249,8 @@ def test_scene_and_file(backend):
 
 def test_the_documented_example_runs():
     """The example of docs/multibody.md, "Convex hulls", with the start of ``start``."""
-    import re
-    from pathlib import Path
-
-    doc = (Path(__file__).parents[1] / "docs" / "multibody.md").read_text()
-    section = doc[doc.index("### Convex hulls"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    namespace = {"np": np, "Articulated": Articulated, "Joint": Joint}
-    exec(compile(code, "multibody.md", "exec"), namespace)  # our own documentation's code
+    namespace = documented_example("### Convex hulls",
+                                   {"np": np, "Articulated": Articulated, "Joint": Joint})
     system = namespace["rattleback"]
     traj = nhphys.simulate(system, 0.1, 1e-3, integrator=DLA(), **start(system))
     assert traj.constraint_residual.max() < 1e-13

@@ -48,13 +48,13 @@ def free_disk(ground=BOWL, held=True):
     return Articulated(joints, [Wheel(5, RADIUS, held=held)], ground=ground, name="wheel")
 
 
-def start(tree, x=0.3, yaw=0.2):
-    """``(q, v)``: 0.3 m from the bowl's axis, leaning 0.1 rad, spinning at 10 rad/s, turning
-    at 0.5 rad/s; its height put on the bowl."""
-    q = np.array([x, 0.0, 0.0, yaw, 0.1, 0.0])
+def start(tree, x=0.3, yaw=0.2, lean=0.1, turning=0.5, spin=-10.0):
+    """``(q, v)``: ``x`` from the bowl's axis, heading ``yaw``, leaning ``lean``, turning at
+    ``turning`` and spinning at ``spin`` (rad/s); its height put on the bowl."""
+    q = np.array([x, 0.0, 0.0, yaw, lean, 0.0])
     for _ in range(30):
         q[2] -= tree.tree.gaps(q)[0]
-    return q, tree.rates(q, {3: 0.5, 4: 0.0, 5: -10.0})
+    return q, tree.rates(q, {3: turning, 4: 0.0, 5: spin})
 
 
 def rolling_start(tree, q, v):
@@ -77,12 +77,8 @@ def _viewable():
     tree = free_disk()
     shown = nhphys.Scene(name="tree_in_bowl", camera=(0.3, -1.8, 1.3))
     shown.add_ground(BOWL, color="#c9c3b8", resolution=64, opacity=0.6)
-    states = []
-    for x in (0.3, -0.3):
-        q = np.array([x, 0.0, 0.0, np.pi / 2, 0.0, 0.0])
-        for _ in range(30):
-            q[2] -= tree.tree.gaps(q)[0]
-        states.append((q, tree.rates(q, {3: 0.0, 4: 0.0, 5: -20.0})))
+    states = [start(tree, x, np.pi / 2, lean=0.0, turning=0.0, spin=-20.0)
+              for x in (0.3, -0.3)]
     shown.add_articulated(tree, name="wheel", color="#8c3b2e", q=states[0][0], v=states[0][1])
     shown.add_body(disk_body(), nhphys.RollingContact(BOWL), color="#2c5d8c", resolution=48,
                    **rolling_start(tree, *states[1]))

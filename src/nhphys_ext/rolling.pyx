@@ -19,7 +19,7 @@
 cimport cython
 from cython.parallel cimport prange
 from cpython.ref cimport PyObject
-from libc.math cimport sqrt, fabs, isfinite, atan, sin, M_PI, INFINITY
+from libc.math cimport sqrt, fabs, isfinite, atan, atan2, sin, cos, M_PI, INFINITY
 
 from nhphys_ext.so3 cimport (
     polar_factor, cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3, hat3,
@@ -722,6 +722,8 @@ cdef struct State:
     double slip[3]     # the slip direction where the slip is too small to give it
     double slip_ref[3]  # a sliding step's direction at its start (its guard's)
     bint slip_armed    # ... and whether the slip had a direction of its own there
+    double face_v[3]   # a disk lying flat: its velocities at the start of the step (its
+    double face_w      # guard's)
 
 
 cdef struct StepProblem:
@@ -2029,6 +2031,10 @@ cdef class RollingField:
 DEF MODE_ROLLING = 0
 DEF MODE_FLIGHT = 1
 DEF MODE_SLIDING = 2
+DEF MODE_FACE = 3
+DEF EVENT_FALL_FLAT = 5
+DEF FACE_POINTS = 256  # the twin's (nhphys.twins.face)
+DEF TRANSLATION_LIMIT = 1e12
 DEF EVENT_LIFT_OFF = 1
 DEF EVENT_TOUCHDOWN = 2
 DEF EVENT_SLIP = 3
@@ -2084,6 +2090,7 @@ cdef class ModesModel:
     cdef const double* substeps
     cdef Py_ssize_t n_sub
     cdef int map_code, max_newton, options
+    cdef double face_radius, flat_angle, face_inertia  # a disk that can lie flat (twin: Model)
 
 
 cdef int flight_step(ModesModel m, double h, State* S, Contact* c) noexcept:
@@ -2507,9 +2514,13 @@ cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) n
         slip_direction(m, S, ref)
         armed = slipping(m, S, w)
         n_sub = 1  # the basic step (twin: composed_step)
+    if mode == MODE_FACE:
+        n_sub = 1
     for j in range(n_sub):
-        size = h * (1.0 if mode == MODE_SLIDING else m.substeps[j])
-        if mode == MODE_FLIGHT:
+        size = h * (1.0 if (mode == MODE_SLIDING or mode == MODE_FACE) else m.substeps[j])
+        if mode == MODE_FACE:
+            st = face_step(m, size, S, c)
+        elif mode == MODE_FLIGHT:
             st = flight_step(m, size, S, c)
         elif mode == MODE_SLIDING:
             st = sliding_step(m, size, S, c)
@@ -2527,6 +2538,357 @@ cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) n
         for i in range(3):
             S.slip_ref[i] = ref[i]
         S.slip_armed = armed
+    return OK
+
+
+
+# -- a disk lying flat (twins: nhphys.twins.face and the "Lying flat" part of nhphys.twins.modes)
+
+cdef inline void plane_basis(const double* n, double* e1, double* e2) noexcept nogil:
+    # (e1, e2, n) right-handed (twin: face.plane_basis)
+    cdef double e[3]
+    cdef double size
+    cdef int i, k = 0
+    for i in range(1, 3):
+        if fabs(n[i]) < fabs(n[k]):
+            k = i
+    e[0] = e[1] = e[2] = 0.0
+    e[k] = 1.0
+    cross3(n, e, e1)
+    size = norm3(e1)
+    for i in range(3):
+        e1[i] = e1[i] / size
+    cross3(n, e1, e2)
+
+
+cdef void face_integrals(double c0, double c1, double R, double* G, double* H) noexcept nogil:
+    # G (2) and H of the instantaneous centre c (twin: face.face_integrals)
+    cdef double size = sqrt(c0 * c0 + c1 * c1)
+    cdef double weight = 2.0 * M_PI / FACE_POINTS
+    cdef double angle, e0, e1, ce, sm, k, sin_psi, cos_psi, cos_beta, t0, t1, s0, s1
+    cdef int j
+    G[0] = G[1] = H[0] = 0.0
+    if size < R:
+        for j in range(FACE_POINTS):
+            angle = 2.0 * M_PI * j / FACE_POINTS
+            e0 = cos(angle)
+            e1 = sin(angle)
+            ce = c0 * e0 + c1 * e1
+            sm = -ce + sqrt(R * R - size * size + ce * ce)
+            G[0] += e0 * 0.5 * sm * sm
+            G[1] += e1 * 0.5 * sm * sm
+            H[0] += ce * 0.5 * sm * sm + sm * sm * sm / 3.0
+        G[0] *= weight
+        G[1] *= weight
+        H[0] *= weight
+        return
+    t0, t1 = -c0 / size, -c1 / size  # towards the disk
+    s0, s1 = -t1, t0
+    k = R / size
+    for j in range(FACE_POINTS):
+        angle = 2.0 * M_PI * j / FACE_POINTS
+        sin_psi = k * sin(angle)
+        cos_beta = cos(angle)
+        cos_psi = sqrt((1.0 - k) * (1.0 + k) + (k * cos_beta) * (k * cos_beta))
+        G[0] += (t0 * cos_psi + s0 * sin_psi) * 2.0 * R * R * cos_beta * cos_beta
+        G[1] += (t1 * cos_psi + s1 * sin_psi) * 2.0 * R * R * cos_beta * cos_beta
+        H[0] += (2.0 / 3.0) * R * R * R * R * cos_beta * cos_beta * cos_beta * cos_beta / (
+            size * cos_psi)
+    G[0] *= 0.5 * weight
+    G[1] *= 0.5 * weight
+    H[0] *= 0.5 * weight
+
+
+cdef void face_friction(const double* v, double w, const double* n, double R, double N,
+                        double mu, const double* hint, double* F, double* T) noexcept nogil:
+    # the friction force F (3) and torque T on a face sliding on a plane (twin: face_friction;
+    # hint NULL: none)
+    cdef double limit = mu * N, speed = norm3(v), scale
+    cdef double e1[3]
+    cdef double e2[3]
+    cdef double G[2]
+    cdef double G3[3]
+    cdef double c0, c1
+    cdef int i
+    T[0] = 0.0
+    if w == 0.0 or speed > TRANSLATION_LIMIT * R * fabs(w):
+        for i in range(3):
+            if speed > 0.0:
+                F[i] = -limit * v[i] / speed
+            elif hint != NULL:
+                F[i] = -limit * hint[i]
+            else:
+                F[i] = 0.0
+        return
+    plane_basis(n, e1, e2)
+    c0 = -dot3(v, e2) / w
+    c1 = dot3(v, e1) / w
+    face_integrals(c0, c1, R, G, T)
+    scale = -limit / (M_PI * R * R) * (1.0 if w > 0.0 else -1.0)
+    for i in range(3):
+        G3[i] = G[0] * e1[i] + G[1] * e2[i]
+    cross3(n, G3, F)
+    for i in range(3):
+        F[i] = scale * F[i]
+    T[0] = scale * T[0]
+
+
+def face_friction_py(v, double w, n, double radius, double normal_force, double mu, hint=None):
+    """The face friction ``(F (3,), T)`` (for the tests; see the twin
+    :func:`nhphys.twins.face.face_friction`)."""
+    cdef double vv[3]
+    cdef double nn[3]
+    cdef double hh[3]
+    cdef double F[3]
+    cdef double T
+    cdef int i
+    for i in range(3):
+        vv[i] = v[i]
+        nn[i] = n[i]
+        hh[i] = hint[i] if hint is not None else 0.0
+    face_friction(vv, w, nn, radius, normal_force, mu, hh if hint is not None else NULL, F, &T)
+    return (F[0], F[1], F[2]), T
+
+
+cdef void face_state(ModesModel m, const State* S, double* v, double* w, double* N,
+                     double* g_t) noexcept:
+    # (v, w, N, g_t) of a disk lying flat (twin: face_state)
+    cdef double W[3]
+    cdef double AW[3]
+    cdef double un = dot3(m.up, S.n)
+    cdef int i
+    matvec3(m.Iinv, S.Pi, W)
+    matvec3(S.A, W, AW)
+    w[0] = dot3(S.n, AW)
+    N[0] = m.mass * m.gravity * un
+    for i in range(3):
+        v[i] = S.p[i] / m.mass
+        g_t[i] = -m.gravity * (m.up[i] - un * S.n[i])
+
+
+cdef bint face_holds(ModesModel m, const State* S) noexcept:
+    # static friction holds a disk lying flat at rest (twin: face_holds)
+    cdef double v[3]
+    cdef double g_t[3]
+    cdef double w, N
+    face_state(m, S, v, &w, &N, g_t)
+    return m.mass * norm3(g_t) <= m.mu * N
+
+
+cdef void face_rates(ModesModel m, const double* v, double w, const double* n, double N,
+                     const double* g_t, double* dv, double* dw, double* F,
+                     double* T) noexcept:
+    # (dv/dt, dw/dt, F, T) of a disk sliding on its face (twin: face_rates)
+    cdef double hint[3]
+    cdef double size = norm3(g_t)
+    cdef int i
+    cdef bint at_rest = v[0] == 0.0 and v[1] == 0.0 and v[2] == 0.0 and w == 0.0
+    for i in range(3):
+        hint[i] = g_t[i] / size if size > 0.0 else 0.0
+    face_friction(v, w, n, m.face_radius, N, m.mu,
+                  hint if (at_rest and size > 0.0) else NULL, F, T)
+    for i in range(3):
+        dv[i] = F[i] / m.mass + g_t[i]
+    dw[0] = T[0] / m.face_inertia
+
+
+cdef void face_contact(ModesModel m, const State* S, Contact* c) noexcept:
+    # the frame's contact of a disk lying flat (twin: face_contact)
+    cdef double x[3]
+    cdef double J[6]
+    cdef double H[12]
+    cdef double nn[3]
+    cdef double W[4]
+    cdef int i
+    ground_geometry(m.ground, S.chart, S.z, x, J, H, nn, W)
+    c.chart = S.chart
+    c.z[0] = S.z[0]
+    c.z[1] = S.z[1]
+    c.gap = dot3(S.n, S.a) - dot3(S.n, x)
+    matTvec3(S.A, S.n, c.n_M)
+    for i in range(3):
+        c.n[i] = S.n[i]
+        c.x[i] = S.a[i] - c.gap * S.n[i]
+        c.s[i] = 0.0
+    for i in range(9):
+        c.Sp[i] = 0.0
+
+
+cdef int face_step(ModesModel m, double h, State* S, Contact* c) noexcept:
+    # one step of a disk lying flat (twin: face_step)
+    cdef double v0[3]
+    cdef double g_t[3]
+    cdef double dv0[3]
+    cdef double dv1[3]
+    cdef double F0[3]
+    cdef double F1[3]
+    cdef double vp[3]
+    cdef double v1[3]
+    cdef double xi[3]
+    cdef double Q[9]
+    cdef double A1[9]
+    cdef double An[3]
+    cdef double Om[3]
+    cdef double w0, N, dw0, dw1, T0, T1, wp, w1, sign, angle
+    cdef int i
+    face_state(m, S, v0, &w0, &N, g_t)
+    for i in range(3):
+        S.face_v[i] = v0[i]
+    S.face_w = w0
+    S.t += h
+    S.normal_force = N
+    if v0[0] == 0.0 and v0[1] == 0.0 and v0[2] == 0.0 and w0 == 0.0 and face_holds(m, S):
+        face_contact(m, S, c)
+        return OK
+    face_rates(m, v0, w0, S.n, N, g_t, dv0, &dw0, F0, &T0)
+    for i in range(3):
+        vp[i] = v0[i] + h * dv0[i]
+    wp = w0 + h * dw0
+    sign = -1.0 if m.mass * dot3(vp, v0) + m.face_inertia * wp * w0 < 0.0 else 1.0
+    for i in range(3):
+        vp[i] = sign * vp[i]
+    face_rates(m, vp, sign * wp, S.n, N, g_t, dv1, &dw1, F1, &T1)
+    for i in range(3):
+        v1[i] = v0[i] + 0.5 * h * (dv0[i] + dv1[i])
+    w1 = w0 + 0.5 * h * (dw0 + dw1)
+    angle = 0.5 * h * (w0 + w1)
+    for i in range(3):
+        xi[i] = angle * S.n[i]
+    exp3(xi, Q)
+    matmul3(Q, S.A, A1)
+    reorthonormalize(A1)
+    S.work = S.work + 0.5 * h * (dot3(F0, v0) + T0 * w0 + dot3(F1, v1) + T1 * w1)
+    for i in range(9):
+        S.A[i] = A1[i]
+    matTvec3(A1, S.n, An)
+    for i in range(3):
+        S.a[i] = S.a[i] + 0.5 * h * (v0[i] + v1[i])
+        S.p[i] = m.mass * v1[i]
+        Om[i] = w1 * An[i]
+    matvec3(m.I, Om, S.Pi)
+    face_contact(m, S, c)
+    return OK
+
+
+cdef double face_guard(ModesModel m, const State* S) noexcept:
+    # m v . v_0 + I_a w w_0, inf at rest (twin: face_guard)
+    cdef double v[3]
+    cdef double g_t[3]
+    cdef double w, N
+    if S.face_v[0] == 0.0 and S.face_v[1] == 0.0 and S.face_v[2] == 0.0 and S.face_w == 0.0:
+        return INFINITY
+    face_state(m, S, v, &w, &N, g_t)
+    return m.mass * dot3(v, S.face_v) + m.face_inertia * w * S.face_w
+
+
+cdef bint lands_flat(ModesModel m, const State* S) noexcept:
+    # a thin centred disk with its axis within twice its flat angle of n (twin: lands_flat)
+    if m.face_radius <= 0.0:
+        return False
+    return fabs(S.A[2] * S.n[0] + S.A[5] * S.n[1] + S.A[8] * S.n[2]) >= cos(2.0 * m.flat_angle)
+
+
+cdef void land_flat(ModesModel m, State* S, double* impulse, double* change) noexcept:
+    # the landing of a disk falling flat (twin: land_flat)
+    cdef double axis[3]
+    cdef double k[3]
+    cdef double xi[3]
+    cdef double Q[9]
+    cdef double A1[9]
+    cdef double As[3]
+    cdef double x_rim[3]
+    cdef double r[3]
+    cdef double Qr[3]
+    cdef double a1[3]
+    cdef double x[3]
+    cdef double J[6]
+    cdef double H[12]
+    cdef double nn[3]
+    cdef double W[4]
+    cdef double Om[3]
+    cdef double AOm[3]
+    cdef double An[3]
+    cdef double v1[3]
+    cdef double before, after, sgn, size, angle, off, vn, w1 = 0.0, p_n
+    cdef int i
+    for i in range(3):
+        axis[i] = S.A[3 * i + 2]
+    sgn = 1.0 if dot3(axis, S.n) >= 0.0 else -1.0
+    for i in range(3):
+        axis[i] = sgn * axis[i]
+    cross3(axis, S.n, k)
+    size = norm3(k)
+    angle = atan2(size, dot3(axis, S.n))
+    for i in range(3):
+        xi[i] = k[i] / size * angle if size > 0.0 else 0.0
+    exp3(xi, Q)
+    matvec3(S.A, S.s, As)
+    for i in range(3):
+        x_rim[i] = S.a[i] + As[i]
+        r[i] = S.a[i] - x_rim[i]
+    matvec3(Q, r, Qr)
+    matmul3(Q, S.A, A1)
+    reorthonormalize(A1)
+    ground_geometry(m.ground, S.chart, S.z, x, J, H, nn, W)
+    for i in range(3):
+        a1[i] = x_rim[i] + Qr[i]
+    off = dot3(S.n, a1) - dot3(S.n, x)
+    for i in range(3):
+        a1[i] = a1[i] - off * S.n[i]
+    before = kinetic_energy(m, S) + m.mass * m.gravity * dot3(m.up, S.a)
+    vn = dot3(S.p, S.n) / m.mass
+    matvec3(m.Iinv, S.Pi, Om)
+    matvec3(S.A, Om, AOm)
+    if isfinite(m.mu):  # the face slides on: its motion in the plane is kept
+        for i in range(3):
+            v1[i] = S.p[i] / m.mass - vn * S.n[i]
+        w1 = dot3(S.n, AOm)
+    else:  # a rough face: no point of it can move on the plane
+        for i in range(3):
+            v1[i] = 0.0
+    p_n = dot3(S.n, S.p)
+    for i in range(9):
+        S.A[i] = A1[i]
+    matTvec3(A1, S.n, An)
+    for i in range(3):
+        S.a[i] = a1[i]
+        S.p[i] = m.mass * v1[i]
+        S.s[i] = 0.0
+        Om[i] = w1 * An[i]
+        S.face_v[i] = v1[i]
+    S.face_w = w1
+    matvec3(m.I, Om, S.Pi)
+    S.normal_force = 0.0
+    after = kinetic_energy(m, S) + m.mass * m.gravity * dot3(m.up, S.a)
+    change[0] = after - before
+    impulse[0] = dot3(S.n, S.p) - p_n
+    S.work = S.work + change[0]
+
+
+cdef int locate_fall(ModesModel m, int mode, State* S, double h, double* theta) noexcept:
+    # the partial step in which the disk reaches its flat angle, by bisection on the step's
+    # FLAT status; *S is left at it (twin: locate_fall)
+    cdef double lo = 0.0, hi = h, mid
+    cdef State trial, at_lo = S[0]
+    cdef Contact ct
+    cdef int it, st
+    for it in range(LOCATE_ITER):
+        if fabs(hi - lo) <= LOCATE_TOL * fabs(h):
+            break
+        mid = 0.5 * (lo + hi)
+        trial = S[0]
+        st = composed_step(m, mode, &trial, mid, &ct)
+        if st == FLAT:
+            hi = mid
+        elif st:
+            return st
+        else:
+            lo = mid
+            at_lo = trial
+    if not lands_flat(m, &at_lo):  # a Newton iterate met the event, not the body
+        return FLAT
+    S[0] = at_lo
+    theta[0] = lo
     return OK
 
 
@@ -2707,6 +3069,9 @@ cdef int guard_of(ModesModel m, int mode, const State* S, const Contact* c,
     if mode == MODE_FLIGHT:
         g[0] = c.gap
         return OK
+    if mode == MODE_FACE:
+        g[0] = face_guard(m, S)
+        return OK
     if mode == MODE_SLIDING:
         st = slide_guards(m, S, &gn, &gs)
         g[0] = gn if gn < gs else gs
@@ -2876,10 +3241,31 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
     cdef int st, side, it, after, before, kind
     cdef bint have_lo, has
     cdef double* row
+    cdef double w, N_face
+    cdef double g_t[3]
     zero[0] = zero[1] = zero[2] = 0.0
     while True:
         trial = S[0]
         st = composed_step(m, mode[0], &trial, remaining, &ct)
+        if st == FLAT and (mode[0] == MODE_ROLLING or mode[0] == MODE_SLIDING) and (
+                m.face_radius > 0.0):
+            if n_found[0] >= MAX_EVENTS_PER_STEP:
+                return TOO_MANY_EVENTS
+            st = locate_fall(m, mode[0], S, remaining, &theta)
+            if st:
+                return st
+            before = mode[0]
+            land_flat(m, S, &impulse, &change)
+            mode[0] = MODE_FACE
+            face_contact(m, S, c)
+            row = &events[EVENT_SIZE * n_found[0]]
+            n_found[0] += 1
+            row[0], row[1], row[2], row[3], row[4], row[5] = (
+                S.t, EVENT_FALL_FLAT, before, MODE_FACE, impulse, change)
+            remaining = remaining - theta
+            if fabs(remaining) <= LOCATE_TOL * fabs(h):
+                break
+            continue
         if st:
             return st
         st = guard_of(m, mode[0], &trial, &ct, &g_end)
@@ -2893,6 +3279,9 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
             return TOO_MANY_EVENTS
         if mode[0] == MODE_FLIGHT:
             g0 = gap[0]
+        elif mode[0] == MODE_FACE:
+            face_state(m, S, u, &w, &N_face, g_t)
+            g0 = m.mass * dot3(u, u) + m.face_inertia * w * w
         elif mode[0] == MODE_SLIDING:
             st = sliding_normal_force(m, S, &gn)
             if st:
@@ -2956,6 +3345,15 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
                 return st
             mode[0] = after
             kind = EVENT_TOUCHDOWN
+        elif mode[0] == MODE_FACE:  # the face has stopped sliding (twin: modes_step)
+            change = -kinetic_energy(m, S)
+            for it in range(3):
+                S.p[it] = 0.0
+                S.Pi[it] = 0.0
+                S.face_v[it] = 0.0
+            S.face_w = 0.0
+            S.work = S.work + change
+            kind = EVENT_STICK
         elif mode[0] == MODE_SLIDING:
             st = slide_guards(m, S, &gn, &gs)
             if st:
@@ -3002,7 +3400,8 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
 def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, ForceSet forces,
               double mass, const double[:, ::1] inertia, const double[:, ::1] inertia_inv,
               double gravity, const double[::1] up, bint support_form, double restitution,
-              double mu, int impact_law, double h, const double[::1] substeps,
+              double mu, int impact_law, const double[::1] face, double h,
+              const double[::1] substeps,
               Py_ssize_t n_steps,
               Py_ssize_t save_every, int map_code, double newton_tol, int max_newton,
               int options, double[:, ::1] A, double[::1] a, double[::1] Pi, double[::1] p,
@@ -3034,6 +3433,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
                            support_form)
     m.mass, m.gravity, m.restitution, m.mu = mass, gravity, restitution, mu
     m.impact_law = impact_law
+    m.face_radius, m.flat_angle, m.face_inertia = face[0], face[1], inertia[2, 2]
     m.newton_tol, m.max_newton, m.map_code, m.options = newton_tol, max_newton, map_code, options
     m.I, m.Iinv, m.up = &inertia[0, 0], &inertia_inv[0, 0], &up[0]
     m.substeps, m.n_sub = &substeps[0], substeps.shape[0]
@@ -3050,6 +3450,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
         S.slip_ref[i] = slip[i]
         S.xi[i] = 0.0
     S.slip_armed = True
+    S.face_v[0] = S.face_v[1] = S.face_v[2] = S.face_w = 0.0
     S.chart = <int>chart[0]
     S.z[0] = z[0]
     S.z[1] = z[1]

@@ -8,12 +8,13 @@ specified in :mod:`nhphys.twins.modes`; the kernel is ``modes_run`` of ``nhphys_
 import numpy as np
 
 from nhphys import _backend
-from nhphys._validation import as_float_array, as_vector3
+from nhphys._validation import as_float_array, as_rotation, as_vector3
 from nhphys.forces import build_force_set
 from nhphys.integrators.run import Run
 from nhphys.systems.rolling import event_message
 from nhphys.twins import modes as spec
 from nhphys.twins import rolling as rolling_spec
+from nhphys.twins.newton import OK
 
 
 def start_modes(integrator, system, dt, backend, R0=None, omega0=None,
@@ -39,6 +40,9 @@ def start_modes(integrator, system, dt, backend, R0=None, omega0=None,
                          "velocity follows from `omega0`.")
     R0 = np.eye(3) if R0 is None else R0
     omega0 = np.zeros(3) if omega0 is None else omega0
+    flat = start_flat(system, R0, omega0, ground_point, height, velocity0)
+    if flat is not None:
+        return ModesRun(system, flat, dt, integrator, backend, spec.FACE)
     state = system.place(R0, omega0, ground_point)  # (a pulling ground is not refused here)
     state["slip"] = np.zeros(3)
     n = state["contact"].n
@@ -70,6 +74,60 @@ def start_modes(integrator, system, dt, backend, R0=None, omega0=None,
     mode = spec.settle(model, probe)
     state["slip"] = probe["slip"]
     return ModesRun(system, state, dt, integrator, backend, mode)
+
+
+def start_flat(system, R0, omega0, ground_point, height, velocity0):
+    """The placed state of a disk that starts lying flat on its face (``R0`` puts its axis
+    within its flat angle of the ground's normal; it is turned exactly flat), or ``None`` for
+    any other start. Its centre is put on the ground point nearest ``ground_point``; it may
+    spin about its axis (``omega0``) and slide (``velocity0``, in the ground's plane) where the
+    friction is finite."""
+    face = face_of(system)
+    R0 = as_rotation(R0, "R0")
+    point = as_vector3(ground_point, "ground_point")
+    if face[0] <= 0.0 or height > 0:
+        return None
+    loc = system.ground.project(point)
+    chart, z = int(loc.chart), np.array(loc.uv, dtype=float)
+    x, _, _, n, _ = rolling_spec.ground_geometry(system._twins()[1], chart, z)
+    if abs(R0[:, 2] @ n) < np.cos(face[1]):
+        return None
+    omega0 = as_vector3(omega0, "omega0")
+    velocity = np.zeros(3) if velocity0 is None else as_vector3(velocity0, "velocity0")
+    spin = omega0[2]
+    if np.any(omega0[:2]) or abs(velocity @ n) > 1e-12 * max(np.linalg.norm(velocity), 1.0):
+        raise ValueError(
+            "Expected a disk that starts lying flat to move in the ground's plane only: "
+            f"`omega0` about its axis (body z) and `velocity0` along the ground, got omega0 = "
+            f"{omega0.tolist()} and a velocity {velocity @ n:.4g} m/s along the normal.")
+    if not np.isfinite(system.mu) and (spin != 0.0 or np.any(velocity)):
+        raise ValueError("Expected a disk that starts lying flat with `mu=inf` to be at rest: "
+                         "a rough face cannot slide or spin; give a finite `mu`.")
+    axis = R0[:, 2] * np.sign(R0[:, 2] @ n)
+    k = np.cross(axis, n)
+    turn = spec.rotation_about(k / np.linalg.norm(k), np.arctan2(np.linalg.norm(k), axis @ n)) \
+        if np.any(k) else np.eye(3)
+    A = spec.reorthonormalize(turn @ R0)
+    velocity = velocity - (velocity @ n) * n
+    Pi = system.inertia @ (spin * np.sign(R0[:, 2] @ n) * (A.T @ n))
+    return {"A": A, "a": x.copy(), "Pi": Pi, "p": system.mass * velocity, "s": np.zeros(3),
+            "chart": chart, "z": z, "n": n, "slip": np.zeros(3)}
+
+
+def face_of(system):
+    """``(radius, flat_angle)`` (2,) of a body that goes on lying flat when it falls flat
+    (:mod:`nhphys.twins.modes`, "Lying flat"): a thin disk whose centre of mass is its centre
+    and whose axis is a principal axis of inertia, on a plane; ``(0, 0)`` for any other body,
+    whose fall ends the run with a contact event."""
+    from nhphys.shapes import Disk
+    from nhphys.surfaces import Plane
+
+    body = system.body
+    I = np.asarray(system.inertia, dtype=float)
+    if (isinstance(body.shape, Disk) and isinstance(system.ground, Plane)
+            and not np.any(body.com) and I[0, 2] == 0.0 and I[1, 2] == 0.0):
+        return np.array([body.shape.radius, body.shape.flat_angle])
+    return np.zeros(2)
 
 
 class ModesRun(Run):
@@ -116,6 +174,7 @@ class ModesRun(Run):
         self.shape = system.contact_shape(self.kernel, self.backend)
         self.inertia = np.ascontiguousarray(system.inertia, dtype=float)
         self.inertia_inv = np.linalg.inv(self.inertia)
+        self.face = face_of(system)
         self.up = np.ascontiguousarray(system.up, dtype=float)
         self.dt = dt
         self.map_code = get_retraction(integrator.map).code
@@ -128,7 +187,7 @@ class ModesRun(Run):
         self.Pi = np.array(state["Pi"], dtype=float)
         self.p = np.array(state["p"], dtype=float)
         self.s = np.array(state["s"], dtype=float)
-        self.n = np.array(state["contact"].n, dtype=float)
+        self.n = np.array(state["n"] if mode == spec.FACE else state["contact"].n, dtype=float)
         self.F = system.mass * system.gravity * self.up
         self.slip = np.array(state["slip"], dtype=float)
         self.chart = np.array([state["chart"]], dtype=np.intp)
@@ -137,8 +196,17 @@ class ModesRun(Run):
         self.mode = np.array([mode], dtype=np.intp)
         self.events = np.empty((0, spec.EVENT_SIZE))
         shape, ground = system._twins()
-        st, c = rolling_spec.contact(shape, ground, self.A, self.a, int(self.chart[0]), self.z,
-                                     1e-14, 50)
+        st, c = OK, None
+        if mode == spec.FACE:
+            model = spec.Model(shape, ground, None, None, system.mass, system.inertia,
+                               system.inertia_inv, system.gravity, system.up,
+                               system.support_shape, system.restitution, system.mu, 0, 1e-14,
+                               50, 0, face=self.face)
+            c = spec.face_contact(model, {"A": self.A, "a": self.a, "n": self.n,
+                                          "chart": int(self.chart[0]), "z": self.z})
+        else:
+            st, c = rolling_spec.contact(shape, ground, self.A, self.a, int(self.chart[0]),
+                                         self.z, 1e-14, 50)
         if st:
             raise ValueError("Could not find the body's closest point to the ground at the "
                              "start.")
@@ -161,7 +229,8 @@ class ModesRun(Run):
             return self.modes_run(
                 self.shape, self.ground, self.motion, self.forces, system.mass, self.inertia,
                 self.inertia_inv, system.gravity, self.up, system.support_shape,
-                system.restitution, system.mu, spec.IMPACT_LAWS[system.impact], self.dt,
+                system.restitution, system.mu, spec.IMPACT_LAWS[system.impact], self.face,
+                self.dt,
                 self.substeps, n_steps, save_every,
                 self.map_code, self.newton_tol, self.max_newton, self.options, self.A, self.a,
                 self.Pi, self.p, self.s, self.n, self.F, self.slip, self.chart, self.z,
@@ -175,7 +244,8 @@ class ModesRun(Run):
     def _observables(self, saved):
         fields = self.system.observables(rolling_spec.unpack_frames(saved[:, :-1]))
         mode = saved[:, -1].astype(np.int8)
-        flying, sliding = mode == spec.FLIGHT, mode == spec.SLIDING
+        flying = mode == spec.FLIGHT
+        sliding = (mode == spec.SLIDING) | (mode == spec.FACE)  # a face slides too
         # in flight the contact and no-slip conditions do not apply, sliding the no-slip one:
         # their residuals there are 0 (the slip is its own field)
         slip = fields["slip_residual"]
@@ -209,8 +279,9 @@ class ModesRun(Run):
 
     def event_list(self):
         """The mode changes so far as a list of dicts (JSON-ready): ``t``, ``kind``
-        (``"lift-off"``, ``"touchdown"``), ``before``, ``after`` (mode names), ``impulse`` (the
-        normal impulse, N s) and ``energy_change`` (J)."""
+        (``"lift-off"``, ``"touchdown"``, ``"slip"``, ``"stick"``, ``"fall flat"``), ``before``,
+        ``after`` (mode names), ``impulse`` (the normal impulse, N s) and ``energy_change`` (J;
+        for a fall flat also the potential energy of the last ``flat_angle`` of the fall)."""
         return [{"t": float(t), "kind": spec.EVENT_NAMES[int(kind)],
                  "before": spec.MODE_NAMES[int(before)], "after": spec.MODE_NAMES[int(after)],
                  "impulse": float(impulse), "energy_change": float(change)}

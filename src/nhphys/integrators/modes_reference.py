@@ -14,7 +14,14 @@ continuous physics (:mod:`nhphys.twins.modes`):
   sliding normal force (:func:`nhphys.twins.modes.sliding_normal_force`) and ``t`` the slip's
   direction, ``dW/dt`` its power at the material contact point; its events, ``N`` and the slip
   velocity along the segment's starting direction (if the slip turns by 90 degrees without
-  stopping, the segment restarts with the new direction and no event).
+  stopping, the segment restarts with the new direction and no event);
+* lying flat (a thin disk that has fallen flat): the face's centre moves at ``v`` and the disk
+  turns at ``w`` about the plane's normal under the face friction of
+  :mod:`nhphys.twins.face`, ``m dv/dt = F + m g_t``, ``I_a dw/dt = T``, on the full state; its
+  event, ``m v . v_0 + I_a w w_0`` against the segment's starting velocities (the face stops;
+  if the motion turns by 90 degrees without stopping, the segment restarts, as for a slip).
+  Rolling and sliding have the fall as a further event: the disk's axis within its flat angle
+  of the normal, ``cos(flat_angle) - |A e_3 . n|``.
 
 At an event the run applies the same laws as the structure-preserving run (the rough impact
 with the rest-speed rule, the stick impulse, the slip direction ``-F_t / |F_t|``), then goes on
@@ -47,7 +54,8 @@ class ModesReferenceRun:
         self.model = spec.Model(shape, ground, None, None, system.mass, system.inertia,
                                 system.inertia_inv, system.gravity, system.up,
                                 system.support_shape, system.restitution, system.mu, 0,
-                                1e-14, 50, 0, spec.IMPACT_LAWS[system.impact])
+                                1e-14, 50, 0, spec.IMPACT_LAWS[system.impact], run.face)
+        self.face_ref = (np.zeros(3), 0.0)  # a face's velocities at its segment's start
         self.dt, self.rtol, self.atol = run.dt, rtol, atol
         self.steps_done = 0
         self.events = np.empty((0, spec.EVENT_SIZE))
@@ -68,6 +76,13 @@ class ModesReferenceRun:
         """The twin's state dict of a full state ``y`` (19,), its contact solved."""
         m = self.model
         A = y[:9].reshape(3, 3)
+        if self.mode == spec.FACE:  # lying flat: no contact point to solve for
+            n = self._normal()
+            state = {"A": A, "a": y[9:12], "Pi": self.system.inertia @ y[12:15],
+                     "p": self.system.mass * y[15:18], "s": np.zeros(3), "n": n,
+                     "chart": self.chart, "z": self.z, "t": t, "work": y[18],
+                     "slip": self.slip}
+            return state, spec.face_contact(m, state)
         st, c = rolling_spec.contact(m.shape, m.ground, A, y[9:12], self.chart, self.z, 1e-14,
                                      50)
         if st:
@@ -100,7 +115,10 @@ class ModesReferenceRun:
 
     def _sliding_rhs(self, t, y):
         m, I, Iinv = self.system.mass, self.system.inertia, self.system.inertia_inv
-        state, c = self._state(y, t)
+        try:
+            state, c = self._state(y, t)
+        except NewtonError:  # a stage past a disk's fall: the solver rejects the step on NaN
+            return np.full(y.size, np.nan)
         st, N = spec.sliding_normal_force(self.model, state)
         if st:  # a contact event or a singular contact: the solver stops on the NaN
             return np.full(y.size, np.nan)
@@ -110,6 +128,37 @@ class ModesReferenceRun:
         return np.concatenate([np.cross(A, omega).ravel(), y[15:18],
                                Iinv @ (cross(I @ omega, omega) + cross(c.s, A.T @ F)),
                                F / m - self.system.gravity * self.system.up, [F @ u]])
+
+    def _fall_state(self, y_mode, t):
+        """The twin's state of a disk at its flat angle: its rim point ``s = R w`` (``w`` the
+        unit projection of ``-A^T n`` on the disk's plane), without the support map's test."""
+        n = self._normal()
+        A = y_mode[:9].reshape(3, 3)
+        d = -A.T @ n
+        s = self.model.face_radius * np.array([d[0], d[1], 0.0]) / np.hypot(d[0], d[1])
+        if self.mode == spec.ROLLING:
+            x = rolling_spec.ground_geometry(self.model.ground, self.chart, y_mode[9:11])[0]
+            omega, work = y_mode[11:14], y_mode[14]
+            a, v, z = x - A @ s, -A @ cross(omega, s), y_mode[9:11]
+        else:
+            a, omega, v, work, z = y_mode[9:12], y_mode[12:15], y_mode[15:18], y_mode[18], self.z
+        return {"A": A, "a": a, "Pi": self.system.inertia @ omega, "p": self.system.mass * v,
+                "s": s, "n": n, "chart": self.chart, "z": np.array(z, float), "t": t,
+                "work": work, "slip": self.slip}
+
+    def _normal(self):
+        return rolling_spec.ground_geometry(self.model.ground, self.chart, self.z)[3]
+
+    def _face_rhs(self, t, y):
+        m, Ia = self.system.mass, self.model.face_inertia
+        state, _ = self._state(y, t)
+        v, w, N, g_t = spec.face_state(self.model, state)
+        if not np.any(v) and w == 0.0 and spec.face_holds(self.model, state):
+            return np.zeros(y.size)
+        dv, dw, F, T = spec.face_rates(self.model, v, w, state["n"], N, g_t)
+        A, axis = state["A"], state["A"].T @ state["n"]
+        return np.concatenate([np.cross(A, w * axis).ravel(), v, dw * axis, dv,
+                               [F @ v + T * w]])
 
     def _direction(self, state, u):
         """The slip direction: the slip's own, once it is above ``ONSET_SLIP`` of the speeds,
@@ -131,6 +180,19 @@ class ModesReferenceRun:
     # -- events ---------------------------------------------------------------------------
     def _events(self):
         model = self.model
+        if self.mode == spec.FACE:
+            v0, w0 = self.face_ref
+
+            def stop(t, y):
+                state, _ = self._state(y, t)
+                v, w, _, _ = spec.face_state(model, state)
+                return self.system.mass * (v @ v0) + model.face_inertia * w * w0
+            return [stop] if (np.any(v0) or w0 != 0.0) else []
+        falls = []
+        if model.face_radius > 0.0:
+            def fall(t, y):
+                return np.cos(model.flat_angle) - abs(y[:9].reshape(3, 3)[:, 2] @ self._normal())
+            falls = [fall]
         if self.mode == spec.ROLLING:
             def rolling(t, y):
                 state = {"A": y[:9].reshape(3, 3), "z": y[9:11], "chart": self.chart,
@@ -138,7 +200,7 @@ class ModesReferenceRun:
                          "n": rolling_spec.ground_geometry(model.ground, self.chart,
                                                            y[9:11])[3]}
                 return spec.friction_margin(model, state)[1]
-            return [rolling]
+            return [rolling] + falls
         if self.mode == spec.FLIGHT:
             def gap(t, y):
                 return self._state(y, t)[1].gap
@@ -151,11 +213,11 @@ class ModesReferenceRun:
             state, _ = self._state(y, t)
             u_t = spec.tangential(spec.contact_velocity(model, state), state["n"])
             return u_t @ self.slip
-        return [normal, slip]
+        return [normal, slip] + falls
 
     def _rhs(self):
         return {spec.ROLLING: self._rolling_rhs, spec.FLIGHT: self._flight_rhs,
-                spec.SLIDING: self._sliding_rhs}[self.mode]
+                spec.SLIDING: self._sliding_rhs, spec.FACE: self._face_rhs}[self.mode]
 
     def _y_of_mode(self):
         return self._rolling_y(self._state(self.y, self.t)[0]) if self.mode == spec.ROLLING \
@@ -166,9 +228,30 @@ class ModesReferenceRun:
         """Apply the law of the event ``which`` of the current mode at time ``t``."""
         model = self.model
         before, impulse, change = self.mode, 0.0, 0.0
+        falls = self.mode in (spec.ROLLING, spec.SLIDING) and which == len(self._events()) - 1 \
+            and model.face_radius > 0.0
+        if falls:  # at the flat angle, where the support map stops: the rim point by hand
+            state, impulse, change = spec.land_flat(model, self._fall_state(y_mode, t))
+            self.mode = spec.FACE
+            self.face_ref = (state["p"] / self.system.mass, float(
+                state["n"] @ (state["A"] @ (self.system.inertia_inv @ state["Pi"]))))
+            self._record(state, t, spec.FALL_FLAT, before, impulse, change)
+            return
         y = self._from_rolling(y_mode) if self.mode == spec.ROLLING else y_mode
         state, c = self._state(y, t)
-        if self.mode == spec.ROLLING:
+        if self.mode == spec.FACE:
+            v, w, _, _ = spec.face_state(model, state)
+            speed = np.linalg.norm(v) + self.model.face_radius * abs(w)
+            v0, w0 = self.face_ref
+            if speed > STOP_SLIP * (np.linalg.norm(v0) + self.model.face_radius * abs(w0)):
+                self.face_ref = (v, w)  # the motion turned: a new segment
+                self.y, self.t = y, t
+                return
+            change = -spec.kinetic_energy(model, state)
+            state = dict(state, p=np.zeros(3), Pi=np.zeros(3), work=state["work"] + change)
+            self.face_ref = (np.zeros(3), 0.0)
+            kind = spec.STICK
+        elif self.mode == spec.ROLLING:
             st, N = spec.normal_force(model, state)
             if st:
                 raise NewtonError(self.steps_done, t, f"the reference's contact failed at a "
@@ -198,6 +281,10 @@ class ModesReferenceRun:
             self.mode = spec.settle(model, state)
         if self.mode == spec.SLIDING and before != spec.SLIDING and kind != spec.SLIP:
             self.slip = state["slip"]
+        self._record(state, t, kind, before, impulse, change)
+
+    def _record(self, state, t, kind, before, impulse, change):
+        """Go on from ``state`` at ``t`` in the new mode, and list the event."""
         self.y = self._full(state["A"], state["a"], self.system.inertia_inv @ state["Pi"],
                             state["p"] / self.system.mass, state["work"])
         self.t = t
@@ -211,6 +298,8 @@ class ModesReferenceRun:
             return np.concatenate([field.frame(y_mode, t), [mode]])
         state, c = self._state(y_mode, t)
         N = spec.sliding_normal_force(self.model, state)[1] if mode == spec.SLIDING else 0.0
+        if mode == spec.FACE:
+            N = spec.face_state(self.model, state)[2]
         state.update(normal_force=N, t=t)
         return np.concatenate([rolling_spec.frame(state, c), [mode]])
 

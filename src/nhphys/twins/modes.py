@@ -161,7 +161,8 @@ is 0), then the mode (1): ``MODES_FRAME_SIZE`` numbers.
 
 import numpy as np
 
-from nhphys.twins.newton import CODES, INFO_COMMITTED, OK, NewtonRule, newton_solve
+from nhphys.twins.face import face_friction
+from nhphys.twins.newton import CODES, FLAT, INFO_COMMITTED, OK, NewtonRule, newton_solve
 from nhphys.twins.rolling import (
     EXTRAPOLATE,
     FAR_BRANCH,
@@ -187,12 +188,13 @@ from nhphys.twins.suslov import (
     retraction_step,
 )
 
-ROLLING, FLIGHT, SLIDING = 0, 1, 2
+ROLLING, FLIGHT, SLIDING, FACE = 0, 1, 2, 3
 ROUGH, COULOMB = 0, 1  # the impact laws (module docstring, "The impact")
 IMPACT_LAWS = {"rough": ROUGH, "coulomb": COULOMB}
-MODE_NAMES = {ROLLING: "rolling", FLIGHT: "flight", SLIDING: "sliding"}
-LIFT_OFF, TOUCHDOWN, SLIP, STICK = 1, 2, 3, 4
-EVENT_NAMES = {LIFT_OFF: "lift-off", TOUCHDOWN: "touchdown", SLIP: "slip", STICK: "stick"}
+MODE_NAMES = {ROLLING: "rolling", FLIGHT: "flight", SLIDING: "sliding", FACE: "flat"}
+LIFT_OFF, TOUCHDOWN, SLIP, STICK, FALL_FLAT = 1, 2, 3, 4, 5
+EVENT_NAMES = {LIFT_OFF: "lift-off", TOUCHDOWN: "touchdown", SLIP: "slip", STICK: "stick",
+               FALL_FLAT: "fall flat"}
 EVENT_FIELDS = ("t", "kind", "mode_before", "mode_after", "impulse", "energy_change")
 EVENT_SIZE = len(EVENT_FIELDS)
 MODES_FRAME_SIZE = FRAME_SIZE + 1
@@ -211,8 +213,11 @@ class Model:
 
     def __init__(self, shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
                  support_form, restitution, mu, map_code, newton_tol, max_newton, options,
-                 impact=ROUGH):
+                 impact=ROUGH, face=(0.0, 0.0)):
         self.shape, self.ground, self.motion, self.forces = shape, ground, motion, forces
+        # a thin disk that can lie flat: its radius (0: none) and its flat angle
+        self.face_radius, self.flat_angle = float(face[0]), float(face[1])
+        self.face_inertia = float(inertia[2, 2])  # about the disk's axis, body z
         self.mass, self.gravity = float(mass), float(gravity)
         self.inertia, self.inertia_inv = inertia, inertia_inv
         self.up = up
@@ -407,6 +412,133 @@ def end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k):
     return t1, N1, u1
 
 
+def face_state(model, state):
+    """``(v, w, N, g_t)`` of a disk lying flat: the centre's velocity (3,), the spin about the
+    plane's normal, the normal force and gravity's acceleration along the plane (3,)."""
+    n = state["n"]
+    v = state["p"] / model.mass
+    w = float(n @ (state["A"] @ (model.inertia_inv @ state["Pi"])))
+    N = model.mass * model.gravity * float(n @ model.up)
+    g_t = -model.gravity * tangential(model.up, n)
+    return v, w, N, g_t
+
+
+def face_holds(model, state):
+    """Whether static friction holds a disk lying flat at rest: ``|g_t| <= mu g_n``."""
+    _, _, N, g_t = face_state(model, state)
+    return model.mass * np.linalg.norm(g_t) <= model.mu * N
+
+
+def face_rates(model, v, w, n, N, g_t):
+    """``(dv/dt (3,), dw/dt, F (3,), T)`` of a disk sliding on its face (module docstring,
+    "Lying flat")."""
+    hint = None
+    if not np.any(v) and w == 0.0 and np.any(g_t):
+        hint = g_t / np.linalg.norm(g_t)  # from rest: it starts to slide down the slope
+    F, T = face_friction(v, w, n, model.face_radius, N, model.mu, hint)
+    return F / model.mass + g_t, T / model.face_inertia, F, T
+
+
+def face_step(model, h, state):
+    """One step of size ``h`` of a disk lying flat (module docstring, "Lying flat"):
+    ``(status, new_state, contact)``."""
+    n = state["n"]
+    v0, w0, N, g_t = face_state(model, state)
+    new = dict(state, t=state["t"] + h, normal_force=N, face_ref=(v0, w0))
+    if not np.any(v0) and w0 == 0.0 and face_holds(model, state):
+        return OK, new, face_contact(model, new)  # at rest, held by static friction
+    dv0, dw0, F0, T0 = face_rates(model, v0, w0, n, N, g_t)
+    v_p, w_p = v0 + h * dv0, w0 + h * dw0
+    # through a stop the friction is continued as it was before it: where the predictor has
+    # reversed, that of the mirrored velocities (the step is then a smooth function of h,
+    # and the guard locates the stop)
+    reversed_ = model.mass * (v_p @ v0) + model.face_inertia * w_p * w0 < 0.0
+    sign = -1.0 if reversed_ else 1.0
+    dv1, dw1, F1, T1 = face_rates(model, sign * v_p, sign * w_p, n, N, g_t)
+    v1 = v0 + 0.5 * h * (dv0 + dv1)
+    w1 = w0 + 0.5 * h * (dw0 + dw1)
+    turn = rotation_about(n, 0.5 * h * (w0 + w1))
+    A1 = reorthonormalize(turn @ state["A"])
+    a1 = state["a"] + 0.5 * h * (v0 + v1)
+    power0 = F0 @ v0 + T0 * w0
+    power1 = F1 @ v1 + T1 * w1
+    new.update(A=A1, a=a1, p=model.mass * v1,
+               Pi=model.inertia @ (w1 * (A1.T @ n)),
+               work=state["work"] + 0.5 * h * (power0 + power1))
+    return OK, new, face_contact(model, new)
+
+
+def rotation_about(n, angle):
+    """The rotation (3, 3) by ``angle`` about the unit vector ``n`` (Rodrigues)."""
+    K = hat(n)
+    return EYE + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
+
+
+class FaceContact:
+    """The contact of a disk lying flat, as a frame reads it: the face's centre ``s = 0`` (the
+    centre of mass), its point ``x`` on the plane, ``n``, ``n_M = A^T n`` and the gap."""
+
+    __slots__ = ("chart", "z", "s", "Sp", "n_M", "x", "n", "gap")
+
+
+def face_contact(model, state):
+    c = FaceContact()
+    x_g = ground_geometry(model.ground, int(state["chart"]), state["z"])[0]
+    n = state["n"]
+    c.chart, c.z, c.n = state["chart"], state["z"], n.copy()
+    c.gap = float(n @ (state["a"] - x_g))
+    c.x = state["a"] - c.gap * n
+    c.s, c.Sp, c.n_M = np.zeros(3), np.zeros((3, 3)), state["A"].T @ n
+    return c
+
+
+def face_guard(model, state):
+    """The guard of a disk sliding on its face: its velocities against those at the start of
+    the step, ``m v . v_0 + I_a w w_0`` (``inf`` at rest)."""
+    v0, w0 = state.get("face_ref", (np.zeros(3), 0.0))
+    if not np.any(v0) and w0 == 0.0:
+        return np.inf
+    v, w, _, _ = face_state(model, state)
+    return model.mass * (v @ v0) + model.face_inertia * w * w0
+
+
+def lands_flat(model, state):
+    """Whether a body whose step met the ``FLAT`` contact event can go on lying flat: a thin
+    centred disk (``face_radius > 0``) whose axis is within twice its flat angle of the
+    ground's normal."""
+    if model.face_radius <= 0.0:
+        return False
+    axis = state["A"][:, 2]
+    return abs(axis @ state["n"]) >= np.cos(2.0 * model.flat_angle)
+
+
+def land_flat(model, state):
+    """The landing of a disk falling flat (module docstring, "Lying flat"):
+    ``(new_state, normal_impulse, energy_change)``."""
+    A, a, n, m = state["A"], state["a"], state["n"], model.mass
+    x_rim = a + A @ state["s"]
+    axis = A[:, 2] * np.sign(A[:, 2] @ n)
+    k = cross(axis, n)
+    turn = rotation_about(k / np.linalg.norm(k), np.arctan2(np.linalg.norm(k), axis @ n)) \
+        if np.any(k) else EYE
+    A1 = reorthonormalize(turn @ A)
+    a1 = x_rim + turn @ (a - x_rim)
+    x_g = ground_geometry(model.ground, int(state["chart"]), state["z"])[0]
+    a1 = a1 - (n @ (a1 - x_g)) * n
+    v0 = state["p"] / m
+    if np.isfinite(model.mu):  # the face slides on: its motion in the plane is kept
+        v1 = tangential(v0, n)
+        w1 = float(n @ (A @ (model.inertia_inv @ state["Pi"])))
+    else:  # a rough face: no point of it can move on the plane
+        v1, w1 = np.zeros(3), 0.0
+    new = dict(state, A=A1, a=a1, p=m * v1, Pi=model.inertia @ (w1 * (A1.T @ n)),
+               s=np.zeros(3), normal_force=0.0, face_ref=(v1, w1))
+    before = kinetic_energy(model, state) + m * model.gravity * (model.up @ a)
+    after = kinetic_energy(model, new) + m * model.gravity * (model.up @ a1)
+    new["work"] = state["work"] + (after - before)
+    return new, float(n @ (new["p"] - state["p"])), after - before
+
+
 def composed_step(model, mode, state, h, substeps):
     """A whole step of size ``h`` in ``mode``: the sub-steps ``h * substeps`` one after another;
     ``(status, new_state, contact)``. A sliding step's end state keeps the slip direction of
@@ -418,11 +550,13 @@ def composed_step(model, mode, state, h, substeps):
     c = None
     ref = slip_direction(model, state) if mode == SLIDING else None
     armed = mode == SLIDING and slipping(model, state)[0]
-    if mode == SLIDING:  # the basic step: a composition's backward sub-step would run
-        substeps = (1.0,)  # Coulomb friction backwards and turn a starting slip around
+    if mode in (SLIDING, FACE):  # the basic step: a composition's backward sub-step would
+        substeps = (1.0,)  # run Coulomb friction backwards and turn a starting slip around
     for frac in substeps:
         size = h * frac
-        if mode == FLIGHT:
+        if mode == FACE:
+            st, state, c = face_step(model, size, state)
+        elif mode == FLIGHT:
             st, state, c = flight_step(model, size, state)
         elif mode == SLIDING:
             st, state, c = sliding_step(model, size, state)
@@ -513,6 +647,8 @@ def guard(model, mode, state, c):
     """``(status, g)``: the guard of ``mode`` at ``state`` (its contact ``c``)."""
     if mode == FLIGHT:
         return OK, c.gap
+    if mode == FACE:
+        return OK, face_guard(model, state)
     if mode == SLIDING:
         st, N, slip = slide_guards(model, state)
         return st, min(N, slip)
@@ -641,6 +777,26 @@ def impact(model, state, c, h):
     return new, mode, n @ P, change
 
 
+def locate_fall(model, mode, state, h, substeps):
+    """The partial step in which a disk reaches its flat angle, by bisection on the step's
+    ``FLAT`` status (module docstring, "Lying flat"): ``(status, theta, state at theta)``."""
+    lo, hi, at_lo = 0.0, h, state
+    for _ in range(LOCATE_ITER):
+        if abs(hi - lo) <= LOCATE_TOL * abs(h):
+            break
+        theta = 0.5 * (lo + hi)
+        st, new, _ = composed_step(model, mode, state, theta, substeps)
+        if st == FLAT:
+            hi = theta
+        elif st:
+            return st, None, None
+        else:
+            lo, at_lo = theta, new
+    if not lands_flat(model, at_lo):  # a Newton iterate met the event, not the body
+        return FLAT, None, None
+    return OK, lo, at_lo
+
+
 def modes_step(model, mode, state, h, substeps, events):
     """One step of size ``h`` with its mode changes: ``(status, mode, new_state, contact)``;
     the events found are appended to ``events`` (a list of rows)."""
@@ -648,6 +804,20 @@ def modes_step(model, mode, state, h, substeps, events):
     remaining = h
     while True:
         st, new, c = composed_step(model, mode, state, remaining, substeps)
+        if st == FLAT and mode in (ROLLING, SLIDING) and model.face_radius > 0.0:
+            if len(events) >= MAX_EVENTS_PER_STEP:
+                return TOO_MANY_EVENTS, mode, None, None
+            st, theta, state = locate_fall(model, mode, state, remaining, substeps)
+            if st:
+                return st, mode, None, None
+            before = mode
+            state, impulse, change = land_flat(model, state)
+            mode, c = FACE, face_contact(model, state)
+            events.append([state["t"], FALL_FLAT, before, mode, impulse, change])
+            remaining = remaining - theta
+            if abs(remaining) <= LOCATE_TOL * abs(h):
+                break
+            continue
         if st:
             return st, mode, None, None
         st, g_end = guard(model, mode, new, c)
@@ -660,6 +830,9 @@ def modes_step(model, mode, state, h, substeps, events):
             return TOO_MANY_EVENTS, mode, None, None
         if mode == FLIGHT:
             g0 = state.get("gap", 0.0)
+        elif mode == FACE:  # the velocities against themselves
+            v, w, _, _ = face_state(model, state)
+            g0 = model.mass * (v @ v) + model.face_inertia * w * w
         elif mode == SLIDING:  # the slip along its own direction is its size
             st, N = sliding_normal_force(model, state)
             if st:
@@ -687,6 +860,13 @@ def modes_step(model, mode, state, h, substeps, events):
         if mode == FLIGHT:
             state, mode, impulse, change = impact(model, state, c, h)
             kind = TOUCHDOWN
+        elif mode == FACE:  # the face has stopped sliding: what is left of its motion is
+            # round-off, taken out; static friction holds it or it slides on from rest
+            before_energy = kinetic_energy(model, state)
+            state = dict(state, p=np.zeros(3), Pi=np.zeros(3), face_ref=(np.zeros(3), 0.0))
+            change = -before_energy
+            state["work"] = state["work"] + change
+            impulse, kind = 0.0, STICK
         elif mode == SLIDING and np.subtract(*slide_guards(model, state)[1:]) <= 0.0:
             state, mode, kind = dict(state, normal_force=0.0), FLIGHT, LIFT_OFF
         elif mode == SLIDING:  # the slip has stopped: the contact point is brought to rest
@@ -711,8 +891,8 @@ def modes_step(model, mode, state, h, substeps, events):
 
 
 def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
-              support_form, restitution, mu, impact_law, h, substeps, n_steps, save_every,
-              map_code,
+              support_form, restitution, mu, impact_law, face, h, substeps, n_steps,
+              save_every, map_code,
               newton_tol, max_newton, options, A, a, Pi, p, s, n, F, slip, chart, z, clock, mode,
               out, events, n_events, info):
     """Advance ``n_steps`` steps through mode changes, saving every ``save_every``-th frame.
@@ -729,6 +909,10 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
         Coulomb's friction coefficient, >= 0 (``inf``: the contact never slides).
     impact_law : int
         ``ROUGH`` or ``COULOMB`` (module docstring, "The impact").
+    face : ndarray (2,)
+        The radius and the flat angle of a thin centred disk that goes on lying flat when it
+        falls flat (module docstring, "Lying flat"); a radius of 0 for any other body, whose
+        ``FLAT`` contact event ends the run.
     h : float
     substeps : ndarray (k,)
     n_steps, save_every, map_code, max_newton, options : int
@@ -741,7 +925,7 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
     clock (3,) : ndarray                     # IN/OUT the time, the work (of the impacts and
                                              # of friction) and the gap (the flight guard at
                                              # the start of the next step)
-    mode (1,) intp : ndarray                 # IN/OUT ROLLING, FLIGHT or SLIDING
+    mode (1,) intp : ndarray                 # IN/OUT ROLLING, FLIGHT, SLIDING or FACE
     out : ndarray (n_steps // save_every, MODES_FRAME_SIZE)    # OUT
     events : ndarray (MAX_EVENTS_PER_STEP n_steps, EVENT_SIZE)  # OUT, the mode changes
     n_events : ndarray (1,) intp             # OUT, how many rows of ``events`` are written
@@ -755,7 +939,7 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
     """
     model = Model(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
                   support_form, restitution, mu, map_code, newton_tol, max_newton, options,
-                  impact_law)
+                  impact_law, face)
     state = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
              "n": n.copy(), "F": F.copy(), "slip": slip.copy(), "xi": np.zeros(3),
              "chart": int(chart[0]), "z": z.copy(), "t": float(clock[0]),

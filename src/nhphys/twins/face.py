@@ -1,0 +1,139 @@
+r"""Python twin of the face friction of ``nhphys_ext.rolling``: the Coulomb force and torque on a
+thin disk lying flat on a plane, sliding and spinning on its face.
+
+The model
+---------
+A thin disk of radius ``R`` lies on a plane (unit normal ``n``) with its centre of mass at the
+centre of its face. The plane presses on the face with the uniform pressure
+``p_N = N / (pi R^2)``: friction acts in the plane of the face, which holds the centre of mass,
+so it has no moment about the in-plane axes, and for a body whose axis is a principal axis of
+inertia the spin about it has no gyroscopic moment either; uniform pressure then balances every
+moment. Each element ``dA`` of the face at ``r`` (in the plane, from the centre) moves at
+``u(r) = v + w n x r`` (``v`` the centre's velocity in the plane, ``w`` the spin about ``n``)
+and feels the Coulomb force ``-mu p_N u / |u| dA``. The totals are
+
+    F = -mu p_N \int_D u / |u| dA,        T = n . \int_D r x (-mu p_N u / |u|) dA
+
+(the torque about ``n`` through the centre). Both depend on ``(v, w)`` only through its
+direction: scaling the velocities leaves them unchanged.
+
+Reduction to one integral
+-------------------------
+For ``w != 0`` the velocity field is a rotation about the instantaneous centre
+``c = n x v / w`` (``w n x (r - c) = w n x r - w n x c = w n x r + v``): ``u / |u| = sgn(w)
+n x e`` with ``e = (r - c) / |r - c|``. In polar coordinates about ``c``, ``r = c + s e(phi)``
+with ``e(phi) = cos(phi) e_1 + sin(phi) e_2`` (``(e_1, e_2, n)`` right-handed), and
+``r x (n x e) = n (r . e)``, ``r . e = c . e + s``:
+
+    G = \int_D e dA = \int dphi e (s_+^2 - s_-^2) / 2,
+    H = \int_D (r . e) dA = \int dphi [(c . e)(s_+^2 - s_-^2) / 2 + (s_+^3 - s_-^3) / 3],
+    F = -mu p_N sgn(w) n x G,     T = -mu p_N sgn(w) H,
+
+where the ray from ``c`` along ``e`` is inside the disk for ``s_- < s < s_+``, the roots of
+``|c + s e|^2 = R^2``: ``s_+- = -c.e +- sqrt(D)``, ``D = R^2 - |c|^2 + (c.e)^2``.
+
+* ``|c| < R`` (``c`` inside the face): ``s_- = 0`` for every ``phi``; the integrands are smooth
+  and periodic in ``phi``, and the trapezoidal rule on ``FACE_POINTS`` equal angles converges
+  geometrically.
+* ``|c| >= R``: only the rays within ``psi_max = asin(R/|c|)`` of ``-c`` meet the disk, and
+  ``sqrt(D)`` vanishes like a square root at the edges. With ``psi`` the angle from ``-c``,
+  ``c . e = -|c| cos(psi)``, ``D = R^2 - |c|^2 sin^2(psi)``, the substitution
+  ``|c| sin(psi) = R sin(beta)`` (``beta`` in ``[-pi/2, pi/2]``; ``sqrt(D) = R cos(beta)``,
+  ``dpsi = R cos(beta) dbeta / (|c| cos(psi))``) and ``s_+^2 - s_-^2 = -4 (c.e) sqrt(D)``,
+  ``s_+^3 - s_-^3 = 2 sqrt(D) (4 (c.e)^2 - |c|^2 + R^2)`` (from ``s_+ + s_- = -2 c.e``,
+  ``s_+ s_- = |c|^2 - R^2``) give
+
+      G = \int dbeta e(psi(beta)) 2 R^2 cos^2(beta),
+      H = \int dbeta (2/3) R^4 cos^4(beta) / (|c| cos(psi(beta))),
+
+  smooth integrands; the map ``beta -> pi - beta`` leaves them unchanged, so the integral over
+  the whole period ``[-pi, pi)`` is twice the one wanted, and the trapezoidal rule on it again
+  converges geometrically.
+
+Checks of the reduction: with ``v = 0`` (``c = 0``), ``G = 0`` and ``H = 2 pi R^3 / 3``, so
+``T = -(2/3) mu N R``; as ``|c| -> infinity`` (pure translation), ``e -> -c/|c|`` and
+``G -> -pi R^2 c/|c|``, so ``F -> -mu N v/|v|``. Both convergences slow down as ``|c|``
+approaches ``R`` (the instantaneous centre on the rim), where the integrands lose their
+smoothness; the test suite measures the error against a two-dimensional adaptive quadrature.
+Where ``w = 0`` or ``|c| > TRANSLATION_LIMIT R`` the pure translation's force is used (the
+torque there is below ``mu N R R / (4 |c|)``, under round-off of ``mu N R``). At rest
+(``v = 0`` and ``w = 0``) the direction is not defined: the force is ``-mu N t`` along a
+given unit direction ``t`` (the one the face starts to slide in), or zero without one.
+"""
+
+import numpy as np
+
+FACE_POINTS = 256  # trapezoidal points on the period (module docstring)
+TRANSLATION_LIMIT = 1e12  # |c| / R above which the motion is a translation
+
+
+def plane_basis(n):
+    """``(e_1, e_2)``: an orthonormal pair with ``(e_1, e_2, n)`` right-handed."""
+    e = np.zeros(3)
+    e[int(np.argmin(np.abs(n)))] = 1.0
+    e1 = np.cross(n, e)
+    e1 /= np.linalg.norm(e1)
+    return e1, np.cross(n, e1)
+
+
+def face_integrals(c, radius):
+    """``(G, H)`` of the module docstring for the instantaneous centre ``c`` (2,), in the
+    plane's coordinates: ``G`` (2,), ``H`` a float."""
+    R = radius
+    size = float(np.hypot(c[0], c[1]))
+    angles = 2.0 * np.pi * np.arange(FACE_POINTS) / FACE_POINTS
+    weight = 2.0 * np.pi / FACE_POINTS
+    if size < R:
+        e = np.stack([np.cos(angles), np.sin(angles)])
+        ce = c @ e
+        s = -ce + np.sqrt(R * R - size * size + ce * ce)
+        G = weight * (e * (0.5 * s * s)).sum(axis=1)
+        H = weight * (ce * 0.5 * s * s + s ** 3 / 3.0).sum()
+        return G, float(H)
+    toward = -np.asarray(c, float) / size  # the direction psi = 0, towards the disk
+    side = np.array([-toward[1], toward[0]])
+    k = R / size
+    sin_psi = k * np.sin(angles)
+    cos_beta = np.cos(angles)
+    # cos^2 psi = (1 - k^2) + k^2 cos^2 beta: no cancellation, and not 0 where cos beta is not
+    cos_psi = np.sqrt((1.0 - k) * (1.0 + k) + (k * cos_beta) ** 2)
+    e = np.outer(toward, cos_psi) + np.outer(side, sin_psi)
+    G = 0.5 * weight * (e * (2.0 * R * R * cos_beta ** 2)).sum(axis=1)
+    H = 0.5 * weight * ((2.0 / 3.0) * R ** 4 * cos_beta ** 4 / (size * cos_psi)).sum()
+    return G, float(H)
+
+
+def face_friction(v, w, n, radius, normal_force, mu, hint=None):
+    """The friction on a disk's face sliding on a plane (module docstring).
+
+    Parameters
+    ----------
+    v : ndarray, shape (3,)
+        The centre's velocity (in the plane).
+    w : float
+        The spin about ``n``.
+    n : ndarray, shape (3,)
+        The plane's unit normal.
+    radius, normal_force, mu : float
+    hint : ndarray, shape (3,), optional
+        The unit direction a face at rest starts to slide in.
+
+    Returns
+    -------
+    F : ndarray, shape (3,)
+        The friction force (space, in the plane).
+    T : float
+        Its torque about ``n`` through the centre.
+    """
+    limit = mu * normal_force
+    speed = float(np.linalg.norm(v))
+    if w == 0.0 or speed > TRANSLATION_LIMIT * radius * abs(w):
+        if speed > 0.0:
+            return -limit * v / speed, 0.0
+        return (np.zeros(3) if hint is None else -limit * np.asarray(hint, float)), 0.0
+    e1, e2 = plane_basis(n)
+    c = np.array([-(v @ e2), v @ e1]) / w  # n x v / w in the plane's coordinates
+    G, H = face_integrals(c, radius)
+    scale = -limit / (np.pi * radius * radius) * np.sign(w)
+    G3 = G[0] * e1 + G[1] * e2
+    return scale * np.cross(n, G3), scale * H

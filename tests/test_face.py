@@ -1,0 +1,236 @@
+"""A thin disk lying flat on a plane (:mod:`nhphys.twins.face` and "Lying flat" in
+:mod:`nhphys.twins.modes`): the face friction against a two-dimensional quadrature, the sliding
+and spinning face against closed forms, and a disk that falls flat, lands and comes to rest,
+against the mode-by-mode reference; on the kernel and on the twin."""
+
+import numpy as np
+import pytest
+from scipy.integrate import dblquad
+
+import nhphys
+from nhphys.errors import ContactEvent
+from nhphys.integrators import Reference
+from nhphys.scenes.euler_disk import leaning
+from nhphys.shapes import Disk
+from nhphys.surfaces import Plane, Sphere
+from nhphys.systems import RollingBody
+from nhphys.twins import face as twin_face
+
+G = 9.81
+M_PUCK, R_PUCK = 0.17, 0.038
+PUCK = nhphys.RigidBody(M_PUCK, Disk.solid_inertia(M_PUCK, R_PUCK), Disk(R_PUCK))
+M_COIN, R_COIN = 1.0, 0.1
+COIN = nhphys.RigidBody(M_COIN, Disk.solid_inertia(M_COIN, R_COIN), Disk(R_COIN))
+COIN_START = {"R0": leaning(np.radians(60.0)),
+              "omega0": leaning(np.radians(60.0)).T @ [0.0, 0.0, 2.0] + [0.0, 3.0, 0.0]}
+
+
+def face_friction(backend):
+    if backend == "python":
+        return twin_face.face_friction
+    from nhphys_ext.rolling import face_friction_py
+
+    def kernel(v, w, n, radius, normal_force, mu, hint=None):
+        F, T = face_friction_py(v, w, n, radius, normal_force, mu, hint)
+        return np.array(F), T
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def quadrature():
+    """The force (2,) and torque on a face of radius 0.1 (N = 2, mu = 0.3) spinning at 5 rad/s
+    with its centre at ``ratio R w`` along the angle 0.7, by scipy's dblquad over the face."""
+    R, N, mu, w = 0.1, 2.0, 0.3, 5.0
+    n = np.array([0.0, 0.0, 1.0])
+    out = {}
+    for ratio in (0.3, 0.653, 1.0, 1.5, 10.0):
+        v = ratio * R * w * np.array([np.cos(0.7), np.sin(0.7), 0.0])
+
+        def density(rho, th, k, v=v):
+            r = rho * np.array([np.cos(th), np.sin(th), 0.0])
+            u = v + w * np.cross(n, r)
+            d = u / np.linalg.norm(u)
+            return (-d[0], -d[1], -np.cross(r, d)[2])[k] * rho
+
+        parts = [dblquad(density, 0.0, 2 * np.pi, 0.0, R, args=(k,), epsabs=1e-13,
+                         epsrel=1e-11)[0] * mu * N / (np.pi * R * R) for k in range(3)]
+        out[ratio] = (v, np.array(parts[:2]), parts[2])
+    return out
+
+
+def test_the_face_friction_equals_a_two_dimensional_quadrature(backend, quadrature):
+    friction = face_friction(backend)
+    R, N, mu, w = 0.1, 2.0, 0.3, 5.0
+    for ratio, (v, F_ref, T_ref) in quadrature.items():
+        F, T = friction(v, w, np.array([0.0, 0.0, 1.0]), R, N, mu)
+        # the instantaneous centre on the rim (ratio 1) is the slowest case (module docstring)
+        tol = 1e-8 if ratio == 1.0 else 1e-11
+        assert np.abs(F[:2] - F_ref).max() <= tol * mu * N, ratio
+        assert abs(F[2]) <= 1e-15 * mu * N
+        assert abs(T - T_ref) <= tol * mu * N * R, ratio
+
+
+def test_the_face_friction_has_the_closed_forms_of_pure_spin_and_pure_translation(backend):
+    friction = face_friction(backend)
+    n = np.array([0.0, 0.6, 0.8])
+    F, T = friction(np.zeros(3), -4.0, n, 0.2, 3.0, 0.5)
+    assert np.abs(F).max() <= 1e-15 and T == pytest.approx(2.0 / 3.0 * 0.5 * 3.0 * 0.2,
+                                                          rel=1e-14)
+    v = np.array([1.0, 0.8, -0.6])
+    F, T = friction(v, 0.0, n, 0.2, 3.0, 0.5)
+    assert np.allclose(F, -1.5 * v / np.linalg.norm(v), rtol=0, atol=1e-15) and T == 0.0
+    F, _ = friction(np.zeros(3), 0.0, n, 0.2, 3.0, 0.5, hint=np.array([1.0, 0.0, 0.0]))
+    assert np.array_equal(F, [-1.5, 0.0, 0.0])
+
+
+def puck(mu=0.2, ground=None):
+    return RollingBody(PUCK, ground or Plane(), lift_off=True, mu=mu, gravity=G)
+
+
+def stops(traj):
+    return [e for e in traj.events if e["kind"] == "stick"]
+
+
+def test_a_sliding_puck_stops_at_the_closed_form_time_and_distance(backend):
+    mu, velocity = 0.2, np.array([1.0, 0.5, 0.0])
+    traj = nhphys.simulate(puck(mu), 1.0, 1e-3, backend=backend, velocity0=velocity)
+    speed = np.linalg.norm(velocity)
+    (stop,) = stops(traj)
+    assert stop["t"] == pytest.approx(speed / (mu * G), rel=1e-12)
+    assert traj.position[-1] == pytest.approx(velocity / speed * speed**2 / (2 * mu * G),
+                                              rel=1e-12)
+    assert np.all(traj.mode == 3) and np.all(traj.velocity[-1] == 0.0)
+    assert np.abs(traj.omega).max() == 0.0  # no spin: the friction has no torque
+
+
+def test_a_spinning_puck_stops_at_the_closed_form_time_without_moving(backend):
+    mu, spin = 0.2, 20.0
+    traj = nhphys.simulate(puck(mu), 0.5, 1e-3, backend=backend, omega0=[0.0, 0.0, spin])
+    (stop,) = stops(traj)
+    # T = -(2/3) mu m g R and I = m R^2 / 2: the spin falls at (4/3) mu g / R
+    assert stop["t"] == pytest.approx(3 * R_PUCK * spin / (4 * mu * G), rel=1e-12)
+    assert np.abs(traj.position).max() <= 1e-11
+    assert np.all(traj.omega[-1] == 0.0)
+
+
+def test_a_puck_that_slides_and_spins_stops_both_at_once(backend):
+    traj = nhphys.simulate(puck(0.2), 0.6, 1e-3, backend=backend, omega0=[0.0, 0.0, 20.0],
+                           velocity0=[0.5, 0.0, 0.0])
+    (stop,) = stops(traj)
+    energy0 = 0.5 * M_PUCK * 0.5**2 + 0.5 * PUCK.inertia[2, 2] * 20.0**2  # kinetic
+    # the sliding and the spin die together: what is left at the located stop is round-off
+    assert abs(stop["energy_change"]) <= 1e-8 * energy0
+    assert 0.2 < stop["t"] < 0.6
+    after = traj.t > stop["t"]
+    assert np.all(traj.velocity[after] == 0.0) and np.all(traj.omega[after] == 0.0)
+    balance = traj.energy - traj.work
+    assert np.ptp(balance) <= 1e-9 * energy0
+    assert traj.contact_residual.max() <= 1e-15
+
+
+def test_a_face_slide_converges_at_second_order_to_the_reference(backend):
+    system = puck(0.2)
+    start = {"omega0": [0.0, 0.0, 20.0], "velocity0": [0.3, 0.2, 0.0]}
+    ref = nhphys.simulate(system, 0.2, 1e-2, integrator=Reference(1e-12, 1e-14), **start)
+    errors = []
+    for dt in (2e-3, 1e-3, 5e-4):
+        traj = nhphys.simulate(system, 0.2, dt, backend=backend,
+                               save_every=round(1e-2 / dt), **start)
+        errors.append(max(np.abs(traj.position[-1] - ref.position[-1]).max(),
+                          np.abs(traj.R[-1] - ref.R[-1]).max() * R_PUCK))
+    assert 3.5 < errors[0] / errors[1] < 4.5 and 3.5 < errors[1] / errors[2] < 4.5, errors
+
+
+@pytest.mark.parametrize("slope, mu, moves", [(0.3, 0.2, True), (0.3, 0.4, False)])
+def test_a_puck_on_an_incline_slides_down_or_stays_as_the_friction_says(backend, slope, mu,
+                                                                       moves):
+    normal = [0.0, -np.sin(slope), np.cos(slope)]
+    tilt = np.array([[1, 0, 0], [0, np.cos(slope), -np.sin(slope)],
+                     [0, np.sin(slope), np.cos(slope)]])
+    traj = nhphys.simulate(puck(mu, Plane(normal=normal)), 0.5, 1e-3, backend=backend,
+                           R0=tilt)
+    downhill = np.array([0.0, -np.cos(slope), -np.sin(slope)])
+    if moves:  # from rest down the slope at g (sin - mu cos)
+        a = G * (np.sin(slope) - mu * np.cos(slope))
+        assert traj.velocity[-1] == pytest.approx(a * 0.5 * downhill, rel=1e-12, abs=1e-14)
+        assert traj.position[-1] == pytest.approx(0.5 * a * 0.25 * downhill, rel=1e-12,
+                                                  abs=1e-14)
+    else:
+        assert np.all(traj.velocity == 0.0) and np.all(traj.position == 0.0)
+    assert not traj.events
+
+
+def coin(mu):
+    return RollingBody(COIN, Plane(), lift_off=True, mu=mu)
+
+
+@pytest.mark.parametrize("mu", [np.inf, 0.3])
+def test_a_coin_falls_flat_lands_and_comes_to_rest(backend, mu):
+    traj = nhphys.simulate(coin(mu), 0.4, 1e-3, backend=backend, **COIN_START)
+    kinds = [e["kind"] for e in traj.events]
+    fall = traj.events[kinds.index("fall flat")]
+    assert fall["after"] == "flat" and 0.08 < fall["t"] < 0.09
+    assert kinds[-1] == "stick" if np.isfinite(mu) else kinds[-1] == "fall flat"
+    flat = traj.mode == 3
+    assert flat[-1] and np.all(flat[traj.t > fall["t"]])
+    # flat on the plane: axis along the normal, centre on the plane, and at rest at the end
+    assert np.abs(np.abs(traj.R[flat][:, 2, 2]) - 1).max() <= 1e-15
+    assert np.abs(traj.position[flat][:, 2]).max() <= 1e-16
+    assert np.all(traj.velocity[-1] == 0.0) and np.all(traj.omega[-1] == 0.0)
+    # the landing's energy change is in the work: energy - work is the same on both sides
+    balance = traj.energy - traj.work
+    landed = np.flatnonzero(flat)[0]
+    assert abs(balance[landed] - balance[landed - 1]) <= 2e-4  # the rolling step's error
+    assert np.ptp(balance[flat]) <= 1e-6 * traj.energy[0]
+    if not np.isfinite(mu):  # a rough face stops at once
+        assert np.all(traj.velocity[flat] == 0.0)
+
+
+def test_a_fall_and_the_slide_after_it_converge_to_the_reference(backend):
+    system, t_final = coin(0.3), 0.3
+    ref = nhphys.simulate(system, t_final, 1e-3, integrator=Reference(1e-11, 1e-13),
+                          **COIN_START)
+    ref_fall = [e["t"] for e in ref.events if e["kind"] == "fall flat"][0]
+    errors, falls = [], []
+    for dt in (5e-4, 2.5e-4):
+        traj = nhphys.simulate(system, t_final, dt, backend=backend,
+                               save_every=round(1e-3 / dt), **COIN_START)
+        falls.append([e["t"] for e in traj.events if e["kind"] == "fall flat"][0] - ref_fall)
+        errors.append(np.abs(traj.position[-1] - ref.position[-1]).max())
+    assert abs(falls[1]) < 1e-7 and abs(falls[0]) < 5e-7
+    assert 3.0 < errors[0] / errors[1] < 5.0, errors
+
+
+@pytest.mark.parity
+def test_kernel_and_twin_agree_through_the_fall_and_the_stop():
+    def run(backend):
+        return nhphys.simulate(coin(0.3), 0.25, 1e-3, backend=backend, **COIN_START)
+
+    kernel, twin = run("cython"), run("python")
+    assert [e["kind"] for e in kernel.events] == [e["kind"] for e in twin.events]
+    for a, b in zip(kernel.events, twin.events):
+        assert abs(a["t"] - b["t"]) <= 1e-10
+    for name in ("position", "velocity", "omega"):
+        assert np.abs(getattr(kernel, name) - getattr(twin, name)).max() <= 1e-10, name
+
+
+@pytest.mark.parametrize("start, match", [
+    ({"omega0": [1.0, 0.0, 0.0]}, "in the ground's plane only"),
+    ({"velocity0": [0.0, 0.0, 1.0]}, "in the ground's plane only"),
+])
+def test_bad_flat_starts_are_refused(start, match):
+    with pytest.raises(ValueError, match=match):
+        nhphys.simulate(puck(0.2), 0.01, 1e-3, **start)
+    with pytest.raises(ValueError, match="rough face cannot slide"):
+        nhphys.simulate(puck(np.inf), 0.01, 1e-3, omega0=[0.0, 0.0, 5.0])
+
+
+def test_a_disk_that_cannot_lie_flat_still_ends_the_run_at_the_fall(backend):
+    offset = nhphys.RigidBody(M_COIN, Disk.solid_inertia(M_COIN, R_COIN), Disk(R_COIN),
+                              com=[0.02, 0.0, 0.0])
+    for body, ground in ((offset, Plane()), (COIN, Sphere(20.0))):
+        point = [0.0, 0.0, 20.0] if isinstance(ground, Sphere) else [0.0, 0.0, 0.0]
+        system = RollingBody(body, ground, lift_off=True, mu=0.3)
+        with pytest.raises(ContactEvent, match="fell flat"):
+            nhphys.simulate(system, 0.4, 1e-3, backend=backend, ground_point=point,
+                            **COIN_START)

@@ -32,6 +32,7 @@ SCENES = {  # name: (arguments that keep the run short, figures)
     "billiard": ([], ["path.png"]),  # sliding with Coulomb friction, then rolling
     "tippe_top": (["--t-final", "0.5"], ["inversion.png"]),  # inverts while it slides
     "hump": (["--t-final", "2"], ["jump.png"]),  # leaves a hump, lands, bounces, rolls on
+    "euler_disk_to_rest": ([], ["to_rest.png"]),  # falls flat, slides on its face, stops
     # the benchmark bicycle (docs/multibody.md)
     "bicycle": (["--t-final", "3"], ["eigenvalues.png", "runs.png", "strobe.png",
                                       "diagnostics.png"]),

@@ -150,7 +150,6 @@ class ModesReferenceRun:
         return rolling_spec.ground_geometry(self.model.ground, self.chart, self.z)[3]
 
     def _face_rhs(self, t, y):
-        m, Ia = self.system.mass, self.model.face_inertia
         state, _ = self._state(y, t)
         v, w, N, g_t = spec.face_state(self.model, state)
         if not np.any(v) and w == 0.0 and spec.face_holds(self.model, state):

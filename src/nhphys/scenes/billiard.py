@@ -26,6 +26,7 @@ import numpy as np
 
 import nhphys
 from nhphys import RollingContact, Scene
+from nhphys.scenes._figures import save_figure
 from nhphys.surfaces import Plane, Sphere
 from nhphys.systems import RollingBody
 
@@ -152,13 +153,7 @@ def main(argv=None):
     ax1.legend(fontsize=8)
     for ax in (ax0, ax1):
         ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    out = os.path.join(args.out, "path.png")
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print("wrote:")
-    print("  " + os.path.abspath(out))
-    return 0
+    return save_figure(fig, args.out, "path.png")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import numpy as np
 
 import nhphys
 from nhphys import RollingContact, Scene
+from nhphys.scenes._figures import save_figure
 from nhphys.surfaces import Plane, Sphere
 from nhphys.systems import RollingBody
 
@@ -128,13 +129,7 @@ def main(argv=None):
     ax1.legend()
     for ax in (ax0, ax1):
         ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    path = os.path.join(args.out, "height.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print("wrote:")
-    print("  " + os.path.abspath(path))
-    return 0
+    return save_figure(fig, args.out, "height.png")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import numpy as np
 import nhphys
 from nhphys import RollingContact, Scene
 from nhphys.integrators import Retraction
+from nhphys.scenes._figures import save_figure
 from nhphys.surfaces import Sphere
 from nhphys.systems import RollingBody
 
@@ -143,13 +144,7 @@ def main(argv=None):
     ax1.set_title("N = m g (17 cos theta - 10) / 7 - m v0^2 / rho")
     for ax in (ax0, ax1):
         ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    path = os.path.join(args.out, "lift_off.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print("wrote:")
-    print("  " + os.path.abspath(path))
-    return 0
+    return save_figure(fig, args.out, "lift_off.png")
 
 
 if __name__ == "__main__":

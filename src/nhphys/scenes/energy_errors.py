@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 import nhphys
-from nhphys.lie import so3
+from nhphys.scenes._figures import save_figure
 from nhphys.scenes.ellipsoid_plane import egg, ground
 from nhphys.systems import RollingBody
 
@@ -73,13 +73,7 @@ def main(argv=None):
     ax.set_title(f"rolling ellipsoid, {args.runs} random starts, h = {args.dt:g} s, "
                  f"{args.t_final:g} s")
     ax.legend()
-    fig.tight_layout()
-    path = os.path.join(args.out, "energy_errors.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print("wrote:")
-    print("  " + os.path.abspath(path))
-    return 0
+    return save_figure(fig, args.out, "energy_errors.png")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import numpy as np
 
 import nhphys
 from nhphys import RollingContact, Scene
+from nhphys.scenes._figures import save_figure
 from nhphys.surfaces import HeightField, Sphere
 from nhphys.systems import RollingBody
 
@@ -231,13 +232,7 @@ def main(argv=None):
     gap.set_title("lowest point above the ground\n(dashed: lift-off, dotted: touchdowns)")
     for ax in (top, zoom, gap):
         ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    path = os.path.join(args.out, "jump.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print("wrote:")
-    print("  " + os.path.abspath(path))
-    return 0
+    return save_figure(fig, args.out, "jump.png")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ import numpy as np
 import nhphys
 from nhphys import RollingContact, Scene
 from nhphys.lie import so3
+from nhphys.scenes._figures import save_figure
 from nhphys.surfaces import Plane, Sphere
 from nhphys.systems import RollingBody
 
@@ -198,13 +199,7 @@ def main(argv=None):
     for ax in (ax0, ax1):
         ax.grid(True, alpha=0.3)
     ax2.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout()
-    out = os.path.join(args.out, "inversion.png")
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    print("wrote:")
-    print("  " + os.path.abspath(out))
-    return 0
+    return save_figure(fig, args.out, "inversion.png")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ Modes and guards
 ----------------
 A body is in one of three modes; each has a guard, a function of the state at the end of a
 step that is positive while the mode holds (the third, ``SLIDING``, comes with a finite
-friction coefficient ``mu`` and is described in "The sliding step"):
+friction coefficient ``mu`` and is described in "The sliding step"; a thin disk has a fourth,
+``FACE``, described in "Lying flat"):
 
 * ``ROLLING``: the rolling step of :mod:`nhphys.twins.rolling` (contact and no-slip exact).
   Guard: the normal contact force ``N`` of the continuous model at the state (eq. 29,
@@ -147,10 +148,68 @@ path), it flies on from there.
 
 A lift-off changes no velocity: the state at the located time is the flight's start.
 
+Lying flat
+----------
+A thin disk whose centre of mass is its centre and whose axis (body z) is a principal axis of
+inertia, on a plane (``face`` gives its radius and flat angle), has a fourth mode, ``FACE``:
+lying flat on its face. Rolling or sliding, it meets the ``FLAT`` contact event where its
+plane comes within its flat angle of the ground's: the support map stops there (the contact is
+no longer a point), so the step fails. The partial step at which it fails is located by
+bisection on the step's status (:func:`locate_fall`, to ``LOCATE_TOL h``; the state kept is
+the last that steps, its axis within twice the flat angle of the normal, else the failure is
+a Newton iterate's and ends the run as before), and the disk lands there (:func:`land_flat`):
+
+* it is turned flat about its rim point on the ground, by the smallest rotation taking its
+  axis to the normal (the last ``flat_angle`` of the fall, done at once: the centre drops by
+  ``R sin(flat_angle)`` and slides by ``R (1 - cos(flat_angle))``), and its centre is put on
+  the plane to round-off;
+* the velocities out of the plane (the centre's along ``n``, the angular velocity about the
+  in-plane axes) are taken out: a plastic impact of the whole face, with restitution 0
+  whatever ``e`` is. With ``mu = inf`` the face is rough and no point of it can slide, so the
+  disk stops. With a finite ``mu`` the face keeps its motion along the ground, the centre's
+  tangential velocity ``v`` and the spin ``w`` about ``n`` (the impact's friction impulse is
+  neglected);
+* the change of kinetic plus potential energy is the event's ``energy_change`` and goes into
+  ``work``, so ``energy - work`` is continuous through the landing.
+
+On its face the disk slides and spins under gravity's tangential part ``m g_t``, the normal
+force ``N = m g (n . k)`` and the Coulomb friction of the whole face under uniform pressure
+(:mod:`nhphys.twins.face`: ``F`` and ``T`` as functions of ``(v, w)``, which is why the
+centre of mass must be the centre and the axis principal), the planar rigid body
+
+    m dv/dt = F(v, w) + m g_t,      I_a dw/dt = T(v, w),      da/dt = v,      dA/dt = hat(w n) A,
+
+``I_a = e_z . I e_z``. The step (:func:`face_step`) is the explicit trapezoidal rule (Heun)
+on ``(v, w)``, ``v_1 = v_0 + h/2 (f(v_0, w_0) + f(v_p, w_p))`` with the Euler predictor
+``(v_p, w_p)``, and the trapezoidal rule on the position and the turn about ``n``
+(``a_1 = a_0 + h/2 (v_0 + v_1)``, ``A_1 = exp(h/2 (w_0 + w_1) hat(n)) A_0``): second order,
+exact where ``F`` and ``T`` are constant (a pure slide decelerates at ``mu g``, a pure spin at
+``(4/3) mu g / R`` for the solid disk, a slide down a slope at ``g (sin - mu cos)``). The work of
+friction is the trapezoidal rule on its power ``F . v + T w``, with the force of each stage.
+
+The face stops where its velocities vanish. ``F`` and ``T`` depend only on the direction of
+``(v, R w)`` and are odd in it, so they jump at the stop; for the step to be a smooth function
+of ``h`` through the stop, where the predictor has turned back (``m v_p . v_0 + I_a w_p w_0 < 0``)
+its stage force is that of the mirrored velocities ``(-v_p, -w_p)``: the friction the face had
+before the stop, carried on. The guard is ``m v . v_0 + I_a w w_0`` with ``(v_0, w_0)`` the step's
+starting velocities: positive while the face moves on, negative once the step has carried it
+past its stop. The stop is located as any other event, and what is left of the motion there
+(round-off) is taken out (a ``STICK`` event, ``flat`` to ``flat``). At rest (velocities exactly
+zero) the disk stays where static friction holds it, ``m |g_t| <= mu N``; else it slides from
+rest down the slope (the friction at rest opposing ``g_t``). On level ground the sliding and
+the spin die out together (Farkas, Bartels, Unger and Wolf, Phys. Rev. Lett. 90, 248302
+(2003), for this friction law; the tests measure it), so the one located stop ends both.
+
+Frames of a disk lying flat: ``s = 0`` (the face's centre), ``x`` its point on the plane, ``n``,
+``n_M = A^T n``, the gap ``n . (a - x_g)`` (round-off) and ``N``; its contact residual is that
+of the gap, its slip speed that of the centre. A disk that is not such a disk, or
+a disk in flight that turns flat, still ends the run at the ``FLAT`` event.
+
 Events
 ------
 Each mode change is a row of ``events`` (``EVENT_SIZE`` numbers, :data:`EVENT_FIELDS`): the
-time, the kind (``LIFT_OFF``, ``TOUCHDOWN``), the mode before and after, the normal impulse
+time, the kind (``LIFT_OFF``, ``TOUCHDOWN``, ``SLIP``, ``STICK``, ``FALL_FLAT``), the mode
+before and after, the normal impulse
 ``n . P`` and the change of kinetic energy (0 for a lift-off). Rows are written when the step
 that holds them is committed.
 

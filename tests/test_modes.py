@@ -521,3 +521,26 @@ def test_the_tippe_top_inverts_when_the_reference_says(backend, tippe_top_refere
     assert t_inv == pytest.approx(t_ref, rel=1e-4)  # the bar is 2%
     assert [e["kind"] for e in traj.events][:2] == [e["kind"] for e in ref.events][:2]
     np.testing.assert_allclose(traj.events[0]["t"], ref.events[0]["t"], rtol=1e-4)
+
+
+def test_marbles_thrown_over_sharp_crests_jump_them_and_fly_on_parabolas(backend):
+    """``marbles --lift-off --jump``, its first four balls: two leave a crest within 0.5 s,
+    fly on the parabola of gravity, land and never go through the terrain."""
+    from nhphys.scenes.marbles import JUMP_SPEED, JUMP_WAVES, build
+
+    scene = build(lift_off=True, restitution=0.3, waves=JUMP_WAVES, throw=JUMP_SPEED, count=4)
+    dt = 0.005
+    traj = scene.simulate(0.5, dt, integrator="exp", backend=backend, progress=False)
+    left = {ev["body"] for ev in traj.events if ev["kind"] == "lift-off"}
+    assert left == {"ball001", "ball003"}
+    assert traj.gap.min() >= -1e-12  # on or above the terrain at every frame
+    on_ground = traj.mode != 1
+    assert traj.constraint_residual[on_ground].max() <= 1e-12
+    for i in range(4):  # frames well inside a flight: the centre's acceleration is -g k
+        flying = traj.mode[:, i] == 1
+        inside = np.flatnonzero(flying[1:-1] & flying[:-2] & flying[2:]) + 1
+        for k in inside:
+            acc = (traj.position[k + 1, i] - 2 * traj.position[k, i]
+                   + traj.position[k - 1, i]) / dt**2
+            assert acc == pytest.approx([0.0, 0.0, -G], abs=1e-6)
+    assert any(np.any(traj.mode[:, i] == 1) for i in (1, 3))

@@ -16,6 +16,9 @@ starts ``H`` above the terrain, in flight, and lands. It prints how many balls l
 and the events by kind; ``--out RUN.npz`` and ``--gif FILE.gif`` keep the run. (The balls of
 this scene are slow, at most about 2.4 m/s: the crests' radii of curvature are 5.8 m and more,
 so a ball would need about 7.6 m/s to leave one, and without ``--drop`` none leaves the ground.)
+``--lift-off --jump`` makes the crests sharper, ``0.15 sin(5 x) cos(5 y)`` (radius of curvature
+0.27 m at the tops, still larger than a ball's 0.08 m in the valleys), and throws every ball at
+2 m/s towards the middle: about half of them jump a crest, fly, land and bounce.
 """
 
 import argparse
@@ -32,24 +35,39 @@ RADIUS = 0.08
 RESTITUTION = 0.3  # of the impacts, with --lift-off
 
 
-def build(lift_off=False, restitution=0.0, drop=0.0):
+WAVES = (1.3, 1.1)  # the terrain's wavenumbers along x and y [1/m]
+JUMP_WAVES = (5.0, 5.0)  # --jump: crests of radius 1/(0.15 * 25) = 0.27 m
+JUMP_SPEED = 2.0  # --jump: every ball thrown at 2 m/s towards the middle
+
+
+def build(lift_off=False, restitution=0.0, drop=0.0, waves=WAVES, throw=0.0, count=COUNT):
     """The scene: the balls' contacts bilateral (the default), or unilateral with
     ``lift_off`` (impacts of restitution ``restitution``; every ball starting ``drop`` above
-    the terrain, in flight, if ``drop > 0``)."""
+    the terrain, in flight, if ``drop > 0``), on the terrain of wavenumbers ``waves``; with
+    ``throw > 0`` every ball starts rolling at that speed towards the middle; the first
+    ``count`` of the balls."""
     scene = Scene(name="marbles")
+    kx, ky = (float(k) for k in waves)
     terrain = scene.add_ground(
-        HeightField.from_function("0.15*sin(1.3*x)*cos(1.1*y) + 0.04*(x**2 + y**2)", (-3, 3),
-                                  (-3, 3), samples=65),
+        HeightField.from_function(f"0.15*sin({kx:g}*x)*cos({ky:g}*y) + 0.04*(x**2 + y**2)",
+                                  (-3, 3), (-3, 3), samples=65),
         color="#b9c4a3", resolution=96)
     rng = np.random.default_rng(2026)
     start = {"height": drop} if drop > 0 else {}
-    for i in range(COUNT):
+    for i in range(count):
         ball = nhphys.RigidBody(1.0, [0.4 * RADIUS**2] * 3, Sphere(RADIUS), name=f"ball{i:03d}")
         x, y = rng.uniform(-2.0, 2.0, 2)
         contact = RollingContact(terrain, lift_off=True, restitution=restitution) if lift_off \
             else RollingContact(terrain)
-        scene.add_body(ball, contact, position=terrain.point(terrain.project([x, y, 0.0])),
-                       omega=rng.normal(0.0, 2.0, 3), resolution=16, **start)
+        spin = rng.normal(0.0, 2.0, 3)
+        location = terrain.project([x, y, 0.0])
+        if throw > 0:  # rolling at `throw` towards the middle: omega = n x v / r
+            n = terrain.normal(location)
+            inward = -np.array([x, y, 0.0])
+            inward -= (inward @ n) * n
+            spin = np.cross(n, throw * inward / np.linalg.norm(inward)) / RADIUS
+        scene.add_body(ball, contact, position=terrain.point(location), omega=spin,
+                       resolution=16, **start)
     return scene
 
 
@@ -73,6 +91,11 @@ def lift_off_parser():
     parser.add_argument("--drop", type=float, default=0.0, metavar="H",
                         help="with --lift-off: start every ball H m above the terrain, in flight "
                              "(default 0: on it)")
+    parser.add_argument("--jump", action="store_true",
+                        help=f"with --lift-off: sharper crests (wavenumbers {JUMP_WAVES[0]:g}, "
+                             f"radius of curvature 0.27 m) and every ball thrown at "
+                             f"{JUMP_SPEED:g} m/s towards the middle, so that balls jump the "
+                             "crests")
     parser.add_argument("--t-final", type=float, default=defaults["t_final"],
                         help=f"end time [s] (default {defaults['t_final']:g})")
     parser.add_argument("--dt", type=float, default=defaults["dt"],
@@ -96,11 +119,13 @@ def main(argv=None):
     if args.drop < 0:
         parser.error(f"--drop: expected a height >= 0, got {args.drop:g}")
     try:
-        lifted = build(lift_off=True, restitution=args.restitution, drop=args.drop)
+        lifted = build(lift_off=True, restitution=args.restitution, drop=args.drop,
+                       **({"waves": JUMP_WAVES, "throw": JUMP_SPEED} if args.jump else {}))
     except ValueError as exc:
         parser.error(str(exc))
     print(f"marbles with unilateral contacts: {COUNT} balls, restitution {args.restitution:g}"
-          f"{f', dropped from {args.drop:g} m' if args.drop > 0 else ''}, "
+          f"{f', dropped from {args.drop:g} m' if args.drop > 0 else ''}"
+          f"{f', thrown at {JUMP_SPEED:g} m/s over sharper crests' if args.jump else ''}, "
           f"t_final = {args.t_final:g} s, dt = {args.dt:g} s")
     traj = lifted.simulate(args.t_final, args.dt, integrator=defaults["integrator"],
                            progress=not args.no_progress, out=args.out)

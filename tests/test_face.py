@@ -249,3 +249,40 @@ def test_the_documented_example_prints_what_the_docs_say(capsys):
     got = [[float(x) for x in line.split()] for line in capsys.readouterr().out.splitlines()]
     want = [[float(x) for x in line.split()] for line in printed.splitlines()]
     assert np.allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_a_coin_dropped_nearly_flat_lands_on_its_face_at_the_closed_form_time(backend):
+    tilt, height = 0.005, 0.05  # within the flat angle (0.01 rad): it lands on its face
+    R0 = np.array([[1, 0, 0], [0, np.cos(tilt), -np.sin(tilt)], [0, np.sin(tilt), np.cos(tilt)]])
+    traj = nhphys.simulate(coin(0.3), 0.2, 1e-3, backend=backend, R0=R0, height=height)
+    (landing,) = traj.events
+    assert (landing["kind"], landing["before"], landing["after"]) == ("touchdown", "flight",
+                                                                       "flat")
+    # its lowest point falls `height` in free fall, the attitude unchanged
+    assert landing["t"] == pytest.approx(np.sqrt(2 * height / 9.81), rel=1e-12)
+    # the fall's speed and the last `tilt` of the fall (turned flat about the rim point) are lost
+    lowest = R_COIN * np.sin(tilt)
+    assert landing["energy_change"] == pytest.approx(-M_COIN * 9.81 * (height + lowest),
+                                                     rel=1e-12)
+    assert np.all(traj.mode[traj.t > landing["t"]] == 3)
+    assert np.all(traj.velocity[-1] == 0.0) and np.all(traj.omega[-1] == 0.0)
+
+
+def test_a_tumbling_coin_passes_flat_in_the_air_on_its_parabola(backend):
+    v0 = np.array([0.2, 0.0, 2.0])
+    traj = nhphys.simulate(coin(0.3), 0.35, 1e-4, backend=backend, height=0.3,
+                           omega0=[40.0, 0.0, 0.0], velocity0=v0)
+    flying = traj.mode == 1
+    first = traj.events[0]["t"] if traj.events else np.inf
+    before = traj.t < first
+    assert np.all(flying[before]) and first > 0.3
+    axis_z = traj.R[before][:, 2, 2]
+    assert np.abs(axis_z).max() > np.cos(COIN.shape.flat_angle)  # it turned flat in the air
+    # the centre on the parabola of gravity, the gap that of the lowest rim point
+    t = traj.t[before]
+    a0 = traj.position[0]
+    assert np.abs(traj.position[before] - (a0 + np.outer(t, v0)
+                                           - 0.5 * 9.81 * np.outer(t**2, [0, 0, 1]))).max() \
+        <= 1e-12
+    lowest = traj.position[before][:, 2] - R_COIN * np.sqrt(np.maximum(0.0, 1 - axis_z**2))
+    assert np.abs(traj.gap[before] - lowest).max() <= 1e-13  # the contact solve's round-off

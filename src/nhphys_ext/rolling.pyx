@@ -2134,6 +2134,9 @@ cdef int flight_step(ModesModel m, double h, State* S, Contact* c) noexcept:
         p_half[i] = S.p[i] - half_weight[i]
         a1[i] = S.a[i] + (h / m.mass) * p_half[i]
     st = contact(m.shape, m.ground, A1, a1, S.chart, S.z, m.newton_tol, m.max_newton, c)
+    if st == FLAT and m.face_radius > 0.0:  # a disk over a plane, turning flat in the air
+        flat_flight_contact(m, A1, a1, S.chart, S.z, c)
+        st = OK
     if st:
         return st
     matvec3(m.I, xi, Ix)
@@ -2770,6 +2773,48 @@ cdef int face_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     return OK
 
 
+cdef void flat_flight_contact(ModesModel m, const double* A, const double* a, int chart,
+                              const double* z, Contact* c) noexcept:
+    # the closest-approach pair of a disk in flight over a plane, flat included (twin)
+    cdef double x0[3]
+    cdef double J[6]
+    cdef double H[12]
+    cdef double n[3]
+    cdef double W[4]
+    cdef double d[3]
+    cdef double As[3]
+    cdef double P[3]
+    cdef double diff[3]
+    cdef double perp
+    cdef int i
+    ground_geometry(m.ground, chart, z, x0, J, H, n, W)
+    matTvec3(A, n, c.n_M)
+    for i in range(3):
+        d[i] = -c.n_M[i]
+    perp = sqrt(d[0] * d[0] + d[1] * d[1])
+    if perp > 0.0:
+        c.s[0] = m.face_radius * d[0] / perp
+        c.s[1] = m.face_radius * d[1] / perp
+    else:
+        c.s[0] = m.face_radius
+        c.s[1] = 0.0
+    c.s[2] = 0.0
+    matvec3(A, c.s, As)
+    for i in range(3):
+        P[i] = a[i] + As[i]
+        diff[i] = P[i] - x0[i]
+    c.gap = dot3(n, diff)
+    for i in range(3):
+        c.x[i] = P[i] - c.gap * n[i]
+        c.n[i] = n[i]
+        diff[i] = c.x[i] - x0[i]
+    for i in range(9):
+        c.Sp[i] = 0.0
+    c.chart = chart
+    c.z[0] = z[0] + J[0] * diff[0] + J[2] * diff[1] + J[4] * diff[2]
+    c.z[1] = z[1] + J[1] * diff[0] + J[3] * diff[1] + J[5] * diff[2]
+
+
 cdef double face_guard(ModesModel m, const State* S) noexcept:
     # m v . v_0 + I_a w w_0, inf at rest (twin: face_guard)
     cdef double v[3]
@@ -3339,7 +3384,16 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
         before = mode[0]
         impulse = 0.0
         change = 0.0
-        if mode[0] == MODE_FLIGHT:
+        if mode[0] == MODE_FLIGHT and m.face_radius > 0.0 and fabs(
+                S.A[2] * c.n[0] + S.A[5] * c.n[1] + S.A[8] * c.n[2]) >= cos(m.flat_angle):
+            for it in range(3):  # it lands on its face (twin: modes_step)
+                S.s[it] = c.s[it]
+                S.n[it] = c.n[it]
+            land_flat(m, S, &impulse, &change)
+            mode[0] = MODE_FACE
+            face_contact(m, S, c)
+            kind = EVENT_TOUCHDOWN
+        elif mode[0] == MODE_FLIGHT:
             st = impact(m, S, c, h, &after, &impulse, &change)
             if st:
                 return st

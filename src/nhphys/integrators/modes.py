@@ -42,7 +42,8 @@ def start_modes(integrator, system, dt, backend, R0=None, omega0=None,
     omega0 = np.zeros(3) if omega0 is None else omega0
     flat = start_flat(system, R0, omega0, ground_point, height, velocity0)
     if flat is not None:
-        return ModesRun(system, flat, dt, integrator, backend, spec.FACE)
+        return ModesRun(system, flat, dt, integrator, backend,
+                        spec.FLIGHT if height > 0 else spec.FACE)
     state = system.place(R0, omega0, ground_point)  # (a pulling ground is not refused here)
     state["slip"] = np.zeros(3)
     n = state["contact"].n
@@ -81,11 +82,13 @@ def start_flat(system, R0, omega0, ground_point, height, velocity0):
     within its flat angle of the ground's normal; it is turned exactly flat), or ``None`` for
     any other start. Its centre is put on the ground point nearest ``ground_point``; it may
     spin about its axis (``omega0``) and slide (``velocity0``, in the ground's plane) where the
-    friction is finite."""
+    friction is finite. With ``height > 0`` it starts in flight instead, its lowest point that
+    far above the ground, with ``R0``, ``omega0`` and ``velocity0`` as given (where the support
+    map cannot place a disk this flat)."""
     face = face_of(system)
     R0 = as_rotation(R0, "R0")
     point = as_vector3(ground_point, "ground_point")
-    if face[0] <= 0.0 or height > 0:
+    if face[0] <= 0.0:
         return None
     loc = system.ground.project(point)
     chart, z = int(loc.chart), np.array(loc.uv, dtype=float)
@@ -94,6 +97,12 @@ def start_flat(system, R0, omega0, ground_point, height, velocity0):
         return None
     omega0 = as_vector3(omega0, "omega0")
     velocity = np.zeros(3) if velocity0 is None else as_vector3(velocity0, "velocity0")
+    if height > 0:  # the lowest rim point `height` above the ground
+        below = x + height * n
+        lowest = system.body.shape.radius * np.sqrt(max(0.0, 1.0 - (R0[:, 2] @ n) ** 2))
+        return {"A": R0.copy(), "a": below + lowest * n, "Pi": system.inertia @ omega0,
+                "p": system.mass * velocity, "s": np.zeros(3), "chart": chart, "z": z,
+                "n": n, "slip": np.zeros(3)}
     spin = omega0[2]
     if np.any(omega0[:2]) or abs(velocity @ n) > 1e-12 * max(np.linalg.norm(velocity), 1.0):
         raise ValueError(
@@ -187,7 +196,7 @@ class ModesRun(Run):
         self.Pi = np.array(state["Pi"], dtype=float)
         self.p = np.array(state["p"], dtype=float)
         self.s = np.array(state["s"], dtype=float)
-        self.n = np.array(state["n"] if mode == spec.FACE else state["contact"].n, dtype=float)
+        self.n = np.array(state["n"] if "n" in state else state["contact"].n, dtype=float)
         self.F = system.mass * system.gravity * self.up
         self.slip = np.array(state["slip"], dtype=float)
         self.chart = np.array([state["chart"]], dtype=np.intp)
@@ -197,16 +206,18 @@ class ModesRun(Run):
         self.events = np.empty((0, spec.EVENT_SIZE))
         shape, ground = system._twins()
         st, c = OK, None
+        model = spec.Model(shape, ground, None, None, system.mass, system.inertia,
+                           system.inertia_inv, system.gravity, system.up, system.support_shape,
+                           system.restitution, system.mu, 0, 1e-14, 50, 0, face=self.face)
         if mode == spec.FACE:
-            model = spec.Model(shape, ground, None, None, system.mass, system.inertia,
-                               system.inertia_inv, system.gravity, system.up,
-                               system.support_shape, system.restitution, system.mu, 0, 1e-14,
-                               50, 0, face=self.face)
             c = spec.face_contact(model, {"A": self.A, "a": self.a, "n": self.n,
                                           "chart": int(self.chart[0]), "z": self.z})
         else:
             st, c = rolling_spec.contact(shape, ground, self.A, self.a, int(self.chart[0]),
                                          self.z, 1e-14, 50)
+            if st == spec.FLAT and self.face[0] > 0.0:  # a disk flat in the air
+                st, c = OK, spec.flat_flight_contact(model, self.A, self.a,
+                                                     int(self.chart[0]), self.z)
         if st:
             raise ValueError("Could not find the body's closest point to the ground at the "
                              "start.")

@@ -202,8 +202,12 @@ the spin die out together (Farkas, Bartels, Unger and Wolf, Phys. Rev. Lett. 90,
 
 Frames of a disk lying flat: ``s = 0`` (the face's centre), ``x`` its point on the plane, ``n``,
 ``n_M = A^T n``, the gap ``n . (a - x_g)`` (round-off) and ``N``; its contact residual is that
-of the gap, its slip speed that of the centre. A disk that is not such a disk, or
-a disk in flight that turns flat, still ends the run at the ``FLAT`` event.
+of the gap, its slip speed that of the centre. In flight such a disk may turn flat in the air:
+where the support map stops, its closest-approach pair is its lowest rim point over the plane
+(:func:`flat_flight_contact`: the unit projection of ``-A^T n`` on its plane, any rim point
+where that vanishes), and a touchdown with its axis within its flat angle of the normal is a
+landing on its face (:func:`land_flat` at the touchdown's rim point). Any other body still ends
+the run at the ``FLAT`` event.
 
 Events
 ------
@@ -302,11 +306,32 @@ def flight_step(model, h, state):
     a1 = state["a"] + (h / m) * p_half
     st, c = contact(model.shape, model.ground, A1, a1, state["chart"], state["z"],
                     model.newton_tol, model.max_newton)
+    if st == FLAT and model.face_radius > 0.0:  # a disk over a plane, turning flat in the air
+        st, c = OK, flat_flight_contact(model, A1, a1, state["chart"], state["z"])
     if st:
         return st, None, None
     new = dict(state, A=A1, a=a1, Pi=Pi1, p=p_half - half_weight, s=c.s, n=c.n.copy(),
                chart=c.chart, z=c.z, t=state["t"] + h, normal_force=0.0)
     return OK, new, c
+
+
+def flat_flight_contact(model, A, a, chart, z):
+    """The closest-approach pair of a thin disk in flight over a plane at any attitude,
+    flat included (module docstring, "Lying flat"): its lowest rim point ``s = R w``, ``w`` the
+    unit projection of ``-A^T n`` on the disk's plane (body x where that projection vanishes:
+    the disk is flat and every rim point is lowest), and the point below it."""
+    x0, J, _, n, _ = ground_geometry(model.ground, int(chart), z)
+    d = -A.T @ n
+    perp = np.hypot(d[0], d[1])
+    w = np.array([d[0] / perp, d[1] / perp, 0.0]) if perp > 0.0 else np.array([1.0, 0.0, 0.0])
+    c = FaceContact()
+    c.s = model.face_radius * w
+    P = a + A @ c.s
+    c.gap = float(n @ (P - x0))
+    c.x = P - c.gap * n
+    c.chart, c.z = int(chart), np.asarray(z, float) + J.T @ (c.x - x0)  # a plane's chart
+    c.n, c.n_M, c.Sp = n.copy(), A.T @ n, np.zeros((3, 3))
+    return c
 
 
 def contact_velocity(model, state, s=None):
@@ -916,7 +941,11 @@ def modes_step(model, mode, state, h, substeps, events):
         state, c = (new, c) if result == "end" else result
         remaining = remaining - theta
         before, impulse, change = mode, 0.0, 0.0
-        if mode == FLIGHT:
+        if mode == FLIGHT and model.face_radius > 0.0 and abs(
+                state["A"][:, 2] @ c.n) >= np.cos(model.flat_angle):  # it lands on its face
+            state, impulse, change = land_flat(model, dict(state, s=c.s, n=c.n.copy()))
+            mode, c, kind = FACE, face_contact(model, state), TOUCHDOWN
+        elif mode == FLIGHT:
             state, mode, impulse, change = impact(model, state, c, h)
             kind = TOUCHDOWN
         elif mode == FACE:  # the face has stopped sliding: what is left of its motion is

@@ -286,3 +286,45 @@ def test_a_tumbling_coin_passes_flat_in_the_air_on_its_parabola(backend):
         <= 1e-12
     lowest = traj.position[before][:, 2] - R_COIN * np.sqrt(np.maximum(0.0, 1 - axis_z**2))
     assert np.abs(traj.gap[before] - lowest).max() <= 1e-13  # the contact solve's round-off
+
+
+def test_a_slide_that_turns_back_while_the_spin_goes_on_is_not_a_stop(backend):
+    """Thrown up a slope too steep to hold it (0.3 rad, mu = 0.2) with a little spin: the slide
+    turns back while the face still spins, so there is no stop, and the run follows the
+    Reference's."""
+    slope = 0.3
+    normal = [0.0, -np.sin(slope), np.cos(slope)]
+    tilt = np.array([[1, 0, 0], [0, np.cos(slope), -np.sin(slope)],
+                     [0, np.sin(slope), np.cos(slope)]])
+    uphill = np.array([0.0, np.cos(slope), np.sin(slope)])
+    system = puck(0.2, Plane(normal=normal))
+    start = {"R0": tilt, "velocity0": 0.5 * uphill, "omega0": [0.0, 0.0, 0.05]}
+    ref = nhphys.simulate(system, 0.3, 1e-2, integrator=Reference(1e-11, 1e-13), **start)
+    traj = nhphys.simulate(system, 0.3, 1e-4, backend=backend, save_every=100, **start)
+    assert not ref.events and not traj.events
+    assert np.abs(traj.velocity[-1] - ref.velocity[-1]).max() <= 2e-5
+    assert np.abs(traj.position[-1] - ref.position[-1]).max() <= 5e-6
+
+
+def test_a_flat_start_that_slides_to_a_stop_matches_the_reference(backend):
+    start = {"velocity0": [0.3, 0.2, 0.0], "omega0": [0.0, 0.0, 20.0]}
+    ref = nhphys.simulate(puck(0.2), 0.5, 1e-2, integrator=Reference(1e-12, 1e-14), **start)
+    traj = nhphys.simulate(puck(0.2), 0.5, 2.5e-4, backend=backend, save_every=40, **start)
+    ((ref_stop,), (stop,)) = stops(ref), stops(traj)
+    assert abs(stop["t"] - ref_stop["t"]) <= 2e-5  # measured 8.1e-6
+    assert np.abs(traj.position[-1] - ref.position[-1]).max() <= 1e-8  # measured 3.7e-9
+
+
+@pytest.mark.parity
+def test_kernel_and_twin_face_friction_agree_near_the_rim():
+    from nhphys_ext.rolling import face_friction_py
+
+    rng = np.random.default_rng(7)
+    n = np.array([0.0, 0.0, 1.0])
+    for _ in range(200):  # instantaneous centres within 1e-3 of the rim, on both sides
+        ratio = 1.0 + rng.uniform(-1e-3, 1e-3) * rng.choice([1.0, 1e-6])
+        angle = rng.uniform(0.0, 2 * np.pi)
+        v = ratio * 0.1 * 5.0 * np.array([np.cos(angle), np.sin(angle), 0.0])
+        F, T = twin_face.face_friction(v, 5.0, n, 0.1, 2.0, 0.3)
+        Fk, Tk = face_friction_py(v, 5.0, n, 0.1, 2.0, 0.3)
+        assert np.abs(np.array(Fk) - F).max() <= 1e-14 and abs(Tk - T) <= 1e-14

@@ -724,6 +724,7 @@ cdef struct State:
     bint slip_armed    # ... and whether the slip had a direction of its own there
     double face_v[3]   # a disk lying flat: its velocities at the start of the step (its
     double face_w      # guard's)
+    double graze       # the depth a flight's guard is lowered by after a graze (twin: grazes)
 
 
 cdef struct StepProblem:
@@ -2035,6 +2036,7 @@ DEF MODE_FACE = 3
 DEF EVENT_FALL_FLAT = 5
 DEF FACE_POINTS = 256  # the twin's (nhphys.twins.face)
 DEF TRANSLATION_LIMIT = 1e12
+DEF FACE_FLOOR = 1e-9
 DEF EVENT_LIFT_OFF = 1
 DEF EVENT_TOUCHDOWN = 2
 DEF EVENT_SLIP = 3
@@ -2568,14 +2570,17 @@ cdef void face_integrals(double c0, double c1, double R, double* G, double* H) n
     # G (2) and H of the instantaneous centre c (twin: face.face_integrals)
     cdef double size = sqrt(c0 * c0 + c1 * c1)
     cdef double weight = 2.0 * M_PI / FACE_POINTS
-    cdef double angle, e0, e1, ce, sm, k, sin_psi, cos_psi, cos_beta, t0, t1, s0, s1
+    cdef double angle, e0, e1, ce, sm, k, sin_psi, cos_psi, cos_beta, t0, t1, s0, s1, ca, sa
     cdef int j
     G[0] = G[1] = H[0] = 0.0
     if size < R:
+        t0, t1 = (c0 / size, c1 / size) if size > 0.0 else (1.0, 0.0)  # angles from c
         for j in range(FACE_POINTS):
             angle = 2.0 * M_PI * j / FACE_POINTS
-            e0 = cos(angle)
-            e1 = sin(angle)
+            ca = cos(angle)
+            sa = sin(angle)
+            e0 = t0 * ca - t1 * sa
+            e1 = t1 * ca + t0 * sa
             ce = c0 * e0 + c1 * e1
             sm = -ce + sqrt(R * R - size * size + ce * ce)
             G[0] += e0 * 0.5 * sm * sm
@@ -2747,7 +2752,7 @@ cdef int face_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     for i in range(3):
         vp[i] = v0[i] + h * dv0[i]
     wp = w0 + h * dw0
-    sign = -1.0 if m.mass * dot3(vp, v0) + m.face_inertia * wp * w0 < 0.0 else 1.0
+    sign = -1.0 if face_progress(m, vp, wp, v0, w0) < 0.0 else 1.0
     for i in range(3):
         vp[i] = sign * vp[i]
     face_rates(m, vp, sign * wp, S.n, N, g_t, dv1, &dw1, F1, &T1)
@@ -2815,15 +2820,28 @@ cdef void flat_flight_contact(ModesModel m, const double* A, const double* a, in
     c.z[1] = z[1] + J[1] * diff[0] + J[3] * diff[1] + J[5] * diff[2]
 
 
+cdef double face_progress(ModesModel m, const double* v, double w, const double* v0,
+                          double w0) noexcept:
+    # the larger of m v . v0 and I_a w w0 over the velocities that were moving (twin)
+    cdef double g = -INFINITY
+    cdef double speed = norm3(v0), turn = m.face_radius * fabs(w0)
+    cdef bint any_part = False
+    if speed > FACE_FLOOR * (speed + turn):
+        g = m.mass * dot3(v, v0)
+        any_part = True
+    if turn > FACE_FLOOR * (speed + turn):
+        g = max(g, m.face_inertia * w * w0)
+        any_part = True
+    return g if any_part else INFINITY
+
+
 cdef double face_guard(ModesModel m, const State* S) noexcept:
-    # m v . v_0 + I_a w w_0, inf at rest (twin: face_guard)
+    # face_progress from the step's starting velocities (twin: face_guard)
     cdef double v[3]
     cdef double g_t[3]
     cdef double w, N
-    if S.face_v[0] == 0.0 and S.face_v[1] == 0.0 and S.face_v[2] == 0.0 and S.face_w == 0.0:
-        return INFINITY
     face_state(m, S, v, &w, &N, g_t)
-    return m.mass * dot3(v, S.face_v) + m.face_inertia * w * S.face_w
+    return face_progress(m, v, w, S.face_v, S.face_w)
 
 
 cdef bint lands_flat(ModesModel m, const State* S) noexcept:
@@ -3111,8 +3129,8 @@ cdef int guard_of(ModesModel m, int mode, const State* S, const Contact* c,
     cdef int st
     cdef double direction[3]
     cdef bint has
-    if mode == MODE_FLIGHT:
-        g[0] = c.gap
+    if mode == MODE_FLIGHT:  # lowered by a graze's depth (twin: guard)
+        g[0] = c.gap + S.graze
         return OK
     if mode == MODE_FACE:
         g[0] = face_guard(m, S)
@@ -3323,10 +3341,10 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
         if n_found[0] >= MAX_EVENTS_PER_STEP:
             return TOO_MANY_EVENTS
         if mode[0] == MODE_FLIGHT:
-            g0 = gap[0]
+            g0 = gap[0] + S.graze
         elif mode[0] == MODE_FACE:
             face_state(m, S, u, &w, &N_face, g_t)
-            g0 = m.mass * dot3(u, u) + m.face_inertia * w * w
+            g0 = face_progress(m, u, w, u, w)
         elif mode[0] == MODE_SLIDING:
             st = sliding_normal_force(m, S, &gn)
             if st:
@@ -3384,6 +3402,12 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
         before = mode[0]
         impulse = 0.0
         change = 0.0
+        if mode[0] == MODE_FLIGHT and S.graze == 0.0 and grazes(m, S, c, h):  # (twin)
+            S.graze = 0.5 * m.gravity * fabs(dot3(c.n, m.up)) * h * h
+            gap[0] = c.gap
+            if fabs(remaining) <= LOCATE_TOL * fabs(h):
+                break
+            continue
         if mode[0] == MODE_FLIGHT and m.face_radius > 0.0 and fabs(
                 S.A[2] * c.n[0] + S.A[5] * c.n[1] + S.A[8] * c.n[2]) >= cos(m.flat_angle):
             for it in range(3):  # it lands on its face (twin: modes_step)
@@ -3438,6 +3462,7 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
                 mode[0] = MODE_SLIDING
                 kind = EVENT_SLIP
         gap[0] = 0.0
+        S.graze = 0.0
         row = &events[EVENT_SIZE * n_found[0]]
         n_found[0] += 1
         row[0], row[1], row[2], row[3], row[4], row[5] = (
@@ -3446,7 +3471,25 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
             break
     S.t = t_end
     gap[0] = c.gap
+    if mode[0] != MODE_FLIGHT or c.gap >= 0.0:  # clear of the ground again
+        S.graze = 0.0
     return OK
+
+
+cdef bint grazes(ModesModel m, const State* S, const Contact* c, double h) noexcept:
+    # a touchdown below the rest speed whose plastic impact would leave it in flight (twin)
+    cdef double u[3]
+    cdef double un, rest_speed, impulse, change
+    cdef State trial = S[0]
+    cdef int after
+    contact_velocity(m, S, c.s, u)
+    un = min(dot3(c.n, u), 0.0)
+    rest_speed = 0.5 * m.gravity * fabs(dot3(c.n, m.up)) * fabs(h)
+    if -un > rest_speed:
+        return False
+    if impact(m, &trial, c, h, &after, &impulse, &change):
+        return False
+    return after == MODE_FLIGHT
 
 
 @cython.boundscheck(False)
@@ -3505,6 +3548,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
         S.xi[i] = 0.0
     S.slip_armed = True
     S.face_v[0] = S.face_v[1] = S.face_v[2] = S.face_w = 0.0
+    S.graze = clock[3] if clock.shape[0] > 3 else 0.0
     S.chart = <int>chart[0]
     S.z[0] = z[0]
     S.z[1] = z[1]
@@ -3551,6 +3595,8 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
         clock[0] = S.t
         clock[1] = S.work
         clock[2] = gap
+        if clock.shape[0] > 3:
+            clock[3] = S.graze
         if (k + 1) % save_every == 0:
             write_frame(&out[(k + 1) // save_every - 1, 0], &S, &c)
             out[(k + 1) // save_every - 1, FRAME_SIZE] = current

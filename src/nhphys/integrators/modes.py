@@ -201,7 +201,7 @@ class ModesRun(Run):
         self.slip = np.array(state["slip"], dtype=float)
         self.chart = np.array([state["chart"]], dtype=np.intp)
         self.z = np.array(state["z"], dtype=float)
-        self.clock = np.zeros(3)  # the time, the work, and the gap (flight's guard)
+        self.clock = np.zeros(4)  # the time, the work, the gap (flight's guard), a graze's depth
         self.mode = np.array([mode], dtype=np.intp)
         self.events = np.empty((0, spec.EVENT_SIZE))
         shape, ground = system._twins()

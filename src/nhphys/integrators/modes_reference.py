@@ -18,8 +18,9 @@ continuous physics (:mod:`nhphys.twins.modes`):
 * lying flat (a thin disk that has fallen flat): the face's centre moves at ``v`` and the disk
   turns at ``w`` about the plane's normal under the face friction of
   :mod:`nhphys.twins.face`, ``m dv/dt = F + m g_t``, ``I_a dw/dt = T``, on the full state; its
-  event, ``m v . v_0 + I_a w w_0`` against the segment's starting velocities (the face stops;
-  if the motion turns by 90 degrees without stopping, the segment restarts, as for a slip).
+  event, the progress of the velocities from the segment's starting ones
+  (:func:`nhphys.twins.modes.face_progress`: the face stops; if the motion has not stopped
+  there, the segment restarts, as for a slip).
   Rolling and sliding have the fall as a further event: the disk's axis within its flat angle
   of the normal, ``cos(flat_angle) - |A e_3 . n|``.
 
@@ -66,6 +67,9 @@ class ModesReferenceRun:
         self.y = self._full(run.A, run.a, run.system.inertia_inv @ run.Pi, run.p / system.mass,
                             0.0)
         self.backend = "python"
+        if self.mode == spec.FACE:  # a start lying flat: its first segment's velocities
+            v, w, _, _ = spec.face_state(self.model, self._state(self.y)[0])
+            self.face_ref = (v, w)
 
     # -- states ---------------------------------------------------------------------------
     @staticmethod
@@ -185,7 +189,7 @@ class ModesReferenceRun:
             def stop(t, y):
                 state, _ = self._state(y, t)
                 v, w, _, _ = spec.face_state(model, state)
-                return self.system.mass * (v @ v0) + model.face_inertia * w * w0
+                return spec.face_progress(model, v, w, v0, w0)
             return [stop] if (np.any(v0) or w0 != 0.0) else []
         falls = []
         if model.face_radius > 0.0:

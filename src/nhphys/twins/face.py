@@ -34,7 +34,9 @@ where the ray from ``c`` along ``e`` is inside the disk for ``s_- < s < s_+``, t
 
 * ``|c| < R`` (``c`` inside the face): ``s_- = 0`` for every ``phi``; the integrands are smooth
   and periodic in ``phi``, and the trapezoidal rule on ``FACE_POINTS`` equal angles converges
-  geometrically.
+  geometrically, the more slowly the nearer ``c`` is to the rim, where ``sqrt(D)`` has kinks at
+  ``c . e = 0``. The angles are measured from ``c``'s direction, which puts those kinks on grid
+  points.
 * ``|c| >= R``: only the rays within ``psi_max = asin(R/|c|)`` of ``-c`` meet the disk, and
   ``sqrt(D)`` vanishes like a square root at the edges. With ``psi`` the angle from ``-c``,
   ``c . e = -|c| cos(psi)``, ``D = R^2 - |c|^2 sin^2(psi)``, the substitution
@@ -56,7 +58,7 @@ Checks of the reduction: with ``v = 0`` (``c = 0``), ``G = 0`` and ``H = 2 pi R^
 approaches ``R`` (the instantaneous centre on the rim), where the integrands lose their
 smoothness; the test suite measures the error against a two-dimensional adaptive quadrature.
 Where ``w = 0`` or ``|c| > TRANSLATION_LIMIT R`` the pure translation's force is used (the
-torque there is below ``mu N R R / (4 |c|)``, under round-off of ``mu N R``). At rest
+torque there is below ``mu N R R / (4 |c|)``, below ``2.5e-13 mu N R``). At rest
 (``v = 0`` and ``w = 0``) the direction is not defined: the force is ``-mu N t`` along a
 given unit direction ``t`` (the one the face starts to slide in), or zero without one.
 """
@@ -80,11 +82,15 @@ def face_integrals(c, radius):
     """``(G, H)`` of the module docstring for the instantaneous centre ``c`` (2,), in the
     plane's coordinates: ``G`` (2,), ``H`` a float."""
     R = radius
-    size = float(np.hypot(c[0], c[1]))
+    size = float(np.sqrt(c[0] * c[0] + c[1] * c[1]))  # as the kernel computes it
     angles = 2.0 * np.pi * np.arange(FACE_POINTS) / FACE_POINTS
     weight = 2.0 * np.pi / FACE_POINTS
     if size < R:
-        e = np.stack([np.cos(angles), np.sin(angles)])
+        # angles from c's direction: the integrands' kinks near the rim, where c . e = 0, are
+        # then on grid points
+        along = np.asarray(c, float) / size if size > 0.0 else np.array([1.0, 0.0])
+        across = np.array([-along[1], along[0]])
+        e = np.outer(along, np.cos(angles)) + np.outer(across, np.sin(angles))
         ce = c @ e
         s = -ce + np.sqrt(R * R - size * size + ce * ce)
         G = weight * (e * (0.5 * s * s)).sum(axis=1)

@@ -144,7 +144,14 @@ at rest, the rolling mode's start). Bounces end: an impact whose separation spee
 less than one step, is made plastic (``e = 0``), so a bouncing body comes to roll after finitely
 many bounces instead of a cascade of ever shorter flights. If the ground cannot hold the body
 after a plastic impact (``N < 0`` there: it lands on a slope falling away faster than its
-path), it flies on from there.
+path), it flies on from there. If it also came in below the rest speed, the touchdown is a
+graze (:func:`grazes`): no event, no impulse, and the flight's guard is lowered to
+``gap + g |n . k| h^2 / 2`` (the depth of a fall from rest for one step) until the gap is
+positive again at the end of a step. Without it, a
+body that leaves the ground where ``N`` crosses zero, whose gap then grows only as the cube of
+the time, could meet the ground again at once by the step's error, and lift off and touch down
+in a cascade (a disk rolling on its rim and tumbling fast does). A real touchdown after a graze
+is located where the gap reaches minus that depth, and the rolling step's contact closes it.
 
 A lift-off changes no velocity: the state at the located time is the flight's start.
 
@@ -188,13 +195,19 @@ exact where ``F`` and ``T`` are constant (a pure slide decelerates at ``mu g``, 
 friction is the trapezoidal rule on its power ``F . v + T w``, with the force of each stage.
 
 The face stops where its velocities vanish. ``F`` and ``T`` depend only on the direction of
-``(v, R w)`` and are odd in it, so they jump at the stop; for the step to be a smooth function
-of ``h`` through the stop, where the predictor has turned back (``m v_p . v_0 + I_a w_p w_0 < 0``)
-its stage force is that of the mirrored velocities ``(-v_p, -w_p)``: the friction the face had
-before the stop, carried on. The guard is ``m v . v_0 + I_a w w_0`` with ``(v_0, w_0)`` the step's
-starting velocities: positive while the face moves on, negative once the step has carried it
-past its stop. The stop is located as any other event, and what is left of the motion there
-(round-off) is taken out (a ``STICK`` event, ``flat`` to ``flat``). At rest (velocities exactly
+``(v, R w)`` and are odd in it, so they jump at the stop. The progress of the velocities from
+the step's starting ``(v_0, w_0)`` is the larger of ``m v . v_0`` and ``I_a w w_0``, over those
+of the two that were moving (:func:`face_progress`; a slide or a spin below ``FACE_FLOOR`` of
+the two together, the round-off of the friction's quadrature, is not moving): positive while
+either moves on in its
+direction, negative once every one has turned back. A slide that turns back while the spin
+goes on (up a slope too steep to hold the disk) is not a stop: its progress stays positive.
+Where the predictor's progress is negative, its stage force is that of the mirrored velocities
+``(-v_p, -w_p)``: the friction the face had before the stop, carried on, so that the step is a
+smooth function of ``h`` through the stop. The guard is the progress at the end of the step;
+the stop is located as any other event, and what is left of the motion there is taken out (a
+``STICK`` event, ``flat`` to ``flat``): small, but not round-off where the slide and the spin
+do not turn back at the same instant of the step (it goes to zero with the step). At rest (velocities exactly
 zero) the disk stays where static friction holds it, ``m |g_t| <= mu N``; else it slides from
 rest down the slope (the friction at rest opposing ``g_t``). On level ground the sliding and
 the spin die out together (Farkas, Bartels, Unger and Wolf, Phys. Rev. Lett. 90, 248302
@@ -267,6 +280,7 @@ LOCATE_ITER = 100
 SLIDE_SWEEPS = 50  # at most, for the end kick's slip direction
 SLIDE_TOL = 1e-14  # ... settled when it moves less than this
 SLIP_FLOOR = 1e-12  # a slip below this (relative to the body's speeds) has no direction
+FACE_FLOOR = 1e-9  # a face's slide or spin below this (relative to both) is not moving
 TOO_MANY_EVENTS = CODES["TOO_MANY_EVENTS"]
 EYE = np.eye(3)
 
@@ -534,10 +548,9 @@ def face_step(model, h, state):
     dv0, dw0, F0, T0 = face_rates(model, v0, w0, n, N, g_t)
     v_p, w_p = v0 + h * dv0, w0 + h * dw0
     # through a stop the friction is continued as it was before it: where the predictor has
-    # reversed, that of the mirrored velocities (the step is then a smooth function of h,
-    # and the guard locates the stop)
-    reversed_ = model.mass * (v_p @ v0) + model.face_inertia * w_p * w0 < 0.0
-    sign = -1.0 if reversed_ else 1.0
+    # reversed (every velocity that was moving), that of the mirrored velocities (the step is
+    # then a smooth function of h, and the guard locates the stop)
+    sign = -1.0 if face_progress(model, v_p, w_p, v0, w0) < 0.0 else 1.0
     dv1, dw1, F1, T1 = face_rates(model, sign * v_p, sign * w_p, n, N, g_t)
     v1 = v0 + 0.5 * h * (dv0 + dv1)
     w1 = w0 + 0.5 * h * (dw0 + dw1)
@@ -576,14 +589,26 @@ def face_contact(model, state):
     return c
 
 
+def face_progress(model, v, w, v0, w0):
+    """How the velocities ``(v, w)`` still move on from ``(v0, w0)``: the larger of
+    ``m v . v_0`` and ``I_a w w_0`` over the velocities that were moving, each above
+    ``FACE_FLOOR`` of ``|v_0| + R |w_0|`` (``inf`` if none was). Negative once every one of
+    them has turned back: the face has stopped."""
+    speed, turn = np.linalg.norm(v0), model.face_radius * abs(w0)
+    parts = []
+    if speed > FACE_FLOOR * (speed + turn):
+        parts.append(model.mass * (v @ v0))
+    if turn > FACE_FLOOR * (speed + turn):
+        parts.append(model.face_inertia * w * w0)
+    return max(parts) if parts else np.inf
+
+
 def face_guard(model, state):
-    """The guard of a disk sliding on its face: its velocities against those at the start of
-    the step, ``m v . v_0 + I_a w w_0`` (``inf`` at rest)."""
+    """The guard of a disk sliding on its face: :func:`face_progress` of its velocities from
+    those at the start of the step (``inf`` at rest)."""
     v0, w0 = state.get("face_ref", (np.zeros(3), 0.0))
-    if not np.any(v0) and w0 == 0.0:
-        return np.inf
     v, w, _, _ = face_state(model, state)
-    return model.mass * (v @ v0) + model.face_inertia * w * w0
+    return face_progress(model, v, w, v0, w0)
 
 
 def lands_flat(model, state):
@@ -729,8 +754,8 @@ def slide_guards(model, state):
 
 def guard(model, mode, state, c):
     """``(status, g)``: the guard of ``mode`` at ``state`` (its contact ``c``)."""
-    if mode == FLIGHT:
-        return OK, c.gap
+    if mode == FLIGHT:  # lowered by a graze's depth (module docstring, "The impact")
+        return OK, c.gap + state.get("graze", 0.0)
     if mode == FACE:
         return OK, face_guard(model, state)
     if mode == SLIDING:
@@ -824,6 +849,18 @@ def settle(model, state):
     return SLIDING
 
 
+def grazes(model, state, c, h):
+    """Whether the touchdown at ``state`` (its contact ``c``) is a graze (module docstring,
+    "The impact"): it comes in below the rest speed, and its (plastic) impact would leave the
+    body in flight, the ground unable to hold it."""
+    un = min(c.n @ contact_velocity(model, state, c.s), 0.0)
+    rest_speed = 0.5 * model.gravity * abs(c.n @ model.up) * abs(h)
+    if -un > rest_speed:
+        return False
+    _, after, _, _ = impact(model, dict(state), c, h)
+    return after == FLIGHT
+
+
 def impact(model, state, c, h):
     """The impact at the touchdown ``state`` (its contact ``c``; module docstring, "The
     impact"): ``(new_state, mode_after, normal_impulse, energy_change)``."""
@@ -913,10 +950,10 @@ def modes_step(model, mode, state, h, substeps, events):
         if len(events) >= MAX_EVENTS_PER_STEP:
             return TOO_MANY_EVENTS, mode, None, None
         if mode == FLIGHT:
-            g0 = state.get("gap", 0.0)
+            g0 = state.get("gap", 0.0) + state.get("graze", 0.0)
         elif mode == FACE:  # the velocities against themselves
             v, w, _, _ = face_state(model, state)
-            g0 = model.mass * (v @ v) + model.face_inertia * w * w
+            g0 = face_progress(model, v, w, v, w)
         elif mode == SLIDING:  # the slip along its own direction is its size
             st, N = sliding_normal_force(model, state)
             if st:
@@ -941,6 +978,14 @@ def modes_step(model, mode, state, h, substeps, events):
         state, c = (new, c) if result == "end" else result
         remaining = remaining - theta
         before, impulse, change = mode, 0.0, 0.0
+        if mode == FLIGHT and not state.get("graze", 0.0) and grazes(model, state, c, h):
+            # no event: it flies on (once: a second touchdown before the gap is positive
+            # again is an impact, so that the events bound the loop)
+            depth = 0.5 * model.gravity * abs(c.n @ model.up) * h * h
+            state = dict(state, gap=c.gap, graze=depth)
+            if abs(remaining) <= LOCATE_TOL * abs(h):
+                break
+            continue
         if mode == FLIGHT and model.face_radius > 0.0 and abs(
                 state["A"][:, 2] @ c.n) >= np.cos(model.flat_angle):  # it lands on its face
             state, impulse, change = land_flat(model, dict(state, s=c.s, n=c.n.copy()))
@@ -949,7 +994,7 @@ def modes_step(model, mode, state, h, substeps, events):
             state, mode, impulse, change = impact(model, state, c, h)
             kind = TOUCHDOWN
         elif mode == FACE:  # the face has stopped sliding: what is left of its motion is
-            # round-off, taken out; static friction holds it or it slides on from rest
+            # taken out; static friction holds it or it slides on from rest
             before_energy = kinetic_energy(model, state)
             state = dict(state, p=np.zeros(3), Pi=np.zeros(3), face_ref=(np.zeros(3), 0.0))
             change = -before_energy
@@ -971,10 +1016,13 @@ def modes_step(model, mode, state, h, substeps, events):
             else:  # the needed friction left the cone: the slip starts against it
                 state, mode, kind = dict(state, slip=direction), SLIDING, SLIP
         state["gap"] = 0.0
+        state["graze"] = 0.0
         events.append([state["t"], kind, before, mode, impulse, change])
         if abs(remaining) <= LOCATE_TOL * abs(h):
             break
     state = dict(state, t=t_end, gap=c.gap)
+    if mode != FLIGHT or c.gap >= 0.0:  # clear of the ground again: the guard is the gap
+        state["graze"] = 0.0
     return OK, mode, state, c
 
 
@@ -1010,9 +1058,10 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
                                              # too small to give it (the start of a slip)
     chart (1,) intp, z (2,) : ndarray        # IN/OUT the contact's (in flight: the closest
                                              # approach's) ground chart coordinates
-    clock (3,) : ndarray                     # IN/OUT the time, the work (of the impacts and
-                                             # of friction) and the gap (the flight guard at
-                                             # the start of the next step)
+    clock (4,) : ndarray                     # IN/OUT the time, the work (of the impacts and
+                                             # of friction), the gap (the flight guard at
+                                             # the start of the next step) and the depth of a
+                                             # graze (0 without one)
     mode (1,) intp : ndarray                 # IN/OUT ROLLING, FLIGHT, SLIDING or FACE
     out : ndarray (n_steps // save_every, MODES_FRAME_SIZE)    # OUT
     events : ndarray (MAX_EVENTS_PER_STEP n_steps, EVENT_SIZE)  # OUT, the mode changes
@@ -1031,7 +1080,8 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
     state = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
              "n": n.copy(), "F": F.copy(), "slip": slip.copy(), "xi": np.zeros(3),
              "chart": int(chart[0]), "z": z.copy(), "t": float(clock[0]),
-             "work": float(clock[1]), "gap": float(clock[2])}
+             "work": float(clock[1]), "gap": float(clock[2]),
+             "graze": float(clock[3]) if len(clock) > 3 else 0.0}
     current = int(mode[0])
     info[0] = OK
     info[INFO_COMMITTED] = 0
@@ -1052,6 +1102,8 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
         n[:], F[:], z[:], slip[:] = state["n"], state["F"], state["z"], state["slip"]
         chart[0], mode[0] = state["chart"], current
         clock[0], clock[1], clock[2] = state["t"], state["work"], state["gap"]
+        if len(clock) > 3:
+            clock[3] = state.get("graze", 0.0)
         if (k + 1) % save_every == 0:
             out[(k + 1) // save_every - 1] = np.concatenate([frame(state, c), [current]])
         info[INFO_COMMITTED] = k + 1

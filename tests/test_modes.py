@@ -350,6 +350,92 @@ def test_a_launch_into_the_ground_is_refused(backend):
         launch(backend, 0.3, [1.0, 0.0, -0.5])
 
 
+# -- sliding at orders 6 and 8 ------------------------------------------------------------------
+
+BOWL = Sphere(1.0).as_ground("inside")
+
+
+def bowl_slide(backend, order, dt, w0=5.0, phi0=0.5, mu=0.2, t_final=0.3):
+    """A ball released at rest on the wall of a spherical bowl of radius 1 m (its contact point
+    at the polar angle ``phi0`` from the bottom, in the x-z plane), spinning at ``w0`` about
+    the y axis: it slides down and up in that plane until friction stops the slip."""
+    system = RollingBody(BALL, BOWL, lift_off=True, mu=mu)
+    return nhphys.simulate(system, t_final, dt, integrator=Retraction(order=order),
+                           backend=backend, save_every=10,
+                           position=[np.sin(phi0), 0.0, -np.cos(phi0)],
+                           velocity=[0.0, 0.0, 0.0], omega=[0.0, w0, 0.0])
+
+
+def bowl_stick_time(w0=5.0, phi0=0.5, mu=0.2, rho=1.0 - R_BALL):
+    """The stick time of :func:`bowl_slide` from its planar equations, derived here apart from
+    nhphys's 3-D model. The centre moves on the circle of radius ``rho`` about the bowl's
+    centre, at the angle ``phi`` from the bottom; the contact point's slip along the meridian's
+    tangent ``e_phi`` is ``u = rho phi' - r w`` (``w`` the spin about y), the normal force
+    ``N = m g cos(phi) + m rho phi'^2`` (gravity's part and the centripetal one) and the
+    friction ``F = -mu N sign(u)`` along ``e_phi``, whose torque about the centre is
+    ``-r F`` about y. So ``m rho phi'' = -m g sin(phi) + F`` and ``I w' = -r F``, integrated by
+    DOP853 at rtol 1e-13 (atol 1e-16) to the root of ``u`` (stable to 1e-11 s between rtol
+    1e-11 and 1e-13)."""
+    from scipy.integrate import solve_ivp
+
+    inertia = 0.4 * M_BALL * R_BALL**2
+
+    def rates(t, y):
+        phi, dphi, w = y
+        N = M_BALL * (G * np.cos(phi) + rho * dphi**2)
+        F = -mu * N * np.sign(rho * dphi - R_BALL * w)
+        return [dphi, (-M_BALL * G * np.sin(phi) + F) / (M_BALL * rho), -R_BALL * F / inertia]
+
+    def stick(t, y):
+        return rho * y[1] - R_BALL * y[2]
+    stick.terminal = True
+    solution = solve_ivp(rates, (0.0, 5.0), [phi0, 0.0, w0], method="DOP853", rtol=1e-13,
+                         atol=1e-16, events=stick)
+    return solution.t_events[0][0]
+
+
+def test_a_ball_sliding_in_a_bowl_sticks_when_its_planar_equations_say_at_orders_6_and_8(
+        backend):
+    """Sliding takes the order-6 and order-8 compositions (whose sub-steps stay inside the
+    step): the stick time is then exact to 1e-9 at h = 1e-3 (measured 1e-14), where the
+    second-order step misses it by 2.6e-7. The kernel also runs h = 1e-4 (the issue's
+    comparison; the twin's run of it takes about a minute)."""
+    exact = bowl_stick_time()
+    steps = (1e-3, 1e-4) if backend == "cython" else (1e-3,)
+    for order in (6, 8):
+        for dt in steps:
+            traj = bowl_slide(backend, order, dt)
+            assert [(e["kind"], e["after"]) for e in traj.events] == [("stick", "rolling")]
+            assert abs(traj.events[0]["t"] - exact) <= 1e-9, (order, dt)
+            sliding = traj.mode == 2
+            assert sliding.sum() > 10 and traj.constraint_residual.max() <= 1e-12
+    # the second-order step does not reach 1e-9: the bar above tests the composition
+    traj = bowl_slide(backend, 2, 1e-3)
+    assert abs(traj.events[0]["t"] - exact) > 1e-8
+
+
+@pytest.mark.kernels_only("the twin's order-8 run at h = 1e-4 over 1.2 s takes minutes; the "
+                          "twin agrees with the kernel through composed slides "
+                          "(test_kernel_and_twin_agree_through_a_composed_slide)")
+def test_slip_and_lift_off_times_do_not_depend_on_the_step_at_order_8(backend):
+    """A ball rolls off a dome, slips, slides and leaves it: at order 8 both mode changes are
+    the same at h = 1e-3 and 1e-4 to 1e-9 (measured 2e-15 and 8e-11); at order 2 they
+    differ by 3.6e-7."""
+    times = [[e["t"] for e in friction_dome(Retraction(order=8), backend, dt).events]
+             for dt in (1e-3, 1e-4)]
+    assert len(times[0]) == len(times[1]) == 2
+    np.testing.assert_allclose(times[0], times[1], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parity
+def test_kernel_and_twin_agree_through_a_composed_slide():
+    kernel, twin = bowl_slide("cython", 6, 1e-3), bowl_slide("python", 6, 1e-3)
+    assert [e["kind"] for e in kernel.events] == [e["kind"] for e in twin.events] == ["stick"]
+    assert abs(kernel.events[0]["t"] - twin.events[0]["t"]) <= 1e-10
+    for name in ("position", "R", "omega", "velocity", "work", "slip_speed"):
+        np.testing.assert_allclose(kernel[name], twin[name], rtol=0, atol=1e-10, err_msg=name)
+
+
 # -- the reference ----------------------------------------------------------------------------
 
 def friction_dome(integrator, backend, dt=1e-3):

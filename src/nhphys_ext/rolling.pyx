@@ -722,6 +722,7 @@ cdef struct State:
     double slip[3]     # the slip direction where the slip is too small to give it
     double slip_ref[3]  # a sliding step's direction at its start (its guard's)
     bint slip_armed    # ... and whether the slip had a direction of its own there
+    bint slip_kept     # the last sliding step found no slip along its start's direction
     double face_v[3]   # a disk lying flat: its velocities at the start of the step (its
     double face_w      # guard's)
     double graze       # the depth a flight's guard is lowered by after a graze (twin: grazes)
@@ -2091,6 +2092,7 @@ cdef class ModesModel:
     cdef const double* up
     cdef const double* substeps
     cdef Py_ssize_t n_sub
+    cdef bint slide_composed  # the sub-steps stay inside the step (twin: stays_inside)
     cdef int map_code, max_newton, options
     cdef double face_radius, flat_angle, face_inertia  # a disk that can lie flat (twin: Model)
 
@@ -2354,7 +2356,7 @@ cdef int sliding_step(ModesModel m, double h, State* S, Contact* c) noexcept:
         return st
     momentum_plus(x, m.I, h, m.map_code, pi_end)
     # the end kick: N' and the slip direction it leaves (twin: end_slip)
-    end_slip(m, h, A1, c.s, c.n, p_half, pi_end, t_k, t1, &N1, u1)
+    S.slip_kept = not end_slip(m, h, A1, c.s, c.n, p_half, pi_end, t_k, t1, &N1, u1)
     for i in range(3):
         d1[i] = c.n[i] - m.mu * t1[i]
     matTvec3(A1, d1, v3)
@@ -2387,11 +2389,11 @@ cdef inline double slip_normal_force(double c_n, double h, double a_nn, double m
     return -c_n / (0.5 * h * (a_nn - mu * dot3(b, t)))
 
 
-cdef void end_slip(ModesModel m, double h, const double* A1, const double* s1,
+cdef bint end_slip(ModesModel m, double h, const double* A1, const double* s1,
                    const double* n1, const double* p_half, const double* pi_end,
                    const double* t_k, double* t1, double* N1, double* u1) noexcept:
     # the sliding step's end kick: the slip direction t1, the normal force N1 and the contact
-    # point's velocity u1 at the end (twin: end_slip)
+    # point's velocity u1 at the end; whether a slip along t_k was found (twin: end_slip)
     cdef double Sh[9]
     cdef double T1[9]
     cdef double T2[9]
@@ -2439,10 +2441,21 @@ cdef void end_slip(ModesModel m, double h, const double* A1, const double* s1,
     size = norm3(t0)
     for i in range(3):
         t0[i] = t0[i] / size
-    # u1 at t0, and the slip w = T^T u1
-    N = slip_normal_force(c_n, h, a_nn, m.mu, b, t0)
+    # u1 at the Newton's start, and the slip w = T^T u1: t0, or backward (h < 0) u_free's
+    # tangential direction signed along t0, the branch that keeps the slip's sense (twin)
     for i in range(3):
-        d[i] = n1[i] - m.mu * t0[i]
+        t[i] = t0[i]
+    if h < 0.0:
+        tangential(u_free, n1, v3)
+        size = norm3(v3)
+        if size > 0.0:
+            if dot3(v3, t0) < 0.0:
+                size = -size
+            for i in range(3):
+                t[i] = v3[i] / size
+    N = slip_normal_force(c_n, h, a_nn, m.mu, b, t)
+    for i in range(3):
+        d[i] = n1[i] - m.mu * t[i]
     matvec3(K, d, Kd)
     for i in range(3):
         u1[i] = u_free[i] + (0.5 * h * N) * Kd[i]
@@ -2504,6 +2517,7 @@ cdef void end_slip(ModesModel m, double h, const double* A1, const double* s1,
     matvec3(K, d, Kd)
     for i in range(3):
         u1[i] = u_free[i] + (0.5 * h * N1[0]) * Kd[i]
+    return found
 
 
 cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) noexcept:
@@ -2515,14 +2529,18 @@ cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) n
     cdef int i, st
     cdef Py_ssize_t n_sub = m.n_sub
     cdef bint armed = False
+    cdef bint basic = mode == MODE_FACE
+    cdef State begin
     if mode == MODE_SLIDING:
         slip_direction(m, S, ref)
         armed = slipping(m, S, w)
-        n_sub = 1  # the basic step (twin: composed_step)
-    if mode == MODE_FACE:
+        basic = not (armed and m.slide_composed)
+        begin = S[0]
+    if basic:  # the basic step (twin: composed_step)
         n_sub = 1
-    for j in range(n_sub):
-        size = h * (1.0 if (mode == MODE_SLIDING or mode == MODE_FACE) else m.substeps[j])
+    j = 0
+    while j < n_sub:
+        size = h * (1.0 if basic else m.substeps[j])
         if mode == MODE_FACE:
             st = face_step(m, size, S, c)
         elif mode == MODE_FLIGHT:
@@ -2539,6 +2557,12 @@ cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) n
                               S, c, m.options & ~EXTRAPOLATE)
         if st:
             return st
+        if mode == MODE_SLIDING and not basic and j < n_sub - 1 and S.slip_kept:
+            # the slip stops inside the step before its last sub-step: the basic step instead
+            S[0] = begin
+            basic, n_sub, j = True, 1, 0
+            continue
+        j += 1
     if mode == MODE_SLIDING:
         for i in range(3):
             S.slip_ref[i] = ref[i]
@@ -3513,7 +3537,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
     cdef State S, start
     cdef Contact c
     cdef double found[EVENT_SIZE * MAX_EVENTS_PER_STEP]
-    cdef double gap = 0.0, t0
+    cdef double gap = 0.0, t0, total
     cdef int current, n_found, st, i
     cdef Py_ssize_t k, row
     if info.shape[0] < INFO_SIZE:
@@ -3534,6 +3558,12 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
     m.newton_tol, m.max_newton, m.map_code, m.options = newton_tol, max_newton, map_code, options
     m.I, m.Iinv, m.up = &inertia[0, 0], &inertia_inv[0, 0], &up[0]
     m.substeps, m.n_sub = &substeps[0], substeps.shape[0]
+    m.slide_composed = True
+    total = 0.0
+    for i in range(m.n_sub):
+        total += substeps[i]
+        if not (0.0 < total <= 1.0 + 1e-12):
+            m.slide_composed = False
     for i in range(9):
         S.A[i] = A[i // 3, i % 3]
     for i in range(3):

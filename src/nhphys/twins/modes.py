@@ -65,6 +65,12 @@ rule on the contact force's power at the material contact point,
 ``h/2 (N d_k . u_k + N' d_1 . u_1)``, added to ``work``. For a ball on a plane (constant
 ``N = m g`` and a fixed slip direction) the step is exact: the velocities are linear in time.
 
+Being symmetric, the sliding step composes to orders 6 and 8 (Kahan and Li's fractions, whose
+sub-steps all stay inside the step); the order-4 triple jump leaves the step, so order 4 slides
+with the basic step. The first step of a slip and a step in which the slip stops are basic at
+every order, and a backward sub-step solves its end's Coulomb law on the branch that keeps the
+slip's sense (:func:`composed_step`, :func:`end_slip`).
+
 Guards of sliding: the normal force ``N`` of the continuous sliding model at the state (lift-off),
 and ``m g (u_t . t_ref)`` with ``t_ref`` the slip direction at the start of the step (the slip
 stops); the guard is the smaller, so the event located is the first. The stop's guard is not
@@ -444,22 +450,22 @@ def sliding_step(model, h, state):
     s1, n1 = c1.s, c1.n
     # the end kick F' = N' (n_1 - mu t_1): N' makes the contact point's normal velocity zero
     # and t_1 is the direction of the slip it leaves (module docstring, "The sliding step")
-    t1, N1, u1 = end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k)
+    t1, N1, u1, found = end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k)
     d1 = n1 - mu * t1
     Pi1 = pi_end + 0.5 * h * N1 * cross(s1, A1.T @ d1)
     p1 = p_half + 0.5 * h * (N1 * d1 - weight)
     u_k = contact_velocity(model, state, s_k)
     new = dict(state, A=A1, a=a1, Pi=Pi1, p=p1, s=s1, n=n1.copy(), chart=c1.chart, z=c1.z,
-               t=state["t"] + h, slip=t1, normal_force=0.5 * (N + N1))
+               t=state["t"] + h, slip=t1, normal_force=0.5 * (N + N1), slip_kept=not found)
     u1 = contact_velocity(model, new)
     new["work"] = state["work"] + 0.5 * h * (N * (d_k @ u_k) + N1 * (d1 @ u1))
     return OK, new, c1
 
 
 def end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k):
-    """The sliding step's end kick: ``(t_1, N', u_1)``, the slip direction (3,), the normal
-    force and the contact point's velocity (3,) at the end (module docstring, "The sliding
-    step").
+    """The sliding step's end kick: ``(t_1, N', u_1, found)``, the slip direction (3,), the
+    normal force and the contact point's velocity (3,) at the end, and whether a slip along
+    the start's direction was found (module docstring, "The sliding step").
 
     With the contact's inverse mass ``K`` (3, 3) at the end pose, the kick ``F' = N' (n - mu
     t_1)`` leaves the contact point at ``u_1 = u_free + h/2 N' K (n - mu t_1)``; ``n . u_1 = 0``
@@ -467,6 +473,14 @@ def end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k):
     ``t_1 = T w / |w|``: Newton on ``w`` (2 unknowns), from the start's direction carried to
     the new tangent plane. Where it finds no slip along that direction (the slip reverses or
     stops inside the step) the start's direction is kept, and the guard locates the stop.
+
+    A backward sub-step (``h < 0``, inside a composition) has the friction kick add
+    ``beta = |h|/2 mu N' |K_t|`` along ``t_1``: where the slip is smaller than ``beta`` the
+    law has two solutions, ``t_1`` along the free slip ``u_free_t`` and against it (for an
+    isotropic ``K_t``: ``(|w| - beta) t_1 = u_free_t``). The one that keeps the slip's sense
+    is the one with ``t_1 . t_k > 0``, and its Newton starts there: from ``u_free_t``'s
+    direction, signed to point along ``t_k``. Forward, the solution is unique (``(|w| + beta)
+    t_1 = u_free_t``) and the Newton starts from ``t_k``.
     """
     m, Iinv, mu = model.mass, model.inertia_inv, model.mu
     S1 = hat(s1)
@@ -483,7 +497,11 @@ def end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k):
         N1 = -c_n / (0.5 * h * (a_nn - mu * (b @ t)))
         return N1, u_free + (0.5 * h * N1) * (K @ (n1 - mu * t))
 
-    N1, u1 = at(t0)
+    start = t0
+    free_t = tangential(u_free, n1)
+    if h < 0.0 and np.linalg.norm(free_t) > 0.0:  # the branch that keeps the slip's sense
+        start = free_t / np.linalg.norm(free_t) * (1.0 if free_t @ t0 >= 0.0 else -1.0)
+    N1, u1 = at(start)
     w = T.T @ u1
     found = False
     for _ in range(SLIDE_SWEEPS):
@@ -507,7 +525,7 @@ def end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k):
             break
     t1 = T @ w / size if found else t0
     N1, u1 = at(t1)
-    return t1, N1, u1
+    return t1, N1, u1, found
 
 
 def face_state(model, state):
@@ -648,21 +666,42 @@ def land_flat(model, state):
     return new, float(n @ (new["p"] - state["p"])), after - before
 
 
+def stays_inside(substeps):
+    """Whether every partial sum of the sub-step fractions lies in ``(0, 1]``: the times a
+    composed step reaches are all inside the step."""
+    total = 0.0
+    for frac in substeps:
+        total += frac
+        if not 0.0 < total <= 1.0 + 1e-12:
+            return False
+    return True
+
+
 def composed_step(model, mode, state, h, substeps):
     """A whole step of size ``h`` in ``mode``: the sub-steps ``h * substeps`` one after another;
     ``(status, new_state, contact)``. A sliding step's end state keeps the slip direction of
     its start, ``slip_ref``, which its guard reads, and whether the slip had a direction of
     its own there, ``slip_armed`` (a step that starts a slip from rest cannot stop it: see
-    "The sliding step"). Sliding always takes the basic (second
-    order) step: the compositions of order 4 and more have a backward sub-step, in which
-    friction would accelerate the slip, and a slip just started would turn around in it."""
+    "The sliding step").
+
+    Sliding takes the composition only where every time its sub-steps reach lies inside the
+    step (:func:`stays_inside`: the Kahan-Li tables of order 6 and 8), else the basic step
+    (second order). A sub-step that ends before the step's start would take a slip that has
+    just started back through zero and turn it around (the triple jump of order 4 reaches
+    -0.35 of the step); one that ends after the step's end would run a slip that stops inside
+    the step past its stop. Inside the step, a slip that starts or stops at the step's ends
+    keeps its sign at every sub-step, so the composition of a partial step is a smooth
+    function of its size, as the location needs. A disk lying flat always takes the basic
+    step."""
     c = None
     ref = slip_direction(model, state) if mode == SLIDING else None
     armed = mode == SLIDING and slipping(model, state)[0]
-    if mode in (SLIDING, FACE):  # the basic step: a composition's backward sub-step would
-        substeps = (1.0,)  # run Coulomb friction backwards and turn a starting slip around
-    for frac in substeps:
-        size = h * frac
+    if mode == FACE or (mode == SLIDING and not (armed and stays_inside(substeps))):
+        substeps = (1.0,)
+    begin = state
+    j = 0
+    while j < len(substeps):
+        size = h * substeps[j]
         if mode == FACE:
             st, state, c = face_step(model, size, state)
         elif mode == FLIGHT:
@@ -680,6 +719,11 @@ def composed_step(model, mode, state, h, substeps):
                 state["slip"] = start["slip"]
         if st:
             return st, None, None
+        if mode == SLIDING and j < len(substeps) - 1 and state["slip_kept"]:
+            # the slip stops inside the step before its last sub-step: the basic step instead
+            state, substeps, j = begin, (1.0,), 0
+            continue
+        j += 1
     if ref is not None:
         state = dict(state, slip_ref=ref, slip_armed=armed)
     return OK, state, c

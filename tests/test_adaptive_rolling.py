@@ -12,13 +12,13 @@ import pytest
 
 import nhphys
 import nhphys.twins.rolling
-from nhphys import _backend, conditions
+from nhphys import conditions
 from nhphys.errors import ContactEvent, NewtonError
 from nhphys.integrators import Adaptive, Reference
 from nhphys.integrators.adaptive import field_of
 from nhphys.lie import so3
 from nhphys.shapes import Disk
-from nhphys.surfaces import Ellipsoid, Plane, Sphere, Torus
+from nhphys.surfaces import Plane, Sphere, Torus
 from nhphys.systems import RollingBody
 
 
@@ -266,15 +266,16 @@ def test_a_contact_event_ends_the_run(backend):
     assert 0.0 < info.value.time < 0.1
 
 
-def test_refuses_callables_and_moving_grounds():
+def test_refuses_callables_and_prescribed_ground_motions():
     system, start = scene_setup("ellipsoid_plane")
     pushed = RollingBody(system.body, Plane(), forces=[
         nhphys.forces.Force(lambda t, state: [0.1, 0.0, 0.0])])
     with pytest.raises(ValueError, match="callable.*Reference"):
         nhphys.simulate(pushed, 0.1, 0.05, Adaptive(), **start)
-    moving = RollingBody(system.body, Plane().moving(rate=1.0))
-    with pytest.raises(ValueError, match="ground at rest.*Reference"):
-        nhphys.simulate(moving, 0.1, 0.05, Adaptive(), **start)
+    moved = RollingBody(system.body, Plane().moving(
+        lambda t: (np.eye(3), [0.1 * t, 0.0, 0.0], [0.0, 0.0, 0.0], [0.1, 0.0, 0.0])))
+    with pytest.raises(ValueError, match="PrescribedMotion needs Reference"):
+        nhphys.simulate(moved, 0.1, 0.05, Adaptive(), **start)
 
 
 # -- the compiled DOP853 loop (RollingField.integrate; also tests/test_dop853_loop.py) ----------
@@ -399,3 +400,102 @@ def test_forced_run_agrees_with_the_reference(backend, case):
     balance = traj.energy - traj.work
     assert np.ptp(balance) <= 1e-8 * abs(traj.energy[0]), name
     assert orthogonality(traj.R) <= 1e-13
+
+
+# -- moving grounds --------------------------------------------------------------------------------
+
+def moving_setups():
+    """Rolling bodies on moving grounds: (name, system, start)."""
+    egg, egg_start = scene_setup("ellipsoid_plane")
+    F = nhphys.forces
+    return [
+        ("ellipsoid on a wobbling table",  # turning about an axis off the table's normal
+         RollingBody(egg.body, Plane().moving(rate=1.5, axis=[0.15, -0.1, 1.0],
+                                              center=[0.05, 0.0, 0.0])), egg_start),
+        ("ellipsoid on a moving floor, with drag and rolling resistance",
+         RollingBody(egg.body, Plane().moving(velocity=[0.3, -0.2, 0.0]),
+                     forces=[F.LinearDrag(0.3), F.RollingResistance(0.002)]), egg_start),
+        ("ellipsoid on a turning torus",  # on top of the tube, the torus turning about z
+         RollingBody(egg.body, Torus(1.0, 0.4).moving(rate=0.8), gravity=9.81),
+         {"R0": egg_start["R0"], "omega0": egg_start["omega0"],
+          "ground_point": [1.0, 0.0, 0.4]}),
+        ("ball in a bowl turning about a tilted axis", RollingBody(
+            scene_setup("ball_in_bowl")[0].body,
+            Sphere(1.0).as_ground("inside").moving(rate=2.0, axis=[0.1, 0.0, 1.0])),
+         {"R0": np.eye(3), "omega0": [1.0, 2.0, 0.5],
+          "ground_point": [np.sin(0.4), 0.0, -np.cos(0.4)]}),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_moving_ground_field_is_the_reference_equations(backend, rng, case):
+    # RollingBody._rates ("Moving ground": the contact in the ground's frame, a_V, the
+    # ground's power F . V) is the specification, at several times of the motion
+    name, system, start = moving_setups()[case]
+    states = random_states(system, start, rng, 20 if backend == "cython" else 8)
+    field, used = field_of(system, backend)
+    assert used == backend
+    for k, y in enumerate(states):
+        t = 0.37 * k
+        expected = system.reference_rhs(t, y)
+        got = field(t, y)
+        assert np.abs(got - expected).max() <= 1e-13 * np.abs(expected).max(), name
+        assert abs(got[14]) > 0, name  # the ground does work
+        y = y.copy()
+        field.project(y)
+        frame = field.frame(y, t)
+        unpacked = system.reference_unpack(y[None], np.array([t]))
+        flat = np.concatenate([np.ravel(unpacked[key][0]) for key, *_ in
+                               nhphys.twins.rolling.FRAME_FIELDS])
+        assert np.abs(frame - flat).max() <= 1e-13 * np.abs(flat).max(), name
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("case", range(4))
+def test_kernel_field_equals_the_twin_on_moving_grounds(rng, case):
+    name, system, start = moving_setups()[case]
+    states = random_states(system, start, rng, 20)
+    fast, _ = field_of(system, "cython")
+    slow, _ = field_of(system, "python")
+    for k, y in enumerate(states):
+        a, b = fast(0.3 * k, y), slow(0.3 * k, y)
+        assert np.abs(a - b).max() <= 1e-13 * np.abs(b).max(), name
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_moving_ground_run_agrees_with_the_reference(backend, case):
+    # (not the turning bowl: its runs err 30-80 rtol against a Reference at rtol 1e-13 that
+    # agrees with Retraction(order=8) to 1e-10 there; docs/adaptive.md)
+    name, system, start = moving_setups()[case]
+    T = 2.0 if backend == "cython" else 0.5
+    ref = nhphys.simulate(system, T, 0.25, Reference(rtol=1e-12, atol=1e-14), **start)
+    for rtol in (1e-6, 1e-9):
+        traj = nhphys.simulate(system, T, 0.25, Adaptive(rtol, rtol * 1e-2), backend=backend,
+                               **start)
+        assert traj.meta["backend"] == backend
+        # measured on the wobbling table over 2 s: 6.7e-7 and 1.3e-9 in R, 9.3e-8 and 1.6e-10
+        # m in position
+        assert np.abs(traj.R - ref.R).max() <= 10 * rtol, name
+        assert np.abs(traj.position - ref.position).max() <= 10 * rtol, name
+        np.testing.assert_allclose(traj.work, ref.work, rtol=0,
+                                   atol=10 * rtol * np.abs(ref.work).max())
+        # every frame on the manifold, in contact and without slip relative to the ground
+        assert orthogonality(traj.R) <= 1e-14
+        assert traj.constraint_residual.max() <= 1e-14
+        assert traj.slip_residual.max() <= 1e-14
+
+
+def test_a_ball_on_a_turntable_circles_at_two_sevenths_of_its_rate_adaptively(backend):
+    # the closed form of tests/test_moving_ground.py: the centre goes round a fixed circle at
+    # 2 W / 7; after 20 turns of the table at rtol 1e-12 it is within 5e-10 of it (measured)
+    from test_moving_ground import BALL_IC, W, circle_error, solid_ball
+
+    system = RollingBody(solid_ball(), Plane().moving(rate=W))
+    turns = 20 if backend == "cython" else 2
+    traj = nhphys.simulate(system, turns * 2 * np.pi / W, 0.05, Adaptive(1e-12, 1e-14),
+                           backend=backend, **BALL_IC)
+    assert circle_error(traj, 2 * W / 7) < 1e-8
+    assert traj.constraint_residual.max() <= 1e-14
+    # the table does work on the ball; energy - work is the conserved quantity
+    assert np.abs(traj.work).max() > 0.1
+    assert np.ptp(traj.energy - traj.work) <= 1e-9 * np.abs(traj.work).max()

@@ -1700,12 +1700,13 @@ cdef inline void ground_operators(const double* J, const double* WH, const doubl
 
 
 cdef class RollingField:
-    """Eq. (29) of a body rolling on a ground at rest, ``field(t, y)``, and its projection
-    (see the twin, :class:`nhphys.twins.rolling.RollingField`)."""
+    """Eq. (29) of a body rolling on a ground at rest or under a built-in motion,
+    ``field(t, y)``, and its projection (see the twin, :class:`nhphys.twins.rolling.RollingField`)."""
 
     cdef ConvexShape shape
     cdef ChartSurface ground
     cdef ForceSet forces  # None: gravity alone
+    cdef GroundMotion motion  # None: the ground is at rest
     cdef readonly int chart
     cdef readonly bint support_form
     cdef double mass, gravity
@@ -1717,11 +1718,13 @@ cdef class RollingField:
     cdef Dop853Table table
 
     def __init__(self, ConvexShape shape, ChartSurface ground, int chart, double mass, inertia,
-                 double gravity, up, bint support_form, ForceSet forces=None):
+                 double gravity, up, bint support_form, ForceSet forces=None,
+                 GroundMotion motion=None):
         cdef int i, j
         self.shape = shape
         self.ground = ground
         self.forces = None if forces is None or forces.empty else forces
+        self.motion = motion if motion is not None and motion.moving else None
         self.chart = chart
         self.mass = mass
         self.gravity = gravity
@@ -1785,6 +1788,8 @@ cdef class RollingField:
         cdef double ws[3]
         cdef double q[3]
         cdef double v[3]
+        cdef double V[3]
+        cdef Placement M
         cdef int i, st
         cdef cnp.npy_intp dim = 34
         cdef cnp.ndarray out = cnp.PyArray_ZEROS(1, &dim, cnp.NPY_DOUBLE, 0)
@@ -1797,10 +1802,15 @@ cdef class RollingField:
         cdef const double* A = Y
         cdef const double* w = Y + 11
         cdef const double* s = ex
-        # a = x - A s; Pi = I Omega; p = m da/dt = -m A (Omega x s)
+        # a = x - A s; Pi = I Omega; p = m da/dt = m (V(x) - A (Omega x s))
         matvec3(A, s, q)
         cross3(w, s, ws)
         matvec3(A, ws, v)
+        if self.motion is not None:
+            self.motion.at(t, &M)
+            ground_velocity(&M, ex + 3, V)
+            for i in range(3):
+                v[i] -= V[i]
         for i in range(9):
             o[i] = A[i]
         for i in range(3):
@@ -1855,19 +1865,41 @@ cdef class RollingField:
         cdef double gk[3]
         cdef double ws[3]
         cdef double acc0[3]
+        cdef double Bm[9]      # Q^T A: the body's attitude relative to a moving ground
+        cdef double wrel[3]    # Omega_r = Omega - A^T w_ground
+        cdef double V[3]       # the ground's material point's velocity at x
+        cdef double aV[3]      # ... and its acceleration, with the Coriolis-like term
+        cdef double rg[3]
+        cdef double F[3]
+        cdef Placement now  # the ground's placement at t
+        cdef const double* B = A
+        cdef const double* wr = w
+        cdef bint moving = self.motion is not None
         cdef double det, sum_, ss, power, N = 0.0
         cdef int i, j, k, a, b, st, r
+        # on a moving ground (the twin's docstring, "Moving ground"), the contact is solved in
+        # the ground's frame with B = Q^T A and Omega_r, then put in space
         ground_geometry(self.ground, self.chart, z, x, J, H, n, WH)
         if self.ground.raised:
             return CALLBACK_RAISED
-        matTvec3(A, n, An)
+        if moving:
+            self.motion.at(t, &now)
+            for i in range(3):
+                for j in range(3):
+                    Bm[3 * i + j] = (now.Q[i] * A[j] + now.Q[3 + i] * A[3 + j]
+                                     + now.Q[6 + i] * A[6 + j])
+            matTvec3(A, now.w, rg)
+            for i in range(3):
+                wrel[i] = w[i] - rg[i]
+            B, wr = Bm, wrel
+        matTvec3(B, n, An)  # B^T n_ground = A^T n
         for i in range(3):
             d[i] = -An[i]
         st = self.shape.support(d, s, Sp, n_M)
         if st != OK:
             return st
-        ground_operators(J, WH, A, gi, LH, K)  # g^-1, L_H and K = A^T L_H A
-        cross3(w, An, wn)  # Omega x A^T n
+        ground_operators(J, WH, B, gi, LH, K)  # g^-1, L_H and K = B^T L_H B
+        cross3(wr, An, wn)  # Omega_r x B^T n
         if self.support_form:
             # (I - S' K) ds/dt = S' (Omega x A^T n)
             matmul3(Sp, K, M)
@@ -1905,12 +1937,29 @@ cdef class RollingField:
                 return SINGULAR_CONTACT
             for i in range(3):
                 sd[i] = E[2 * i] * b2[0] + E[2 * i + 1] * b2[1]
-        # dz/dt = g^-1 J^T A ds/dt
-        matvec3(A, sd, As)
+        # dz/dt = g^-1 J^T B ds/dt
+        matvec3(B, sd, As)
         for a in range(2):
             Jt[a] = J[a] * As[0] + J[2 + a] * As[1] + J[4 + a] * As[2]
         out[9] = gi[0] * Jt[0] + gi[1] * Jt[1]
         out[10] = gi[2] * Jt[0] + gi[3] * Jt[1]
+        if moving:
+            # the contact in space; V = w x r + v and, the built-in motions having a constant w
+            # and dv/dt = w x v, a_V = w x (w x r) + w x v + w x (A ds/dt), r = x - d
+            matvec3(now.Q, x, rg)
+            for i in range(3):
+                x[i] = rg[i] + now.d[i]
+            matvec3(now.Q, n, rg)
+            for i in range(3):
+                n[i] = rg[i]
+                rg[i] = x[i] - now.d[i]
+            cross3(now.w, rg, V)
+            for i in range(3):
+                V[i] += now.v[i]
+            matvec3(A, sd, q)
+            for i in range(3):
+                q[i] += V[i]  # w x r + v + A ds/dt: w x (.) of it is a_V
+            cross3(now.w, q, aV)
         # I~ dOmega/dt = (I~ Omega) x Omega + m s x (ds/dt x Omega + g A^T k), I~ = I - m hat(s)^2
         ss = dot3(s, s)
         for i in range(3):
@@ -1923,6 +1972,10 @@ cdef class RollingField:
         matTvec3(A, self.up_, gk)
         for i in range(3):
             q[i] += self.gravity * gk[i]
+        if moving:  # m s x A^T a_V more
+            matTvec3(A, aV, u)
+            for i in range(3):
+                q[i] += u[i]
         cross3(s, q, u)
         for i in range(3):
             out[11 + i] = rhs[i] + self.mass * u[i]
@@ -1935,19 +1988,25 @@ cdef class RollingField:
             q[i] += u[i]
         matvec3(A, q, acc0)
         for i in range(3):
-            acc0[i] = -acc0[i]
+            acc0[i] = -acc0[i] + (aV[i] if moving else 0.0)
         power = 0.0
         if self.forces is None:
             if not solve_small(3, It, out + 11):
                 return SINGULAR_CONTACT
-            if extra != NULL:  # F = m (d2a/dt2 + g k), N = n . F
+            if extra != NULL or moving:  # F = m (d2a/dt2 + g k), N = n . F
                 cross3(out + 11, s, q)
                 matvec3(A, q, u)
                 for i in range(3):
-                    extra[16 + i] = self.mass * (acc0[i] - u[i] + self.gravity * self.up_[i])
-                extra[15] = n[0] * extra[16] + n[1] * extra[17] + n[2] * extra[18]
+                    F[i] = self.mass * (acc0[i] - u[i] + self.gravity * self.up_[i])
+                if moving:  # the ground's power on the body, F . V(x)
+                    power = dot3(F, V)
+                if extra != NULL:
+                    for i in range(3):
+                        extra[16 + i] = F[i]
+                    extra[15] = dot3(n, F)
         else:
-            power = self._forced(t, A, x, n, An, s, w, ws, acc0, It, out + 11, &N)
+            power = self._forced(t, A, x, n, An, s, w, ws, acc0, It, out + 11, &N,
+                                 V if moving else NULL)
             if power != power:  # NaN: the forced system is singular
                 return SINGULAR_CONTACT
             if extra != NULL:
@@ -1969,10 +2028,11 @@ cdef class RollingField:
     cdef double _forced(self, double t, const double* A, const double* x, const double* n,
                         const double* nb, const double* s, const double* w, const double* ws,
                         const double* acc0, const double* It, double* b,
-                        double* N_out) noexcept:
+                        double* N_out, const double* V) noexcept:
         # dOmega/dt into b (which holds the gravity-only right-hand side) with the force
         # elements, as RollingBody._rates (its Notes: applied forces, rolling resistance);
-        # returns the power of the non-potential elements (NaN for a singular system)
+        # returns the power of the non-potential elements and, on a moving ground (V the
+        # ground's velocity at the contact, else NULL), the ground's (NaN for a singular system)
         cdef double a[3]
         cdef double v[3]
         cdef double f_pot[3]
@@ -1995,7 +2055,7 @@ cdef class RollingField:
         matvec3(A, ws, v)
         for i in range(3):
             a[i] = x[i] - a[i]
-            v[i] = -v[i]
+            v[i] = -v[i] + (V[i] if V != NULL else 0.0)
         drag = self.forces.wrench(t, A, a, n, f_pot, tau_pot, f_app, tau_app, D)
         matvec3(D, w, Dw)
         for i in range(3):
@@ -2024,6 +2084,12 @@ cdef class RollingField:
         power = dot3(f_np, v)
         for i in range(3):
             power += (tau_np[i] - N * wr[i]) * w[i]
+        if V != NULL:  # the ground's: (m d2a/dt2 + m g k - f) . V
+            cross3(b, s, snb)
+            matvec3(A, snb, Dw)
+            for i in range(3):
+                power += (self.mass * (acc0[i] - Dw[i] + self.gravity * self.up_[i])
+                          - f[i]) * V[i]
         return power
 
 

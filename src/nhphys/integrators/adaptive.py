@@ -61,7 +61,8 @@ step; short output intervals still cost extra steps (each interval ends on an ou
 Choose ``dt`` no shorter than the frames you need.
 
 Systems: :class:`nhphys.systems.Suslov` without force elements,
-:class:`nhphys.systems.RollingBody` with built-in force elements on a ground at rest, and the
+:class:`nhphys.systems.RollingBody` with built-in force elements on a ground at rest or under a
+built-in motion (a turntable, a moving floor), and the
 systems on coordinates (:class:`~nhphys.systems.KnifeEdge`, :class:`~nhphys.systems.VerticalDisk`,
 :class:`~nhphys.systems.ContactOscillator`, :class:`~nhphys.systems.RotorSleigh`, a
 :class:`~nhphys.systems.ConstrainedMechanicalSystem`) with their built-in force elements;
@@ -98,7 +99,8 @@ def field_of(system, backend):
 
     Suslov bodies without force elements get the ``SuslovField`` of ``nhphys_ext.rhs`` (or its
     twin :mod:`nhphys.twins.rhs`); a :class:`~nhphys.systems.RollingBody` with built-in force
-    elements on a ground at rest the ``RollingField`` of ``nhphys_ext.rolling`` (or its twin
+    elements on a ground at rest or under a built-in motion (``SteadyRotation``,
+    ``UniformTranslation``) the ``RollingField`` of ``nhphys_ext.rolling`` (or its twin
     :mod:`nhphys.twins.rolling`), on the ground chart of its last ``reference_state`` (call
     that first); the systems described by a coordinate model (the knife edge, the vertical
     disk, the contact oscillator, the rotor sleigh, a user's
@@ -115,8 +117,8 @@ def field_of(system, backend):
     ------
     ValueError
         ``system`` has no field (the message names the systems that have one and says to use
-        ``Reference``): a Suslov body with force elements, a rolling body on a moving ground, a
-        Python callable force.
+        ``Reference``): a Suslov body with force elements, a rolling body on a ground moved by
+        a ``PrescribedMotion``, a Python callable force.
     """
     from nhphys.forces import uses_callables
     from nhphys.systems.constrained import CoordinateSystem
@@ -134,18 +136,20 @@ def field_of(system, backend):
         if uses_callables(system.forces):
             raise ValueError("Adaptive integrates a RollingBody with built-in force elements; "
                              "a Python callable needs Reference().")
-        if system.motion is not None:
-            raise ValueError("Adaptive integrates a RollingBody on a ground at rest so far; use "
-                             "Reference() (or a Retraction) on a moving ground.")
+        if getattr(system.motion, "uses_callable", False):
+            raise ValueError("Adaptive integrates a RollingBody on a ground at rest, turning "
+                             "(SteadyRotation) or translating (UniformTranslation); a "
+                             "PrescribedMotion needs Reference().")
         from nhphys.forces import build_force_set
 
         module, used = _backend.choose("rolling", backend)
         shape = system.contact_shape(module, used)
         ground = system.ground.with_backend(used).kernel
         forces = build_force_set(system.forces, _backend.choose("forces", used)[0])
+        motion = None if system.motion is None else system.motion.build(module)
         return module.RollingField(shape, ground, system._reference_chart, system.mass,
                                    system.inertia, system.gravity, system.up,
-                                   system.support_shape, forces), used
+                                   system.support_shape, forces, motion), used
     if not isinstance(system, CoordinateSystem):
         raise ValueError(f"Adaptive integrates Suslov, RollingBody and the systems on coordinates "
                          f"(KnifeEdge, VerticalDisk, ContactOscillator, RotorSleigh) so far, not "

@@ -1119,7 +1119,8 @@ FIELD_STATE = 15  # A (9, row-major), z (2), Omega (3), W (1): RollingBody.refer
 
 
 class RollingField:
-    r"""Eq. (29) of a convex body rolling on a ground at rest under gravity, as a callable
+    r"""Eq. (29) of a convex body rolling under gravity on a ground at rest or under a built-in
+    motion, as a callable
     ``field(t, y) -> dy/dt`` for an adaptive Runge-Kutta solver, with its projection
     (:class:`nhphys.integrators.Adaptive`).
 
@@ -1143,6 +1144,20 @@ class RollingField:
         I~ = I - m hat(s)^2,
 
     and with force elements the terms of :meth:`_forced`.
+
+    **Moving ground** (``motion``: a :class:`SteadyRotation` or a :class:`UniformTranslation`).
+    The equations are those of ``RollingBody._rates`` ("Moving ground", its specification):
+    with the ground's placement ``(Q, d, w, v)`` at ``t`` (:meth:`GroundMotion.at`), the
+    contact is solved in the ground's frame with ``B = Q^T A`` for ``A`` and
+    ``Omega_r = Omega - A^T w`` for ``Omega`` (``dz/dt = g^-1 J^T B ds/dt``), then put in space
+    (``x <- Q x + d``, ``n <- Q n``). Euler's equation gains ``m s x A^T a_V`` and the centre's
+    acceleration ``a_V``, the acceleration of the ground's material point under the contact plus
+    the Coriolis-like term of the contact moving over it, ``a_V = dw/dt x r + w x (w x r) +
+    dv/dt + w x (A ds/dt)``, ``r = x - d``; and ``dW/dt`` gains the ground's power
+    ``F . V(x)``, ``V(x) = w x r + v``, ``F`` the contact force. Both built-in motions have a
+    constant ``w`` and ``dv/dt = w x v`` (a turntable: ``v = -w x (Q c)`` turns with it; a
+    translation: ``w = 0``), so ``a_V = w x (w x r + v + A ds/dt)``. A motion given by a
+    callable (``PrescribedMotion``) has no field: ``Reference`` integrates it.
 
     The two contact equations are the same where ``S'`` is invertible on the tangent plane
     (``L_M = (E^T S' E)^-1``); the first also holds for a disk, whose ``S'`` has rank one
@@ -1169,7 +1184,7 @@ class RollingField:
     shape : ChartShape, Disk, Cylinder or Wheel
         The body's contact shape (twin), seen from the centre of mass.
     ground : twin surface object
-        The ground (at rest).
+        The ground, in its own frame.
     chart : int
         The ground chart of ``z``.
     mass : float
@@ -1186,6 +1201,9 @@ class RollingField:
         ``nhphys_ext.forces.ForceSet``; no Python callables): their wrench joins Euler's
         equation, rolling resistance its left side, and their power ``dW/dt`` (:meth:`_forced`).
         The field then depends on ``t`` (scheduled forces).
+    motion : SteadyRotation or UniformTranslation, optional
+        The ground's motion (``None`` or a :class:`GroundMotion` at rest: the ground is at
+        rest); the field then depends on ``t``.
 
     Attributes
     ----------
@@ -1197,10 +1215,11 @@ class RollingField:
     """
 
     def __init__(self, shape, ground, chart, mass, inertia, gravity, up, support_form,
-                 forces=None):
+                 forces=None, motion=None):
         self.shape = shape
         self.ground = ground
         self.forces = None if forces is None or forces.empty else forces
+        self.motion = motion if motion is not None and motion.moving else None
         self.chart = int(chart)
         self.mass = float(mass)
         self.inertia = np.array(inertia, dtype=float).reshape(3, 3)
@@ -1228,13 +1247,17 @@ class RollingField:
         (space; ``None`` with force elements))."""
         A, z, omega = y[:9].reshape(3, 3), y[9:11], y[11:14]
         x, J, H, n, W = ground_geometry(self.ground, self.chart, z)
-        An = A.T @ n
+        B, omega_r = A, omega  # the attitude and spin relative to the ground
+        if self.motion is not None:
+            Q, d, w_g, v_g = self.motion.at(t)
+            B, omega_r = Q.T @ A, omega - A.T @ w_g
+        An = B.T @ n
         status, s, Sp, n_M = self.shape.support(-An)
         if status != OK:
             return status, None
         g = J.T @ J
-        K = A.T @ (J @ W @ np.linalg.solve(g, J.T)) @ A
-        wn = cross(omega, An)
+        K = B.T @ (J @ W @ np.linalg.solve(g, J.T)) @ B
+        wn = cross(omega_r, An)
         try:
             if self.support_form:
                 s_dot = np.linalg.solve(np.eye(3) - Sp @ K, Sp @ wn)
@@ -1244,23 +1267,29 @@ class RollingField:
                 s_dot = E @ np.linalg.solve(lam, E.T @ wn)
         except np.linalg.LinAlgError:
             return SINGULAR_CONTACT, None
-        z_dot = np.linalg.solve(g, J.T @ (A @ s_dot))
+        z_dot = np.linalg.solve(g, J.T @ (B @ s_dot))
+        V = a_V = np.zeros(3)
+        if self.motion is not None:  # the contact in space; the ground point's motion there
+            x, n = Q @ x + d, Q @ n
+            V = cross(w_g, x - d) + v_g
+            a_V = cross(w_g, V + A @ s_dot)  # dw/dt = 0, dv/dt = w x v (class docstring)
         m = self.mass
         S = hat(s)
         I_tilde = self.inertia - m * S @ S
         rhs = cross(I_tilde @ omega, omega) + m * cross(
-            s, cross(s_dot, omega) + self.gravity * (A.T @ self.up))
+            s, cross(s_dot, omega) + self.gravity * (A.T @ self.up) + A.T @ a_V)
         # d2a/dt2 = acc0 - A (dOmega/dt x s)
-        acc0 = -A @ (cross(omega, cross(omega, s)) + cross(omega, s_dot))
+        acc0 = a_V - A @ (cross(omega, cross(omega, s)) + cross(omega, s_dot))
         F = None  # the contact force (space), with no force elements
         if self.forces is None:
             omega_dot = np.linalg.solve(I_tilde, rhs)
             F = m * (acc0 - A @ cross(omega_dot, s) + self.gravity * self.up)
             N = n @ F
-            power = 0.0
+            power = F @ V
         else:
             try:
-                omega_dot, N, power = self._forced(t, A, x, n, An, s, omega, acc0, I_tilde, rhs)
+                omega_dot, N, power = self._forced(t, A, x, n, An, s, omega, acc0, I_tilde, rhs,
+                                                   V)
             except np.linalg.LinAlgError:
                 return SINGULAR_CONTACT, None
         out = np.concatenate([np.cross(A, omega).ravel(), z_dot, omega_dot, [power]])
@@ -1268,7 +1297,7 @@ class RollingField:
             return OK, out, (s, x, n, n_M, s_dot, N, F)
         return OK, out
 
-    def _forced(self, t, A, x, n, nb, s, omega, acc0, I_tilde, rhs):
+    def _forced(self, t, A, x, n, nb, s, omega, acc0, I_tilde, rhs, V):
         r"""``(dOmega/dt, N, power)`` with the force elements (``RollingBody._rates``, Notes):
         with the potential and applied wrenches ``f_pot, tau_pot, f_app, tau_app`` (force in
         space at the centre, torque in the body), the damping ``D``, ``drag`` and the
@@ -1277,9 +1306,11 @@ class RollingField:
         gains ``tau - s x A^T f``; rolling resistance ``-mu N P_t Omega`` with
         ``N = N_0 - m (s x n_b) . dOmega/dt`` keeps it linear:
         ``(I~ - mu m w (s x n_b)^T) dOmega/dt = rhs + tau - s x A^T f - N_0 w``,
-        ``w = P_t Omega``; the power is ``f_np . v + (tau_np - N w) . Omega``."""
+        ``w = P_t Omega``; the power is ``f_np . v + (tau_np - N w) . Omega``, plus on a
+        moving ground the ground's, ``(m d2a/dt2 + m g k - f) . V``, with ``V`` (3,) its
+        material point's velocity at the contact (zero at rest), which joins ``v``."""
         m, g = self.mass, self.gravity
-        v = -A @ cross(omega, s)
+        v = V - A @ cross(omega, s)
         a = x - A @ s
         f_pot, tau_pot, f_app, tau_app, D, drag = self.forces.wrench(t, A, a, n, v, omega)
         f_np, tau_np = f_app - drag * v, tau_app - D @ omega
@@ -1290,12 +1321,14 @@ class RollingField:
         lhs = I_tilde - m * np.outer(w_roll, s_nb)
         omega_dot = np.linalg.solve(lhs, rhs + tau - cross(s, A.T @ f) - N_0 * w_roll)
         N = N_0 - m * s_nb @ omega_dot
-        return omega_dot, N, f_np @ v + (tau_np - N * w_roll) @ omega
+        power = f_np @ v + (tau_np - N * w_roll) @ omega
+        power += (m * (acc0 - A @ cross(omega_dot, s) + g * self.up) - f) @ V
+        return omega_dot, N, power
 
     def frame(self, y, t):
         """The saved frame (FRAME_SIZE,) of the state ``y`` (15,) at time ``t``: the layout of
         :data:`FRAME_FIELDS`, as ``RollingBody.reference_unpack`` makes it (the centre
-        ``a = x - A s``, ``Pi = I Omega``, ``p = -m A (Omega x s)``, ``gap = 0``, the normal
+        ``a = x - A s``, ``Pi = I Omega``, ``p = m (V(x) - A (Omega x s))``, ``gap = 0``, the normal
         force ``n . F`` with ``F = m (d2a/dt2 + g k)``,
         ``d2a/dt2 = -A (Omega x (Omega x s) + Omega x ds/dt + dOmega/dt x s)``, the work
         ``y[14]`` and ``t``).
@@ -1311,8 +1344,11 @@ class RollingField:
             raise ValueError(f"Expected a state with a regular contact (status {result[0]}).")
         _, _, (s, x, n, n_M, _, N, _) = result
         A, omega = y[:9].reshape(3, 3), y[11:14]
+        V = np.zeros(3)
+        if self.motion is not None:
+            V = ground_velocity(self.motion.at(t), x)
         return np.concatenate([A.ravel(), x - A @ s, self.inertia @ omega,
-                               -self.mass * (A @ cross(omega, s)), s, x, n, n_M,
+                               self.mass * (V - A @ cross(omega, s)), s, x, n, n_M,
                                [0.0, N, y[14], t]])
 
     def project(self, y):

@@ -394,15 +394,16 @@ def bowl_stick_time(w0=5.0, phi0=0.5, mu=0.2, rho=1.0 - R_BALL):
     return solution.t_events[0][0]
 
 
-def test_a_ball_sliding_in_a_bowl_sticks_when_its_planar_equations_say_at_orders_6_and_8(
+def test_a_ball_sliding_in_a_bowl_sticks_when_its_planar_equations_say_at_orders_4_to_8(
         backend):
-    """Sliding takes the order-6 and order-8 compositions (whose sub-steps stay inside the
-    step): the stick time is then exact to 1e-9 at h = 1e-3 (measured 1e-14), where the
-    second-order step misses it by 2.6e-7. The kernel also runs h = 1e-4 (the issue's
-    comparison; the twin's run of it takes about a minute)."""
+    """Sliding takes compositions of the order asked for whose sub-steps stay inside the step
+    (Suzuki's five-stage table for order 4, Kahan and Li's for 6 and 8): the stick time is then
+    exact to 1e-9 at h = 1e-3 (measured 8e-14), where the second-order step misses it by
+    2.6e-7. The kernel also runs h = 1e-4 (the issue's comparison; the twin's runs of it take
+    minutes)."""
     exact = bowl_stick_time()
     steps = (1e-3, 1e-4) if backend == "cython" else (1e-3,)
-    for order in (6, 8):
+    for order in (4, 6, 8):
         for dt in steps:
             traj = bowl_slide(backend, order, dt)
             assert [(e["kind"], e["after"]) for e in traj.events] == [("stick", "rolling")]
@@ -414,26 +415,44 @@ def test_a_ball_sliding_in_a_bowl_sticks_when_its_planar_equations_say_at_orders
     assert abs(traj.events[0]["t"] - exact) > 1e-8
 
 
-@pytest.mark.kernels_only("the twin's order-8 run at h = 1e-4 over 1.2 s takes minutes; the "
-                          "twin agrees with the kernel through composed slides "
+@pytest.mark.kernels_only("the twin's runs at h = 1e-4 over 1.2 s take minutes; the twin "
+                          "agrees with the kernel through composed slides "
                           "(test_kernel_and_twin_agree_through_a_composed_slide)")
-def test_slip_and_lift_off_times_do_not_depend_on_the_step_at_order_8(backend):
-    """A ball rolls off a dome, slips, slides and leaves it: at order 8 both mode changes are
-    the same at h = 1e-3 and 1e-4 to 1e-9 (measured 2e-15 and 8e-11); at order 2 they
-    differ by 3.6e-7."""
-    times = [[e["t"] for e in friction_dome(Retraction(order=8), backend, dt).events]
+@pytest.mark.parametrize("order", [4, 8])
+def test_slip_and_lift_off_times_do_not_depend_on_the_step_at_orders_4_and_8(backend, order):
+    """A ball rolls off a dome, slips, slides and leaves it: at orders 4 and 8 both mode
+    changes are the same at h = 1e-3 and 1e-4 to 1e-9 (measured 2e-12 and 8.3e-11); at
+    order 2 they differ by 3.6e-7."""
+    times = [[e["t"] for e in friction_dome(Retraction(order=order), backend, dt).events]
              for dt in (1e-3, 1e-4)]
     assert len(times[0]) == len(times[1]) == 2
     np.testing.assert_allclose(times[0], times[1], rtol=0, atol=1e-9)
 
 
 @pytest.mark.parity
-def test_kernel_and_twin_agree_through_a_composed_slide():
-    kernel, twin = bowl_slide("cython", 6, 1e-3), bowl_slide("python", 6, 1e-3)
+@pytest.mark.parametrize("order", [4, 6])
+def test_kernel_and_twin_agree_through_a_composed_slide(order):
+    kernel, twin = bowl_slide("cython", order, 1e-3), bowl_slide("python", order, 1e-3)
     assert [e["kind"] for e in kernel.events] == [e["kind"] for e in twin.events] == ["stick"]
     assert abs(kernel.events[0]["t"] - twin.events[0]["t"]) <= 1e-10
     for name in ("position", "R", "omega", "velocity", "work", "slip_speed"):
         np.testing.assert_allclose(kernel[name], twin[name], rtol=0, atol=1e-10, err_msg=name)
+
+
+def test_sliding_fractions_stay_inside_the_step_at_the_order_asked_for():
+    from nhphys.integrators.coefficients import (COMPOSITIONS, INSIDE_ORDER4, sliding_fractions,
+                                                 stays_inside)
+
+    assert not stays_inside(COMPOSITIONS[4])  # the triple jump reaches -0.35 and 1.35
+    assert sliding_fractions(COMPOSITIONS[4]) == INSIDE_ORDER4
+    for order in (2, 6, 8):
+        assert sliding_fractions(COMPOSITIONS[order]) == COMPOSITIONS[order]
+    g = np.array(INSIDE_ORDER4)
+    # symmetric, consistent and of order 4 (sum g^3 = 0: the order-3 condition of a symmetric
+    # composition of a symmetric second-order step), every partial sum inside the step
+    np.testing.assert_array_equal(g, g[::-1])
+    assert abs(g.sum() - 1.0) <= 1e-15 and abs((g**3).sum()) <= 1e-15
+    assert np.all((np.cumsum(g) > 0) & (np.cumsum(g) <= 1.0 + 1e-15))
 
 
 # -- the reference ----------------------------------------------------------------------------

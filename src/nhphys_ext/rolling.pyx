@@ -2158,7 +2158,8 @@ cdef class ModesModel:
     cdef const double* up
     cdef const double* substeps
     cdef Py_ssize_t n_sub
-    cdef bint slide_composed  # the sub-steps stay inside the step (twin: stays_inside)
+    cdef const double* slide_substeps  # a sliding step's composition (twin: Model)
+    cdef Py_ssize_t n_slide
     cdef int map_code, max_newton, options
     cdef double face_radius, flat_angle, face_inertia  # a disk that can lie flat (twin: Model)
 
@@ -2587,26 +2588,29 @@ cdef bint end_slip(ModesModel m, double h, const double* A1, const double* s1,
 
 
 cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) noexcept:
-    # a whole step of size h in mode: the sub-steps h * substeps one after another
+    # a whole step of size h in mode: the sub-steps h * substeps one after another (sliding:
+    # slide_substeps, from a slip with a direction of its own)
     cdef Py_ssize_t j
     cdef double size
     cdef double w[3]
     cdef double ref[3]
     cdef int i, st
     cdef Py_ssize_t n_sub = m.n_sub
+    cdef const double* fractions = m.substeps
     cdef bint armed = False
     cdef bint basic = mode == MODE_FACE
     cdef State begin
     if mode == MODE_SLIDING:
         slip_direction(m, S, ref)
         armed = slipping(m, S, w)
-        basic = not (armed and m.slide_composed)
+        basic = not armed
+        fractions, n_sub = m.slide_substeps, m.n_slide
         begin = S[0]
     if basic:  # the basic step (twin: composed_step)
         n_sub = 1
     j = 0
     while j < n_sub:
-        size = h * (1.0 if basic else m.substeps[j])
+        size = h * (1.0 if basic else fractions[j])
         if mode == MODE_FACE:
             st = face_step(m, size, S, c)
         elif mode == MODE_FLIGHT:
@@ -3588,7 +3592,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
               double mass, const double[:, ::1] inertia, const double[:, ::1] inertia_inv,
               double gravity, const double[::1] up, bint support_form, double restitution,
               double mu, int impact_law, const double[::1] face, double h,
-              const double[::1] substeps,
+              const double[::1] substeps, const double[::1] slide_substeps,
               Py_ssize_t n_steps,
               Py_ssize_t save_every, int map_code, double newton_tol, int max_newton,
               int options, double[:, ::1] A, double[::1] a, double[::1] Pi, double[::1] p,
@@ -3603,7 +3607,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
     cdef State S, start
     cdef Contact c
     cdef double found[EVENT_SIZE * MAX_EVENTS_PER_STEP]
-    cdef double gap = 0.0, t0, total
+    cdef double gap = 0.0, t0
     cdef int current, n_found, st, i
     cdef Py_ssize_t k, row
     if info.shape[0] < INFO_SIZE:
@@ -3624,12 +3628,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
     m.newton_tol, m.max_newton, m.map_code, m.options = newton_tol, max_newton, map_code, options
     m.I, m.Iinv, m.up = &inertia[0, 0], &inertia_inv[0, 0], &up[0]
     m.substeps, m.n_sub = &substeps[0], substeps.shape[0]
-    m.slide_composed = True
-    total = 0.0
-    for i in range(m.n_sub):
-        total += substeps[i]
-        if not (0.0 < total <= 1.0 + 1e-12):
-            m.slide_composed = False
+    m.slide_substeps, m.n_slide = &slide_substeps[0], slide_substeps.shape[0]
     for i in range(9):
         S.A[i] = A[i // 3, i % 3]
     for i in range(3):

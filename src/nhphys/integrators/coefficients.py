@@ -86,6 +86,50 @@ SOURCES = {
 """order -> where its table comes from (one line, for messages and docs)."""
 
 
+def _suzuki_five():
+    p = 1.0 / (4.0 - 4.0 ** (1.0 / 3.0))
+    return (p, p, 1.0 - 4.0 * p, p, p)
+
+
+INSIDE_ORDER4 = _suzuki_five()
+"""Suzuki's five-stage composition of order 4, ``(p, p, 1 - 4p, p, p)`` with
+``p = 1 / (4 - 4^(1/3))`` (M. Suzuki, "Fractal decomposition of exponential operators with
+applications to many-body theories and Monte Carlo simulations", Phys. Lett. A 146 (1990)
+319-323; also Hairer, Lubich and Wanner, Sec. II.4). ``4 p + (1 - 4p) = 1`` and
+``4 p^3 + (1 - 4p)^3 = 0`` make it order 4; its partial sums ``p, 2p, 1 - 2p, 1 - p, 1``
+(0.41, 0.83, 0.17, 0.59, 1) lie inside the step, unlike the triple jump's."""
+
+
+def stays_inside(fractions):
+    """Whether every partial sum of ``fractions`` lies in ``(0, 1]`` (to 1e-12): every time the
+    composed step reaches is inside the step."""
+    total = 0.0
+    for fraction in fractions:
+        total += fraction
+        if not 0.0 < total <= 1.0 + 1e-12:
+            return False
+    return True
+
+
+def sliding_fractions(fractions):
+    """The sub-step fractions a sliding contact takes for the composition ``fractions``
+    (:mod:`nhphys.twins.modes`, "The sliding step"): the same where they stay inside the step
+    (:func:`stays_inside`: the basic step and Kahan and Li's orders 6 and 8), Suzuki's
+    five-stage table for the triple jump (same order 4, inside the step), else the basic step.
+
+    Returns
+    -------
+    tuple of float
+    """
+    fractions = tuple(float(f) for f in fractions)
+    if stays_inside(fractions):
+        return fractions
+    if len(fractions) == 3 and all(abs(a - b) <= 1e-15
+                                   for a, b in zip(fractions, COMPOSITIONS[4])):
+        return INSIDE_ORDER4
+    return (1.0,)
+
+
 def composition(order):
     """The sub-step fractions of the symmetric composition of order ``order``.
 

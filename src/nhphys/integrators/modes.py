@@ -10,6 +10,7 @@ import numpy as np
 from nhphys import _backend
 from nhphys._validation import as_float_array, as_rotation, as_vector3
 from nhphys.forces import build_force_set
+from nhphys.integrators.coefficients import sliding_fractions
 from nhphys.integrators.run import Run
 from nhphys.systems.rolling import event_message
 from nhphys.twins import modes as spec
@@ -112,11 +113,7 @@ def start_flat(system, R0, omega0, ground_point, height, velocity0):
     if not np.isfinite(system.mu) and (spin != 0.0 or np.any(velocity)):
         raise ValueError("Expected a disk that starts lying flat with `mu=inf` to be at rest: "
                          "a rough face cannot slide or spin; give a finite `mu`.")
-    axis = R0[:, 2] * np.sign(R0[:, 2] @ n)
-    k = np.cross(axis, n)
-    turn = spec.rotation_about(k / np.linalg.norm(k), np.arctan2(np.linalg.norm(k), axis @ n)) \
-        if np.any(k) else np.eye(3)
-    A = spec.reorthonormalize(turn @ R0)
+    A = spec.reorthonormalize(spec.flattening(R0, n) @ R0)
     velocity = velocity - (velocity @ n) * n
     Pi = system.inertia @ (spin * np.sign(R0[:, 2] @ n) * (A.T @ n))
     return {"A": A, "a": x.copy(), "Pi": Pi, "p": system.mass * velocity, "s": np.zeros(3),
@@ -188,6 +185,7 @@ class ModesRun(Run):
         self.dt = dt
         self.map_code = get_retraction(integrator.map).code
         self.substeps = np.array(integrator.substeps, dtype=float)
+        self.slide_substeps = np.array(sliding_fractions(self.substeps), dtype=float)
         self.options = rolling_spec.GLOBALIZE if integrator.globalize else 0
         self.newton_tol = integrator.newton_tol
         self.max_newton = integrator.max_newton
@@ -242,7 +240,7 @@ class ModesRun(Run):
                 self.inertia_inv, system.gravity, self.up, system.support_shape,
                 system.restitution, system.mu, spec.IMPACT_LAWS[system.impact], self.face,
                 self.dt,
-                self.substeps, n_steps, save_every,
+                self.substeps, self.slide_substeps, n_steps, save_every,
                 self.map_code, self.newton_tol, self.max_newton, self.options, self.A, self.a,
                 self.Pi, self.p, self.s, self.n, self.F, self.slip, self.chart, self.z,
                 self.clock, self.mode, out, events, n_events, info)

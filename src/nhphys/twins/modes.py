@@ -65,9 +65,9 @@ rule on the contact force's power at the material contact point,
 ``h/2 (N d_k . u_k + N' d_1 . u_1)``, added to ``work``. For a ball on a plane (constant
 ``N = m g`` and a fixed slip direction) the step is exact: the velocities are linear in time.
 
-Being symmetric, the sliding step composes to orders 6 and 8 (Kahan and Li's fractions, whose
-sub-steps all stay inside the step); the order-4 triple jump leaves the step, so order 4 slides
-with the basic step. The first step of a slip and a step in which the slip stops are basic at
+Being symmetric, the sliding step composes to orders 4, 6 and 8 with fractions whose sub-steps
+all stay inside the step (Suzuki's five-stage table for order 4 in place of the triple jump,
+which leaves the step; Kahan and Li's for 6 and 8). The first step of a slip and a step in which the slip stops are basic at
 every order, and a backward sub-step solves its end's Coulomb law on the branch that keeps the
 slip's sense (:func:`composed_step`, :func:`end_slip`).
 
@@ -296,8 +296,10 @@ class Model:
 
     def __init__(self, shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
                  support_form, restitution, mu, map_code, newton_tol, max_newton, options,
-                 impact=ROUGH, face=(0.0, 0.0)):
+                 impact=ROUGH, face=(0.0, 0.0), slide_substeps=(1.0,)):
         self.shape, self.ground, self.motion, self.forces = shape, ground, motion, forces
+        # the composition a sliding step takes (composed_step)
+        self.slide_substeps = tuple(float(f) for f in slide_substeps)
         # a thin disk that can lie flat: its radius (0: none) and its flat angle
         self.face_radius, self.flat_angle = float(face[0]), float(face[1])
         self.face_inertia = float(inertia[2, 2])  # about the disk's axis, body z
@@ -639,15 +641,23 @@ def lands_flat(model, state):
     return abs(axis @ state["n"]) >= np.cos(2.0 * model.flat_angle)
 
 
+def flattening(A, n):
+    """The smallest rotation (3, 3) that turns a disk's axis (body z, ``A[:, 2]``, or its
+    opposite, whichever is nearer) onto the normal ``n``: about ``axis x n`` by the angle
+    between them (the identity where they are parallel)."""
+    axis = A[:, 2] * np.sign(A[:, 2] @ n)
+    k = cross(axis, n)
+    if not np.any(k):
+        return EYE
+    return rotation_about(k / np.linalg.norm(k), np.arctan2(np.linalg.norm(k), axis @ n))
+
+
 def land_flat(model, state):
     """The landing of a disk falling flat (module docstring, "Lying flat"):
     ``(new_state, normal_impulse, energy_change)``."""
     A, a, n, m = state["A"], state["a"], state["n"], model.mass
     x_rim = a + A @ state["s"]
-    axis = A[:, 2] * np.sign(A[:, 2] @ n)
-    k = cross(axis, n)
-    turn = rotation_about(k / np.linalg.norm(k), np.arctan2(np.linalg.norm(k), axis @ n)) \
-        if np.any(k) else EYE
+    turn = flattening(A, n)
     A1 = reorthonormalize(turn @ A)
     a1 = x_rim + turn @ (a - x_rim)
     x_g = ground_geometry(model.ground, int(state["chart"]), state["z"])[0]
@@ -666,17 +676,6 @@ def land_flat(model, state):
     return new, float(n @ (new["p"] - state["p"])), after - before
 
 
-def stays_inside(substeps):
-    """Whether every partial sum of the sub-step fractions lies in ``(0, 1]``: the times a
-    composed step reaches are all inside the step."""
-    total = 0.0
-    for frac in substeps:
-        total += frac
-        if not 0.0 < total <= 1.0 + 1e-12:
-            return False
-    return True
-
-
 def composed_step(model, mode, state, h, substeps):
     """A whole step of size ``h`` in ``mode``: the sub-steps ``h * substeps`` one after another;
     ``(status, new_state, contact)``. A sliding step's end state keeps the slip direction of
@@ -684,19 +683,22 @@ def composed_step(model, mode, state, h, substeps):
     its own there, ``slip_armed`` (a step that starts a slip from rest cannot stop it: see
     "The sliding step").
 
-    Sliding takes the composition only where every time its sub-steps reach lies inside the
-    step (:func:`stays_inside`: the Kahan-Li tables of order 6 and 8), else the basic step
-    (second order). A sub-step that ends before the step's start would take a slip that has
-    just started back through zero and turn it around (the triple jump of order 4 reaches
-    -0.35 of the step); one that ends after the step's end would run a slip that stops inside
-    the step past its stop. Inside the step, a slip that starts or stops at the step's ends
-    keeps its sign at every sub-step, so the composition of a partial step is a smooth
-    function of its size, as the location needs. A disk lying flat always takes the basic
-    step."""
+    Sliding takes the model's ``slide_substeps``, a composition of the same order whose
+    sub-steps all reach times inside the step
+    (:func:`nhphys.integrators.coefficients.sliding_fractions`: Suzuki's five-stage table for
+    order 4, Kahan and Li's for 6 and 8). A sub-step that ends before the step's start would
+    take a slip that has just started back through zero and turn it around (the triple jump
+    reaches -0.35 of the step); one that ends after the step's end would run a slip that
+    stops inside the step past its stop. Inside the step, a slip that starts or stops at the
+    step's ends keeps its sign at every sub-step, so the composition of a partial step is a
+    smooth function of its size, as the location needs. A disk lying flat always takes the
+    basic step."""
     c = None
     ref = slip_direction(model, state) if mode == SLIDING else None
     armed = mode == SLIDING and slipping(model, state)[0]
-    if mode == FACE or (mode == SLIDING and not (armed and stays_inside(substeps))):
+    if mode == SLIDING:
+        substeps = model.slide_substeps if armed else (1.0,)
+    if mode == FACE:
         substeps = (1.0,)
     begin = state
     j = 0
@@ -1071,8 +1073,8 @@ def modes_step(model, mode, state, h, substeps, events):
 
 
 def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
-              support_form, restitution, mu, impact_law, face, h, substeps, n_steps,
-              save_every, map_code,
+              support_form, restitution, mu, impact_law, face, h, substeps, slide_substeps,
+              n_steps, save_every, map_code,
               newton_tol, max_newton, options, A, a, Pi, p, s, n, F, slip, chart, z, clock, mode,
               out, events, n_events, info):
     """Advance ``n_steps`` steps through mode changes, saving every ``save_every``-th frame.
@@ -1095,6 +1097,9 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
         ``FLAT`` contact event ends the run.
     h : float
     substeps : ndarray (k,)
+    slide_substeps : ndarray (j,)
+        The composition a sliding step takes, of the order of ``substeps`` with its sub-steps
+        inside the step (:func:`nhphys.integrators.coefficients.sliding_fractions`).
     n_steps, save_every, map_code, max_newton, options : int
     newton_tol : float
     A (3, 3), a (3,), Pi (3,), p (3,), s (3,), n (3,), F (3,) : ndarray   # IN/OUT state
@@ -1120,7 +1125,7 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
     """
     model = Model(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
                   support_form, restitution, mu, map_code, newton_tol, max_newton, options,
-                  impact_law, face)
+                  impact_law, face, slide_substeps)
     state = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
              "n": n.copy(), "F": F.copy(), "slip": slip.copy(), "xi": np.zeros(3),
              "chart": int(chart[0]), "z": z.copy(), "t": float(clock[0]),

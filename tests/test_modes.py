@@ -439,6 +439,52 @@ def test_kernel_and_twin_agree_through_a_composed_slide(order):
         np.testing.assert_allclose(kernel[name], twin[name], rtol=0, atol=1e-10, err_msg=name)
 
 
+def test_a_backward_sub_step_keeps_the_slip_s_sense_where_the_coulomb_law_has_two_solutions():
+    """``end_slip`` with ``h < 0`` (a composition's backward sub-step) on a ball whose free slip
+    (-5e-5 m/s along x) is smaller than the kick's friction change ``beta`` and points against
+    the start's slip (+x): the discrete Coulomb law ``u_1t = u_free_t + beta t_1`` has two
+    solutions, ``t_1 = +x`` with ``|u_1t| = beta - 5e-5`` and ``t_1 = -x`` with
+    ``beta + 5e-5``; the step must take the one that keeps the slip's sense."""
+    from types import SimpleNamespace
+
+    from nhphys.twins import modes as spec
+
+    inertia = 0.4 * M_BALL * R_BALL**2
+    model = SimpleNamespace(mass=M_BALL, inertia_inv=np.eye(3) / inertia, mu=0.3, gravity=G,
+                            up=np.array([0.0, 0.0, 1.0]))
+    h, n, s = -1e-4, np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, -R_BALL])
+    start_direction = np.array([1.0, 0.0, 0.0])
+    u_free = np.array([-5e-5, 0.0, 1e-4])  # its normal part makes N' = -2 m u_n / h = 2 N
+    p_half = M_BALL * (u_free + 0.5 * h * G * model.up)
+    t1, N1, u1, found = spec.end_slip(model, h, np.eye(3), s, n, p_half, np.zeros(3),
+                                      start_direction)
+    beta = abs(h) / 2 * N1 * model.mu * (1 / M_BALL + R_BALL**2 / inertia)
+    assert found and N1 == pytest.approx(2.0, rel=1e-12)
+    assert beta > 5e-5  # so both solutions exist (K is isotropic on a ball's tangent plane)
+    np.testing.assert_allclose(t1, start_direction, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(u1, [beta - 5e-5, 0.0, 0.0], rtol=0, atol=1e-18)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("order", [4, 6])
+def test_kernel_and_twin_agree_on_the_steps_after_a_slip_starts(order):
+    """From the kernel's checkpoint one step after the dome's slip (h = 1e-4), three composed
+    sliding steps on each backend: their backward sub-steps meet a free slip against the slip's
+    direction (the two-solution case above) every time, and both backends keep the slip
+    growing smoothly from 2e-7 m/s (a wrong branch put 6e-4 m/s into it)."""
+    system = RollingBody(BALL, Sphere(1.0), lift_off=True, mu=0.3, restitution=0.4)
+    start = {"R0": np.eye(3), "omega0": [1.0, 4.0, 2.0], "ground_point": [0, 0, 1.0]}
+    kernel = Retraction(order=order).start(system, 1e-4, "cython", **start)
+    kernel.advance(8424, 8424)  # the slip is at 0.84239 s
+    assert [e["kind"] for e in kernel.event_list()] == ["slip"]
+    twin = Retraction(order=order).start(system, 1e-4, "python", **start)
+    twin.restore(kernel.checkpoint())
+    a, b = kernel.advance(3, 1), twin.advance(3, 1)
+    assert np.all(a["slip_speed"] < 2e-6) and np.all(np.diff(a["slip_speed"]) > 0)
+    for name in ("position", "R", "omega", "velocity", "slip_speed"):
+        np.testing.assert_allclose(a[name], b[name], rtol=0, atol=1e-11, err_msg=name)
+
+
 def test_sliding_fractions_stay_inside_the_step_at_the_order_asked_for():
     from nhphys.integrators.coefficients import (COMPOSITIONS, INSIDE_ORDER4, sliding_fractions,
                                                  stays_inside)

@@ -1739,7 +1739,8 @@ cdef class RollingField:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     def __call__(self, double t, y):
-        """``dy/dt`` (15,) at the state ``y`` (15,); ``t`` is unused (autonomous). A state where
+        """``dy/dt`` (15,) at the state ``y`` (15,) and time ``t`` (scheduled forces, a moving
+        ground; else unused). A state where
         the contact fails (a contact event, a singular contact) gives NaN rates and keeps the
         first such status in ``status``."""
         cdef cnp.ndarray arr = as_state(y, FIELD_STATE)
@@ -1901,7 +1902,7 @@ cdef class RollingField:
         ground_operators(J, WH, B, gi, LH, K)  # g^-1, L_H and K = B^T L_H B
         cross3(wr, An, wn)  # Omega_r x B^T n
         if self.support_form:
-            # (I - S' K) ds/dt = S' (Omega x A^T n)
+            # (I - S' K) ds/dt = S' (Omega_r x B^T n)
             matmul3(Sp, K, M)
             for i in range(9):
                 M[i] = -M[i]

@@ -43,7 +43,9 @@ Rolling body (:meth:`nhphys.twins.rolling.RollingField.project`): the state is t
 ``RollingBody.reference_state``, ``(A, z, Omega, W)`` (15,), whose only redundancy is the nine
 entries of ``A`` for a rotation: the contact point on the body is slaved to ``A`` and the
 ground coordinates ``z`` (``s = S(-A^T n(z))``, the centre at ``a = x(z) - A s``), so the contact
-holds by construction, and the centre's velocity is ``-A (Omega x s)``, so no slip does too.
+holds by construction, and the centre's velocity is ``V(x) - A (Omega x s)`` (``V`` the
+velocity of a moving ground's material point under the contact, zero at rest), so no slip does
+too.
 The projection replaces ``A`` by its orthogonal polar factor (the closest rotation: the
 correction is along ``A`` times a symmetric matrix, the normal space of SO(3)) and leaves
 ``z``, ``Omega`` and ``W`` alone; the frames then have ``|A^T A - I|``, ``|A n_M - n|`` and the

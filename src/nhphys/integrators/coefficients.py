@@ -31,7 +31,10 @@ second-order map measured in 30-digit arithmetic, and the order on nhphys's own 
 
 Unlike the triple jump's (which reach -0.35 and 1.35 of the step), the sub-steps of both
 Kahan-Li tables stay inside the step: the partial sums of ``g`` lie in (0, 1], so every time
-a sub-step reaches is in ``[t_k, t_k+1]``.
+a sub-step reaches is in ``[t_k, t_k+1]``. A sliding contact needs that (a slip starting or
+stopping at a step's end must keep its sense at every sub-step), so it takes
+:data:`INSIDE_ORDER4`, Suzuki's five-stage table of order 4 whose sub-steps stay inside too,
+in place of the triple jump (:func:`sliding_fractions`).
 """
 
 # The first half (through the middle fraction) of each palindromic table, as published.

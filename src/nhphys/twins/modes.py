@@ -67,9 +67,11 @@ rule on the contact force's power at the material contact point,
 
 Being symmetric, the sliding step composes to orders 4, 6 and 8 with fractions whose sub-steps
 all stay inside the step (Suzuki's five-stage table for order 4 in place of the triple jump,
-which leaves the step; Kahan and Li's for 6 and 8). The first step of a slip and a step in which the slip stops are basic at
-every order, and a backward sub-step solves its end's Coulomb law on the branch that keeps the
-slip's sense (:func:`composed_step`, :func:`end_slip`).
+which leaves the step; Kahan and Li's for 6 and 8). The first step of a slip is basic at every
+order; a whole step in which a non-final sub-step finds the slip stopping is retaken as the
+basic step, whose guard shows the stop, which the partial steps (composed again: their
+sub-steps end before the stop) then locate. A backward sub-step solves its end's Coulomb law on
+the branch that keeps the slip's sense (:func:`composed_step`, :func:`end_slip`).
 
 Guards of sliding: the normal force ``N`` of the continuous sliding model at the state (lift-off),
 and ``m g (u_t . t_ref)`` with ``t_ref`` the slip direction at the start of the step (the slip

@@ -1127,7 +1127,8 @@ class RollingField:
     The state is that of :meth:`nhphys.systems.RollingBody.reference_state`, ``y`` (15,):
     ``A.ravel()`` (body to space, row-major), ``z`` (2,) the contact's coordinates on the
     ground's chart ``chart`` (kept for the whole run, as in ``Reference``), ``Omega`` (3,) the
-    body angular velocity and ``W`` the work of the non-potential force elements. The rates
+    body angular velocity and ``W`` the work of the non-potential force elements and of a moving
+    ground. The rates
     are those of :meth:`nhphys.systems.RollingBody.reference_rhs` (its specification) for a
     ground at rest; without force elements they are, with ``x, J, n, W_H`` the ground's point,
     chart Jacobian (3, 2), normal and Weingarten matrix ``g^-1 II`` (2, 2) at ``z``, ``s, S', n_M``
@@ -1230,7 +1231,8 @@ class RollingField:
         self.status = OK
 
     def __call__(self, t, y):
-        """``dy/dt`` (15,) at the state ``y`` (15,); ``t`` is unused (autonomous)."""
+        """``dy/dt`` (15,) at the state ``y`` (15,) and time ``t`` (scheduled forces, a moving
+        ground; else unused)."""
         y = np.asarray(y, dtype=float)
         if y.shape != (FIELD_STATE,):
             raise ValueError(f"Expected a state of shape ({FIELD_STATE},), got {y.shape}.")
@@ -1328,10 +1330,11 @@ class RollingField:
     def frame(self, y, t):
         """The saved frame (FRAME_SIZE,) of the state ``y`` (15,) at time ``t``: the layout of
         :data:`FRAME_FIELDS`, as ``RollingBody.reference_unpack`` makes it (the centre
-        ``a = x - A s``, ``Pi = I Omega``, ``p = m (V(x) - A (Omega x s))``, ``gap = 0``, the normal
-        force ``n . F`` with ``F = m (d2a/dt2 + g k)``,
-        ``d2a/dt2 = -A (Omega x (Omega x s) + Omega x ds/dt + dOmega/dt x s)``, the work
-        ``y[14]`` and ``t``).
+        ``a = x - A s``, ``Pi = I Omega``, ``p = m (V(x) - A (Omega x s))`` (``V = 0`` on a
+        ground at rest), ``gap = 0``, the normal force ``n . F`` with ``F = m (d2a/dt2 + g k)``
+        (less the applied force), ``d2a/dt2 = a_V - A (Omega x (Omega x s) + Omega x ds/dt +
+        dOmega/dt x s)`` (``a_V`` the moving ground's term, class docstring), the work ``y[14]``
+        and ``t``).
 
         Raises
         ------

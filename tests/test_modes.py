@@ -485,14 +485,16 @@ def test_kernel_and_twin_agree_on_the_steps_after_a_slip_starts(order):
         np.testing.assert_allclose(a[name], b[name], rtol=0, atol=1e-11, err_msg=name)
 
 
-def test_sliding_fractions_stay_inside_the_step_at_the_order_asked_for():
-    from nhphys.integrators.coefficients import (COMPOSITIONS, INSIDE_ORDER4, sliding_fractions,
-                                                 stays_inside)
+def test_sliding_compositions_stay_inside_the_step_at_the_order_asked_for():
+    from nhphys.integrators.coefficients import (COMPOSITIONS, INSIDE_ORDER4,
+                                                 SLIDING_COMPOSITIONS, stays_inside)
 
     assert not stays_inside(COMPOSITIONS[4])  # the triple jump reaches -0.35 and 1.35
-    assert sliding_fractions(COMPOSITIONS[4]) == INSIDE_ORDER4
+    assert SLIDING_COMPOSITIONS[4] == INSIDE_ORDER4
     for order in (2, 6, 8):
-        assert sliding_fractions(COMPOSITIONS[order]) == COMPOSITIONS[order]
+        assert SLIDING_COMPOSITIONS[order] == COMPOSITIONS[order]
+    assert set(SLIDING_COMPOSITIONS) == set(COMPOSITIONS)
+    assert all(stays_inside(table) for table in SLIDING_COMPOSITIONS.values())
     g = np.array(INSIDE_ORDER4)
     # symmetric, consistent and of order 4 (sum g^3 = 0: the order-3 condition of a symmetric
     # composition of a symmetric second-order step), every partial sum inside the step

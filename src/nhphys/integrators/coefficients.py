@@ -34,7 +34,7 @@ Kahan-Li tables stay inside the step: the partial sums of ``g`` lie in (0, 1], s
 a sub-step reaches is in ``[t_k, t_k+1]``. A sliding contact needs that (a slip starting or
 stopping at a step's end must keep its sense at every sub-step), so it takes
 :data:`INSIDE_ORDER4`, Suzuki's five-stage table of order 4 whose sub-steps stay inside too,
-in place of the triple jump (:func:`sliding_fractions`).
+in place of the triple jump (:data:`SLIDING_COMPOSITIONS`).
 """
 
 # The first half (through the middle fraction) of each palindromic table, as published.
@@ -114,23 +114,15 @@ def stays_inside(fractions):
     return True
 
 
-def sliding_fractions(fractions):
-    """The sub-step fractions a sliding contact takes for the composition ``fractions``
-    (:mod:`nhphys.twins.modes`, "The sliding step"): the same where they stay inside the step
-    (:func:`stays_inside`: the basic step and Kahan and Li's orders 6 and 8), Suzuki's
-    five-stage table for the triple jump (same order 4, inside the step), else the basic step.
-
-    Returns
-    -------
-    tuple of float
-    """
-    fractions = tuple(float(f) for f in fractions)
-    if stays_inside(fractions):
-        return fractions
-    if len(fractions) == 3 and all(abs(a - b) <= 1e-15
-                                   for a, b in zip(fractions, COMPOSITIONS[4])):
-        return INSIDE_ORDER4
-    return (1.0,)
+SLIDING_COMPOSITIONS = {
+    2: COMPOSITIONS[2],
+    4: INSIDE_ORDER4,
+    6: COMPOSITIONS[6],
+    8: COMPOSITIONS[8],
+}
+"""order -> the sub-step fractions a sliding contact takes (:mod:`nhphys.twins.modes`, "The
+sliding step"): every table's sub-steps stay inside the step (:func:`stays_inside`), so the
+triple jump of order 4 is replaced by :data:`INSIDE_ORDER4`."""
 
 
 def composition(order):

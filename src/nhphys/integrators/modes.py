@@ -10,7 +10,7 @@ import numpy as np
 from nhphys import _backend
 from nhphys._validation import as_float_array, as_rotation, as_vector3
 from nhphys.forces import build_force_set
-from nhphys.integrators.coefficients import sliding_fractions
+from nhphys.integrators.coefficients import SLIDING_COMPOSITIONS
 from nhphys.integrators.run import Run
 from nhphys.systems.rolling import event_message
 from nhphys.twins import modes as spec
@@ -185,7 +185,7 @@ class ModesRun(Run):
         self.dt = dt
         self.map_code = get_retraction(integrator.map).code
         self.substeps = np.array(integrator.substeps, dtype=float)
-        self.slide_substeps = np.array(sliding_fractions(self.substeps), dtype=float)
+        self.slide_substeps = np.array(SLIDING_COMPOSITIONS[integrator.order], dtype=float)
         self.options = rolling_spec.GLOBALIZE if integrator.globalize else 0
         self.newton_tol = integrator.newton_tol
         self.max_newton = integrator.max_newton

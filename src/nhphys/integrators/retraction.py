@@ -150,7 +150,7 @@ class Retraction:
         orthogonal after each one; a step is committed only when all its sub-steps succeeded.
         A sliding contact (``RollingBody(lift_off=True, mu=...)``) takes Suzuki's five-stage
         table of order 4 in place of the triple jump (5 sub-steps;
-        :func:`nhphys.integrators.coefficients.sliding_fractions`).
+        :data:`nhphys.integrators.coefficients.SLIDING_COMPOSITIONS`).
     extrapolate, globalize : bool
         ``RollingBody`` only (other systems ignore them): start each step's Newton solve from
         the solutions of the last steps extrapolated, and if the solve from the warm start

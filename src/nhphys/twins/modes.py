@@ -687,7 +687,7 @@ def composed_step(model, mode, state, h, substeps):
 
     Sliding takes the model's ``slide_substeps``, a composition of the same order whose
     sub-steps all reach times inside the step
-    (:func:`nhphys.integrators.coefficients.sliding_fractions`: Suzuki's five-stage table for
+    (:data:`nhphys.integrators.coefficients.SLIDING_COMPOSITIONS`: Suzuki's five-stage table for
     order 4, Kahan and Li's for 6 and 8). A sub-step that ends before the step's start would
     take a slip that has just started back through zero and turn it around (the triple jump
     reaches -0.35 of the step); one that ends after the step's end would run a slip that
@@ -1101,7 +1101,7 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
     substeps : ndarray (k,)
     slide_substeps : ndarray (j,)
         The composition a sliding step takes, of the order of ``substeps`` with its sub-steps
-        inside the step (:func:`nhphys.integrators.coefficients.sliding_fractions`).
+        inside the step (:data:`nhphys.integrators.coefficients.SLIDING_COMPOSITIONS`).
     n_steps, save_every, map_code, max_newton, options : int
     newton_tol : float
     A (3, 3), a (3,), Pi (3,), p (3,), s (3,), n (3,), F (3,) : ndarray   # IN/OUT state

@@ -159,12 +159,16 @@ def test_kernel_and_twin_agree_through_mode_changes():
     ({"restitution": -0.1}, "restitution"),
     ({"restitution": 1.5}, "restitution"),
     ({"restitution": 0.5, "lift_off": False}, "only with `lift_off"),
-    ({"forces": [Force([1.0, 0, 0])]}, "force elements"),
 ])
 def test_bad_settings_are_refused(kwargs, match):
     kwargs = {"lift_off": True, **kwargs}
     with pytest.raises(ValueError, match=match):
         RollingBody(BALL, Plane(), **kwargs)
+
+
+def test_a_moving_ground_is_refused_with_lift_off():
+    with pytest.raises(ValueError, match="moving ground"):
+        RollingBody(BALL, Plane().moving(rate=1.0), lift_off=True)
 
 
 @pytest.mark.parametrize("start, match", [
@@ -456,8 +460,8 @@ def test_a_backward_sub_step_keeps_the_slip_s_sense_where_the_coulomb_law_has_tw
     start_direction = np.array([1.0, 0.0, 0.0])
     u_free = np.array([-5e-5, 0.0, 1e-4])  # its normal part makes N' = -2 m u_n / h = 2 N
     p_half = M_BALL * (u_free + 0.5 * h * G * model.up)
-    t1, N1, u1, found = spec.end_slip(model, h, np.eye(3), s, n, p_half, np.zeros(3),
-                                      start_direction)
+    u_free, K = spec.slide_kick_terms(model, h, np.eye(3), s, p_half, np.zeros(3), None)
+    t1, N1, u1, found = spec.end_slip(model, h, u_free, K, n, start_direction)
     beta = abs(h) / 2 * N1 * model.mu * (1 / M_BALL + R_BALL**2 / inertia)
     assert found and N1 == pytest.approx(2.0, rel=1e-12)
     assert beta > 5e-5  # so both solutions exist (K is isotropic on a ball's tangent plane)

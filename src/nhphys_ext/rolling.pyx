@@ -2007,12 +2007,13 @@ cdef class RollingField:
                     extra[15] = dot3(n, F)
         else:
             power = self._forced(t, A, x, n, An, s, w, ws, acc0, It, out + 11, &N,
-                                 V if moving else NULL)
+                                 V if moving else NULL, F)
             if power != power:  # NaN: the forced system is singular
                 return SINGULAR_CONTACT
             if extra != NULL:
                 extra[15] = N
-                extra[16] = extra[17] = extra[18] = 0.0  # (not computed with forces)
+                for i in range(3):
+                    extra[16 + i] = F[i]
         # dA/dt = A hat(Omega): row r of A crossed with Omega; dW/dt the forces' power
         for r in range(3):
             cross3(A + 3 * r, w, out + 3 * r)
@@ -2029,11 +2030,12 @@ cdef class RollingField:
     cdef double _forced(self, double t, const double* A, const double* x, const double* n,
                         const double* nb, const double* s, const double* w, const double* ws,
                         const double* acc0, const double* It, double* b,
-                        double* N_out, const double* V) noexcept:
+                        double* N_out, const double* V, double* F_out) noexcept:
         # dOmega/dt into b (which holds the gravity-only right-hand side) with the force
         # elements, as RollingBody._rates (its Notes: applied forces, rolling resistance);
         # returns the power of the non-potential elements and, on a moving ground (V the
-        # ground's velocity at the contact, else NULL), the ground's (NaN for a singular system)
+        # ground's velocity at the contact, else NULL), the ground's (NaN for a singular system);
+        # the contact force (space) into F_out
         cdef double a[3]
         cdef double v[3]
         cdef double f_pot[3]
@@ -2085,12 +2087,13 @@ cdef class RollingField:
         power = dot3(f_np, v)
         for i in range(3):
             power += (tau_np[i] - N * wr[i]) * w[i]
-        if V != NULL:  # the ground's: (m d2a/dt2 + m g k - f) . V
-            cross3(b, s, snb)
-            matvec3(A, snb, Dw)
-            for i in range(3):
-                power += (self.mass * (acc0[i] - Dw[i] + self.gravity * self.up_[i])
-                          - f[i]) * V[i]
+        # the contact force F = m d2a/dt2 + m g k - f
+        cross3(b, s, snb)
+        matvec3(A, snb, Dw)
+        for i in range(3):
+            F_out[i] = self.mass * (acc0[i] - Dw[i] + self.gravity * self.up_[i]) - f[i]
+        if V != NULL:  # the ground's power: F . V
+            power += dot3(F_out, V)
         return power
 
 
@@ -2163,6 +2166,104 @@ cdef class ModesModel:
     cdef Py_ssize_t n_slide
     cdef int map_code, max_newton, options
     cdef double face_radius, flat_angle, face_inertia  # a disk that can lie flat (twin: Model)
+    cdef bint forced  # force elements act (twin: Model.forced)
+    cdef double weight[3]
+
+
+cdef double NO_CONTACT[3]  # the normal the force elements see in flight: no spin friction
+NO_CONTACT[0] = NO_CONTACT[1] = NO_CONTACT[2] = 0.0
+
+
+cdef struct EndKick:
+    # the applied forces' second half kick (twin: EndKick, end_wrench)
+    double alpha
+    double Binv[9]     # B^-1, B = I + h/2 D I^-1
+    double G[9]        # I^-1 B^-1
+    double f_c[3]
+    double tau_c[3]
+    double f_app[3]
+    double tau_app[3]
+    double D[9]
+    double drag
+    double Pi[3]
+    double p[3]
+    double power
+
+
+cdef bint invert3(const double* M, double* out) noexcept nogil:
+    # out = M^-1 (3 x 3), column by column; False where M is singular
+    cdef double work[9]
+    cdef double y[3]
+    cdef int i, j
+    for j in range(3):
+        for i in range(3):
+            y[i] = 1.0 if i == j else 0.0
+        for i in range(9):
+            work[i] = M[i]
+        if not solve_small(3, work, y):
+            return False
+        for i in range(3):
+            out[3 * i + j] = y[i]
+    return True
+
+
+cdef int end_wrench(ModesModel m, double h, double t1, const double* A1, const double* a1,
+                    const double* n, double normal, EndKick* k) noexcept:
+    # the applied forces at the end of a step and the implicit kick's matrices, rolling
+    # resistance at the normal force `normal` (twin: end_wrench)
+    cdef double f_pot[3]
+    cdef double tau_pot[3]
+    cdef double Pt[9]
+    cdef double B[9]
+    cdef int i
+    k.drag = m.forces.wrench(t1, A1, a1, n, f_pot, tau_pot, k.f_app, k.tau_app, k.D)
+    if m.forces.rolling != 0.0 and normal != 0.0:
+        tangent_projector(A1, n, Pt)
+        for i in range(9):
+            k.D[i] += (m.forces.rolling * normal) * Pt[i]
+    for i in range(3):
+        k.f_c[i] = f_pot[i] + k.f_app[i]
+        k.tau_c[i] = tau_pot[i] + k.tau_app[i]
+    k.alpha = 1.0 / (1.0 + 0.5 * h * k.drag / m.mass)
+    matmul3(k.D, m.Iinv, B)
+    for i in range(9):
+        B[i] *= 0.5 * h
+    for i in range(3):
+        B[4 * i] += 1.0
+    if not invert3(B, k.Binv):
+        return SINGULAR_JACOBIAN
+    matmul3(m.Iinv, k.Binv, k.G)
+    return OK
+
+
+cdef void end_power(ModesModel m, EndKick* k) noexcept:
+    # the non-potential elements' power at the end of the kick k (twin: end_power)
+    cdef double omega[3]
+    cdef double Dw[3]
+    cdef int i
+    matvec3(m.Iinv, k.Pi, omega)
+    matvec3(k.D, omega, Dw)
+    k.power = 0.0
+    for i in range(3):
+        k.power += (k.f_app[i] - k.drag * k.p[i] / m.mass) * (k.p[i] / m.mass)
+    for i in range(3):
+        k.power += (k.tau_app[i] - Dw[i]) * omega[i]
+
+
+cdef int free_end_kick(ModesModel m, double h, double t1, const double* A1, const double* a1,
+                       const double* p_half, const double* pi_end, EndKick* k) noexcept:
+    # the second half kick of a body with no contact force, in flight (twin: free_end_kick)
+    cdef double y[3]
+    cdef int i, st
+    st = end_wrench(m, h, t1, A1, a1, NO_CONTACT, 0.0, k)
+    if st:
+        return st
+    for i in range(3):
+        y[i] = pi_end[i] + 0.5 * h * k.tau_c[i]
+        k.p[i] = k.alpha * (p_half[i] + 0.5 * h * (k.f_c[i] - m.weight[i]))
+    matvec3(k.Binv, y, k.Pi)
+    end_power(m, k)
+    return OK
 
 
 cdef int flight_step(ModesModel m, double h, State* S, Contact* c) noexcept:
@@ -2178,16 +2279,35 @@ cdef int flight_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     cdef double a1[3]
     cdef double p_half[3]
     cdef double half_weight[3]
+    cdef double Pi_half[3]
+    cdef double p_start[3]
+    cdef double kick_const[3]
+    cdef double rolling_row[3]
+    cdef double power[2]
+    cdef double pi_end[3]
+    cdef EndKick k
+    cdef State free
     cdef double size
     cdef int i, st
-    matvec3(m.Iinv, S.Pi, xi)
+    for i in range(3):
+        Pi_half[i] = S.Pi[i]
+        p_start[i] = S.p[i]
+    if m.forced:  # the first half kick of the applied forces (no contact: no spin friction)
+        free = S[0]
+        for i in range(3):
+            free.n[i] = 0.0
+        start_wrench(m.forces, h, m.mass, m.Iinv, &free, p_start, kick_const, rolling_row,
+                     power)
+        for i in range(3):
+            Pi_half[i] += kick_const[i]
+    matvec3(m.Iinv, Pi_half, xi)
     for i in range(3):
         xi[i] = h * xi[i]
     size = norm3(xi)
     for i in range(3):
         floor[i] = size
     P.I = m.I
-    P.Pi = S.Pi
+    P.Pi = Pi_half
     P.h = h
     P.map_code = m.map_code
     rule.correction_tol = m.newton_tol
@@ -2202,8 +2322,8 @@ cdef int flight_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     matmul3(S.A, Q, A1)
     reorthonormalize(A1)
     for i in range(3):
-        half_weight[i] = 0.5 * h * m.mass * m.gravity * m.up[i]
-        p_half[i] = S.p[i] - half_weight[i]
+        half_weight[i] = 0.5 * h * m.weight[i]
+        p_half[i] = p_start[i] - half_weight[i]
         a1[i] = S.a[i] + (h / m.mass) * p_half[i]
     st = contact(m.shape, m.ground, A1, a1, S.chart, S.z, m.newton_tol, m.max_newton, c)
     if st == FLAT and m.face_radius > 0.0:  # a disk over a plane, turning flat in the air
@@ -2213,12 +2333,19 @@ cdef int flight_step(ModesModel m, double h, State* S, Contact* c) noexcept:
         return st
     matvec3(m.I, xi, Ix)
     cross3(xi, Ix, xIx)
+    for i in range(3):
+        pi_end[i] = Pi_half[i] - xIx[i] / h
+    if m.forced:
+        st = free_end_kick(m, h, S.t + h, A1, a1, p_half, pi_end, &k)
+        if st:
+            return st
+        S.work = S.work + 0.5 * h * (power[0] + k.power)
     for i in range(9):
         S.A[i] = A1[i]
     for i in range(3):
         S.a[i] = a1[i]
-        S.Pi[i] = S.Pi[i] - xIx[i] / h
-        S.p[i] = p_half[i] - half_weight[i]
+        S.Pi[i] = k.Pi[i] if m.forced else pi_end[i]
+        S.p[i] = k.p[i] if m.forced else p_half[i] - half_weight[i]
         S.s[i] = c.s[i]
         S.n[i] = c.n[i]
     S.chart = c.chart
@@ -2287,6 +2414,8 @@ cdef struct SlideProblem:
     int max_newton
     double d_k[3]
     double kick_dir[3]
+    double kick_const[3]  # h/2 tau_k of the applied forces
+    double p_start[3]     # p + h/2 f_k
     double weight[3]
     double c2
     int chart
@@ -2301,7 +2430,7 @@ cdef void slide_pose(SlideProblem* P, const double* x, double* A1, double* a1) n
     retract(x, P.map_code, Q)
     matmul3(P.st.A, Q, A1)
     for i in range(3):
-        a1[i] = P.st.a[i] + (P.h / P.mass) * (P.st.p[i] + 0.5 * P.h * (
+        a1[i] = P.st.a[i] + (P.h / P.mass) * (P.p_start[i] + 0.5 * P.h * (
             x[3] * P.d_k[i] - P.weight[i]))
 
 
@@ -2323,7 +2452,7 @@ cdef int slide_residual(void* problem, double* x, double* E, double* E_scale) no
     P.z[1] = P.c1.z[1]
     momentum_minus(x, P.I, P.h, P.map_code, M, G)
     for i in range(3):
-        kick[i] = P.kick_dir[i] * x[3]
+        kick[i] = P.kick_dir[i] * x[3] + P.kick_const[i]
         E[i] = G[i] - P.st.Pi[i] - kick[i]
     E[3] = P.c1.gap
     momentum = max_abs(G, 3) + max_abs(P.st.Pi, 3) + max_abs(kick, 3)
@@ -2374,16 +2503,29 @@ cdef int sliding_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     cdef double u_k[3]
     cdef double v3[3]
     cdef double v4[3]
-    cdef double N, N0, N1 = 0.0, Pi1[3], p1[3]
+    cdef double rolling_row[3]
+    cdef double power_start[2]
+    cdef double u_free[3]
+    cdef double K[9]
+    cdef EndKick k
+    cdef double Pi1[3]
+    cdef double p1[3]
+    cdef double N, N0, N1 = 0.0, work
     cdef int i, st
     slip_direction(m, S, t_k)
     for i in range(3):
         P.d_k[i] = S.n[i] - m.mu * t_k[i]
-        P.weight[i] = m.mass * m.gravity * m.up[i]
+        P.weight[i] = m.weight[i]
+        P.p_start[i] = S.p[i]
+        P.kick_const[i] = 0.0
+        rolling_row[i] = 0.0
     matTvec3(S.A, P.d_k, At_d)
     cross3(S.s, At_d, P.kick_dir)
+    if m.forced:  # the applied forces' first half kick; rolling resistance per newton of N
+        start_wrench(m.forces, h, m.mass, m.Iinv, S, P.p_start, P.kick_const, rolling_row,
+                     power_start)
     for i in range(3):
-        P.kick_dir[i] = 0.5 * h * P.kick_dir[i]
+        P.kick_dir[i] = 0.5 * h * P.kick_dir[i] + 0.5 * h * rolling_row[i]
     P.shape = <PyObject*>m.shape
     P.ground = <PyObject*>m.ground
     P.I = m.I
@@ -2417,21 +2559,34 @@ cdef int sliding_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     slide_pose(&P, x, A1, a1)
     reorthonormalize(A1)
     for i in range(3):
-        p_half[i] = S.p[i] + 0.5 * h * (N * P.d_k[i] - P.weight[i])
+        p_half[i] = P.p_start[i] + 0.5 * h * (N * P.d_k[i] - P.weight[i])
         a1[i] = S.a[i] + (h / m.mass) * p_half[i]
     st = contact(m.shape, m.ground, A1, a1, P.chart, P.z, m.newton_tol, m.max_newton, c)
     if st:
         return st
     momentum_plus(x, m.I, h, m.map_code, pi_end)
     # the end kick: N' and the slip direction it leaves (twin: end_slip)
-    S.slip_kept = not end_slip(m, h, A1, c.s, c.n, p_half, pi_end, t_k, t1, &N1, u1)
-    for i in range(3):
-        d1[i] = c.n[i] - m.mu * t1[i]
-    matTvec3(A1, d1, v3)
-    cross3(c.s, v3, v4)
-    for i in range(3):
-        Pi1[i] = pi_end[i] + 0.5 * h * N1 * v4[i]
-        p1[i] = p_half[i] + 0.5 * h * (N1 * d1[i] - P.weight[i])
+    work = S.work
+    if not m.forced:
+        slide_kick_terms(m, h, A1, c.s, p_half, pi_end, NULL, u_free, K)
+        S.slip_kept = not end_slip(m, h, u_free, K, c.n, t_k, t1, &N1, u1)
+        for i in range(3):
+            d1[i] = c.n[i] - m.mu * t1[i]
+        matTvec3(A1, d1, v3)
+        cross3(c.s, v3, v4)
+        for i in range(3):
+            Pi1[i] = pi_end[i] + 0.5 * h * N1 * v4[i]
+            p1[i] = p_half[i] + 0.5 * h * (N1 * d1[i] - P.weight[i])
+    else:
+        st = forced_end_slip(m, h, S, A1, a1, c, N, p_half, pi_end, t_k, t1, &N1,
+                             &S.slip_kept, &k)
+        if st:
+            return st
+        for i in range(3):
+            d1[i] = c.n[i] - m.mu * t1[i]
+            Pi1[i] = k.Pi[i]
+            p1[i] = k.p[i]
+        work = work + 0.5 * h * (power_start[0] + power_start[1] * N + k.power)
     contact_velocity(m, S, S.s, u_k)
     for i in range(9):
         S.A[i] = A1[i]
@@ -2448,7 +2603,101 @@ cdef int sliding_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     S.t += h
     S.normal_force = 0.5 * (N + N1)
     contact_velocity(m, S, S.s, u1)
-    S.work = S.work + 0.5 * h * (N * dot3(P.d_k, u_k) + N1 * dot3(d1, u1))
+    S.work = work + 0.5 * h * (N * dot3(P.d_k, u_k) + N1 * dot3(d1, u1))
+    return OK
+
+
+cdef void slide_kick_terms(ModesModel m, double h, const double* A1, const double* s1,
+                           const double* p_half, const double* pi_end, const EndKick* k,
+                           double* u_free, double* K) noexcept:
+    # u_free (3) and K (3 x 3) of a sliding step's end kick, u_1 = u_free + h/2 K F'; with
+    # no force elements (k NULL) K is the contact's inverse mass (twin: slide_kick_terms)
+    cdef double Sh[9]
+    cdef double T1[9]
+    cdef double T2[9]
+    cdef double T3[9]
+    cdef double w3[3]
+    cdef double ws[3]
+    cdef double v3[3]
+    cdef double y[3]
+    cdef double scale = (1.0 if k == NULL else k.alpha) / m.mass
+    cdef int i, j
+    hat3(s1, Sh)
+    matmul3(A1, Sh, T1)
+    matmul3(T1, m.Iinv if k == NULL else k.G, T2)
+    matmul3(T2, Sh, T3)
+    for i in range(3):
+        for j in range(3):
+            K[3 * i + j] = -(T3[3 * i] * A1[3 * j] + T3[3 * i + 1] * A1[3 * j + 1]
+                             + T3[3 * i + 2] * A1[3 * j + 2])
+        K[4 * i] += scale
+    if k == NULL:
+        matvec3(m.Iinv, pi_end, w3)
+    else:
+        for i in range(3):
+            y[i] = pi_end[i] + 0.5 * h * k.tau_c[i]
+        matvec3(k.G, y, w3)
+    cross3(w3, s1, ws)
+    matvec3(A1, ws, v3)
+    for i in range(3):
+        if k == NULL:
+            u_free[i] = p_half[i] / m.mass - 0.5 * h * m.gravity * m.up[i] + v3[i]
+        else:
+            u_free[i] = scale * (p_half[i] + 0.5 * h * (k.f_c[i] - m.weight[i])) + v3[i]
+
+
+cdef int forced_end_slip(ModesModel m, double h, const State* S, const double* A1,
+                         const double* a1, const Contact* c, double N, const double* p_half,
+                         const double* pi_end, const double* t_k, double* t1, double* N1,
+                         bint* kept, EndKick* k) noexcept:
+    # the sliding step's end kick with applied forces, N' settled through rolling
+    # resistance's damping; k gets the end's Pi, p and power (twin: forced_end_slip)
+    cdef double u_free[3]
+    cdef double K[9]
+    cdef double u1[3]
+    cdef double d1[3]
+    cdef double v3[3]
+    cdef double v4[3]
+    cdef double y[3]
+    cdef double normal = N, last_change = INFINITY, change, scale
+    cdef double scale_floor = norm3(m.weight)
+    cdef bint settled = False, found
+    cdef int i, sweep, st
+    for sweep in range(ROLLING_SWEEPS):
+        st = end_wrench(m, h, S.t + h, A1, a1, c.n, normal, k)
+        if st:
+            return st
+        slide_kick_terms(m, h, A1, c.s, p_half, pi_end, k, u_free, K)
+        found = end_slip(m, h, u_free, K, c.n, t_k, t1, N1, u1)
+        if not isfinite(N1[0]):
+            return NOT_FINITE
+        if m.forces.rolling == 0.0:
+            settled = True
+            break
+        change = fabs(N1[0] - normal)
+        scale = max(fabs(N1[0]), scale_floor)
+        if change <= NORMAL_TOL * scale:
+            settled = True
+            break
+        if change >= last_change:  # no longer contracting (the rolling step's end kick)
+            if change <= NORMAL_STALL * scale:
+                settled = True
+                break
+            return NOT_CONVERGED
+        last_change = change
+        normal = N1[0]
+    if not settled:
+        return NOT_CONVERGED
+    kept[0] = not found
+    for i in range(3):
+        d1[i] = c.n[i] - m.mu * t1[i]
+    matTvec3(A1, d1, v3)
+    cross3(c.s, v3, v4)
+    for i in range(3):
+        y[i] = pi_end[i] + 0.5 * h * (N1[0] * v4[i] + k.tau_c[i])
+        k.p[i] = k.alpha * (p_half[i] + 0.5 * h * (N1[0] * d1[i] - m.weight[i] + k.f_c[i]))
+    matvec3(k.Binv, y, k.Pi)
+    end_power(m, k)
     return OK
 
 
@@ -2457,20 +2706,13 @@ cdef inline double slip_normal_force(double c_n, double h, double a_nn, double m
     return -c_n / (0.5 * h * (a_nn - mu * dot3(b, t)))
 
 
-cdef bint end_slip(ModesModel m, double h, const double* A1, const double* s1,
-                   const double* n1, const double* p_half, const double* pi_end,
-                   const double* t_k, double* t1, double* N1, double* u1) noexcept:
+cdef bint end_slip(ModesModel m, double h, const double* u_free, const double* K,
+                   const double* n1, const double* t_k, double* t1, double* N1,
+                   double* u1) noexcept:
     # the sliding step's end kick: the slip direction t1, the normal force N1 and the contact
-    # point's velocity u1 at the end; whether a slip along t_k was found (twin: end_slip)
-    cdef double Sh[9]
-    cdef double T1[9]
-    cdef double T2[9]
-    cdef double T3[9]
-    cdef double K[9]
-    cdef double w3[3]
-    cdef double ws[3]
+    # point's velocity u1 at the end, from slide_kick_terms' u_free and K; whether a slip
+    # along t_k was found (twin: end_slip)
     cdef double v3[3]
-    cdef double u_free[3]
     cdef double b[3]
     cdef double T[6]
     cdef double t0[3]
@@ -2487,20 +2729,6 @@ cdef bint end_slip(ModesModel m, double h, const double* A1, const double* s1,
     cdef double a_nn, c_n, size, dmax, wmax, umax, N
     cdef int i, j, k, it
     cdef bint found = False
-    hat3(s1, Sh)
-    matmul3(A1, Sh, T1)
-    matmul3(T1, m.Iinv, T2)
-    matmul3(T2, Sh, T3)
-    for i in range(3):
-        for j in range(3):
-            K[3 * i + j] = -(T3[3 * i] * A1[3 * j] + T3[3 * i + 1] * A1[3 * j + 1]
-                             + T3[3 * i + 2] * A1[3 * j + 2])
-        K[4 * i] += 1.0 / m.mass
-    matvec3(m.Iinv, pi_end, w3)
-    cross3(w3, s1, ws)
-    matvec3(A1, ws, v3)
-    for i in range(3):
-        u_free[i] = p_half[i] / m.mass - 0.5 * h * m.gravity * m.up[i] + v3[i]
     matvec3(K, n1, b)
     a_nn = dot3(n1, b)
     c_n = dot3(n1, u_free)
@@ -2753,46 +2981,104 @@ def face_friction_py(v, double w, n, double radius, double normal_force, double 
     return (F[0], F[1], F[2]), T
 
 
-cdef void face_state(ModesModel m, const State* S, double* v, double* w, double* N,
-                     double* g_t) noexcept:
-    # (v, w, N, g_t) of a disk lying flat (twin: face_state)
+cdef struct FaceLoad:
+    # what acts on a disk lying flat besides its face's friction (twin: FaceLoad)
+    double N
+    double g_t[3]
+    double tau_n
+    double f_np[3]
+    double tau_np
+
+
+cdef void face_load(ModesModel m, double t, const double* A, const double* a, const double* n,
+                    const double* v, double w, FaceLoad* L) noexcept:
+    # the load at time t, pose (A, a) and velocities (v, w) (twin: face_state)
+    cdef double f_pot[3]
+    cdef double tau_pot[3]
+    cdef double f_app[3]
+    cdef double tau_app[3]
+    cdef double D[9]
+    cdef double An[3]
+    cdef double omega[3]
+    cdef double Dw[3]
+    cdef double f[3]
+    cdef double tau[3]
+    cdef double q[3]
+    cdef double un = dot3(m.up, n)
+    cdef double drag, fn
+    cdef int i
+    L.N = m.mass * m.gravity * un
+    for i in range(3):
+        L.g_t[i] = -m.gravity * (m.up[i] - un * n[i])
+        L.f_np[i] = 0.0
+    L.tau_n = L.tau_np = 0.0
+    if not m.forced:
+        return
+    matTvec3(A, n, An)
+    for i in range(3):
+        omega[i] = w * An[i]
+    drag = m.forces.wrench(t, A, a, n, f_pot, tau_pot, f_app, tau_app, D)
+    matvec3(D, omega, Dw)
+    for i in range(3):
+        L.f_np[i] = f_app[i] - drag * v[i]
+        f[i] = f_pot[i] + L.f_np[i]
+        tau[i] = tau_app[i] - Dw[i]
+    fn = dot3(n, f)
+    L.N = max(L.N - fn, 0.0)
+    for i in range(3):
+        L.g_t[i] = L.g_t[i] + (f[i] - fn * n[i]) / m.mass
+    matvec3(A, tau, q)
+    L.tau_np = dot3(n, q)
+    for i in range(3):
+        tau[i] = tau_pot[i] + tau[i]
+    matvec3(A, tau, q)
+    L.tau_n = dot3(n, q)
+
+
+cdef void face_state(ModesModel m, const State* S, double* v, double* w,
+                     FaceLoad* L) noexcept:
+    # (v, w, load) of a disk lying flat (twin: face_state)
     cdef double W[3]
     cdef double AW[3]
-    cdef double un = dot3(m.up, S.n)
     cdef int i
     matvec3(m.Iinv, S.Pi, W)
     matvec3(S.A, W, AW)
     w[0] = dot3(S.n, AW)
-    N[0] = m.mass * m.gravity * un
     for i in range(3):
         v[i] = S.p[i] / m.mass
-        g_t[i] = -m.gravity * (m.up[i] - un * S.n[i])
+    face_load(m, S.t, S.A, S.a, S.n, v, w[0], L)
 
 
 cdef bint face_holds(ModesModel m, const State* S) noexcept:
     # static friction holds a disk lying flat at rest (twin: face_holds)
     cdef double v[3]
-    cdef double g_t[3]
-    cdef double w, N
-    face_state(m, S, v, &w, &N, g_t)
-    return m.mass * norm3(g_t) <= m.mu * N
+    cdef double w, limit
+    cdef FaceLoad L
+    face_state(m, S, v, &w, &L)
+    limit = m.mu * L.N
+    return (m.mass * norm3(L.g_t) <= limit
+            and fabs(L.tau_n) <= 2.0 / 3.0 * m.face_radius * limit)
 
 
-cdef void face_rates(ModesModel m, const double* v, double w, const double* n, double N,
-                     const double* g_t, double* dv, double* dw, double* F,
+cdef void face_rates(ModesModel m, const double* v, double w, const double* n,
+                     const FaceLoad* L, double* dv, double* dw, double* F,
                      double* T) noexcept:
     # (dv/dt, dw/dt, F, T) of a disk sliding on its face (twin: face_rates)
     cdef double hint[3]
-    cdef double size = norm3(g_t)
+    cdef double size = norm3(L.g_t)
     cdef int i
     cdef bint at_rest = v[0] == 0.0 and v[1] == 0.0 and v[2] == 0.0 and w == 0.0
     for i in range(3):
-        hint[i] = g_t[i] / size if size > 0.0 else 0.0
-    face_friction(v, w, n, m.face_radius, N, m.mu,
-                  hint if (at_rest and size > 0.0) else NULL, F, T)
+        hint[i] = L.g_t[i] / size if size > 0.0 else 0.0
+    if at_rest and not size > 0.0 and L.tau_n != 0.0:  # from rest under a torque alone
+        F[0] = F[1] = F[2] = 0.0
+        T[0] = (-1.0 if L.tau_n > 0.0 else 1.0) * 2.0 / 3.0 * m.face_radius * (m.mu * L.N)
+    else:
+        face_friction(v, w, n, m.face_radius, L.N, m.mu,
+                      hint if (at_rest and size > 0.0) else NULL, F, T)
     for i in range(3):
-        dv[i] = F[i] / m.mass + g_t[i]
-    dw[0] = T[0] / m.face_inertia
+        dv[i] = F[i] / m.mass + L.g_t[i]
+    dw[0] = (T[0] + L.tau_n) / m.face_inertia
 
 
 cdef void face_contact(ModesModel m, const State* S, Contact* c) noexcept:
@@ -2820,7 +3106,6 @@ cdef void face_contact(ModesModel m, const State* S, Contact* c) noexcept:
 cdef int face_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     # one step of a disk lying flat (twin: face_step)
     cdef double v0[3]
-    cdef double g_t[3]
     cdef double dv0[3]
     cdef double dv1[3]
     cdef double F0[3]
@@ -2832,25 +3117,39 @@ cdef int face_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     cdef double A1[9]
     cdef double An[3]
     cdef double Om[3]
-    cdef double w0, N, dw0, dw1, T0, T1, wp, w1, sign, angle
+    cdef double w0, dw0, dw1, T0, T1, wp, w1, sign, angle
+    cdef double ap[3]
+    cdef double Ap[9]
+    cdef FaceLoad L0, L1
+    cdef bint held
     cdef int i
-    face_state(m, S, v0, &w0, &N, g_t)
+    face_state(m, S, v0, &w0, &L0)
+    held = (v0[0] == 0.0 and v0[1] == 0.0 and v0[2] == 0.0 and w0 == 0.0
+            and face_holds(m, S))
     for i in range(3):
         S.face_v[i] = v0[i]
     S.face_w = w0
     S.t += h
-    S.normal_force = N
-    if v0[0] == 0.0 and v0[1] == 0.0 and v0[2] == 0.0 and w0 == 0.0 and face_holds(m, S):
+    S.normal_force = L0.N
+    if held:  # at rest, held by static friction
         face_contact(m, S, c)
         return OK
-    face_rates(m, v0, w0, S.n, N, g_t, dv0, &dw0, F0, &T0)
+    face_rates(m, v0, w0, S.n, &L0, dv0, &dw0, F0, &T0)
     for i in range(3):
         vp[i] = v0[i] + h * dv0[i]
     wp = w0 + h * dw0
     sign = -1.0 if face_progress(m, vp, wp, v0, w0) < 0.0 else 1.0
+    L1 = L0
+    if m.forced:  # the applied forces at the predictor's time, pose and velocities
+        for i in range(3):
+            xi[i] = h * w0 * S.n[i]
+            ap[i] = S.a[i] + h * v0[i]
+        exp3(xi, Q)
+        matmul3(Q, S.A, Ap)
+        face_load(m, S.t, Ap, ap, S.n, vp, wp, &L1)
     for i in range(3):
         vp[i] = sign * vp[i]
-    face_rates(m, vp, sign * wp, S.n, N, g_t, dv1, &dw1, F1, &T1)
+    face_rates(m, vp, sign * wp, S.n, &L1, dv1, &dw1, F1, &T1)
     for i in range(3):
         v1[i] = v0[i] + 0.5 * h * (dv0[i] + dv1[i])
     w1 = w0 + 0.5 * h * (dw0 + dw1)
@@ -2860,7 +3159,8 @@ cdef int face_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     exp3(xi, Q)
     matmul3(Q, S.A, A1)
     reorthonormalize(A1)
-    S.work = S.work + 0.5 * h * (dot3(F0, v0) + T0 * w0 + dot3(F1, v1) + T1 * w1)
+    S.work = S.work + 0.5 * h * (dot3(F0, v0) + T0 * w0 + dot3(L0.f_np, v0) + L0.tau_np * w0
+                                 + dot3(F1, v1) + T1 * w1 + dot3(L1.f_np, v1) + L1.tau_np * w1)
     for i in range(9):
         S.A[i] = A1[i]
     matTvec3(A1, S.n, An)
@@ -2933,9 +3233,9 @@ cdef double face_progress(ModesModel m, const double* v, double w, const double*
 cdef double face_guard(ModesModel m, const State* S) noexcept:
     # face_progress from the step's starting velocities (twin: face_guard)
     cdef double v[3]
-    cdef double g_t[3]
-    cdef double w, N
-    face_state(m, S, v, &w, &N, g_t)
+    cdef double w
+    cdef FaceLoad L
+    face_state(m, S, v, &w, &L)
     return face_progress(m, v, w, S.face_v, S.face_w)
 
 
@@ -2993,7 +3293,7 @@ cdef void land_flat(ModesModel m, State* S, double* impulse, double* change) noe
     off = dot3(S.n, a1) - dot3(S.n, x)
     for i in range(3):
         a1[i] = a1[i] - off * S.n[i]
-    before = kinetic_energy(m, S) + m.mass * m.gravity * dot3(m.up, S.a)
+    before = kinetic_energy(m, S) + potential_energy(m, S)
     vn = dot3(S.p, S.n) / m.mass
     matvec3(m.Iinv, S.Pi, Om)
     matvec3(S.A, Om, AOm)
@@ -3017,7 +3317,7 @@ cdef void land_flat(ModesModel m, State* S, double* impulse, double* change) noe
     S.face_w = w1
     matvec3(m.I, Om, S.Pi)
     S.normal_force = 0.0
-    after = kinetic_energy(m, S) + m.mass * m.gravity * dot3(m.up, S.a)
+    after = kinetic_energy(m, S) + potential_energy(m, S)
     change[0] = after - before
     impulse[0] = dot3(S.n, S.p) - p_n
     S.work = S.work + change[0]
@@ -3127,7 +3427,10 @@ cdef int sliding_normal_force(ModesModel m, const State* S, double* N) noexcept:
     cdef double Sh[9]
     cdef double K[9]
     cdef double Kd[3]
-    cdef double c0
+    cdef double f[3]
+    cdef double tau[3]
+    cdef double rolling_row[3]
+    cdef double c0, per_N
     cdef State probe
     cdef int i, j, st
     ground_geometry(m.ground, S.chart, S.z, x, J, H, n, WH)
@@ -3198,8 +3501,50 @@ cdef int sliding_normal_force(ModesModel m, const State* S, double* N) noexcept:
         v3[i] = v3[i] + v4[i]
     matvec3(S.A, v3, q)
     c0 = -dot3(Lx, u_t) - m.gravity * dot3(n, m.up) + dot3(n, q)
-    N[0] = -c0 / dot3(n, Kd)
+    per_N = dot3(n, Kd)
+    if m.forced:  # the applied wrench's part, and rolling resistance's per newton (twin)
+        for i in range(3):
+            v3[i] = S.p[i] / m.mass
+        applied_wrench(m, S.t, S.A, S.a, n, v3, w, f, tau, rolling_row)
+        matvec3(m.Iinv, tau, v4)
+        cross3(v4, s, v3)
+        matvec3(S.A, v3, q)
+        c0 += dot3(n, f) / m.mass + dot3(n, q)
+        matvec3(m.Iinv, rolling_row, v4)
+        cross3(v4, s, v3)
+        matvec3(S.A, v3, q)
+        per_N += dot3(n, q)
+    N[0] = -c0 / per_N
     return OK
+
+
+cdef double applied_wrench(ModesModel m, double t, const double* A, const double* a,
+                           const double* n, const double* v, const double* omega, double* f,
+                           double* tau, double* rolling_row) noexcept:
+    # the force elements' force (space) and torque (body), rolling resistance's torque per
+    # newton of normal force; returns the non-potential part's power (twin: applied_wrench)
+    cdef double f_pot[3]
+    cdef double tau_pot[3]
+    cdef double f_app[3]
+    cdef double tau_app[3]
+    cdef double D[9]
+    cdef double Pt[9]
+    cdef double Dw[3]
+    cdef double drag, power = 0.0
+    cdef int i
+    drag = m.forces.wrench(t, A, a, n, f_pot, tau_pot, f_app, tau_app, D)
+    matvec3(D, omega, Dw)
+    tangent_projector(A, n, Pt)
+    matvec3(Pt, omega, rolling_row)
+    for i in range(3):
+        rolling_row[i] *= -m.forces.rolling
+        power += (f_app[i] - drag * v[i]) * v[i]
+    for i in range(3):
+        power += (tau_app[i] - Dw[i]) * omega[i]
+    for i in range(3):
+        f[i] = f_pot[i] + f_app[i] - drag * v[i]
+        tau[i] = tau_pot[i] + tau_app[i] - Dw[i]
+    return power
 
 
 cdef int slide_guards(ModesModel m, const State* S, double* g_normal,
@@ -3235,6 +3580,12 @@ cdef int guard_of(ModesModel m, int mode, const State* S, const Contact* c,
         g[0] = gn if gn < gs else gs
         return st
     return friction_margin(m, S, g, direction, &has)
+
+
+cdef double potential_energy(ModesModel m, const State* S) noexcept:
+    # gravity's and the force elements' potential at the state's pose (twin: potential_energy)
+    cdef double V = m.mass * m.gravity * dot3(m.up, S.a)
+    return V + m.forces.potential(S.A, S.a) if m.forced else V
 
 
 cdef double kinetic_energy(ModesModel m, const State* S) noexcept:
@@ -3399,8 +3750,8 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
     cdef int st, side, it, after, before, kind
     cdef bint have_lo, has
     cdef double* row
-    cdef double w, N_face
-    cdef double g_t[3]
+    cdef double w
+    cdef FaceLoad load
     zero[0] = zero[1] = zero[2] = 0.0
     while True:
         trial = S[0]
@@ -3438,7 +3789,7 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
         if mode[0] == MODE_FLIGHT:
             g0 = gap[0] + S.graze
         elif mode[0] == MODE_FACE:
-            face_state(m, S, u, &w, &N_face, g_t)
+            face_state(m, S, u, &w, &load)
             g0 = face_progress(m, u, w, u, w)
         elif mode[0] == MODE_SLIDING:
             st = sliding_normal_force(m, S, &gn)
@@ -3622,10 +3973,13 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
                          f"{EVENT_SIZE}).")
     m.shape, m.ground, m.motion, m.forces = shape, ground, motion, forces
     m.field = RollingField(shape, ground, <int>chart[0], mass, inertia, gravity, up,
-                           support_form)
+                           support_form, forces=forces if not forces.empty else None)
     m.mass, m.gravity, m.restitution, m.mu = mass, gravity, restitution, mu
     m.impact_law = impact_law
     m.face_radius, m.flat_angle, m.face_inertia = face[0], face[1], inertia[2, 2]
+    m.forced = not forces.empty
+    for i in range(3):
+        m.weight[i] = mass * gravity * up[i]
     m.newton_tol, m.max_newton, m.map_code, m.options = newton_tol, max_newton, map_code, options
     m.I, m.Iinv, m.up = &inertia[0, 0], &inertia_inv[0, 0], &up[0]
     m.substeps, m.n_sub = &substeps[0], substeps.shape[0]

@@ -9,7 +9,7 @@ import numpy as np
 
 from nhphys import _backend
 from nhphys._validation import as_float_array, as_rotation, as_vector3
-from nhphys.forces import build_force_set
+from nhphys.forces import build_force_set, uses_callables
 from nhphys.integrators.coefficients import SLIDING_COMPOSITIONS
 from nhphys.integrators.run import Run
 from nhphys.systems.rolling import event_message
@@ -170,11 +170,14 @@ class ModesRun(Run):
         from nhphys.lie.retraction import get_retraction
 
         self.system = system
+        if uses_callables(system.forces):  # a Python callable steps on the twin only
+            backend = "python"
+            self.backend_note = "a force element is a Python callable"
         self.kernel, self.backend = _backend.choose("rolling", backend)
         # the kernel's loop is in nhphys_ext.rolling, beside the rolling step it calls; its twin
         # is nhphys.twins.modes
         self.modes_run = spec.modes_run if self.backend == "python" else self.kernel.modes_run
-        self.forces = build_force_set((), _backend.choose("forces", self.backend)[0])
+        self.forces = build_force_set(system.forces, _backend.choose("forces", self.backend)[0])
         self.motion = self.kernel.GroundMotion()
         self.ground = system.ground.with_backend(self.backend).kernel
         self.shape = system.contact_shape(self.kernel, self.backend)

@@ -24,6 +24,12 @@ continuous physics (:mod:`nhphys.twins.modes`):
   Rolling and sliding have the fall as a further event: the disk's axis within its flat angle
   of the normal, ``cos(flat_angle) - |A e_3 . n|``.
 
+Force elements (:mod:`nhphys.forces`) join every mode's equations with the wrench of
+:func:`nhphys.twins.modes.applied_wrench` (rolling: :class:`nhphys.twins.rolling.RollingField`
+with the forces; in flight with no contact normal, so no spin friction; sliding with rolling
+resistance ``N rolling_row``; lying flat as :func:`nhphys.twins.modes.face_state` says), and
+their non-potential power joins ``dW/dt``.
+
 At an event the run applies the same laws as the structure-preserving run (the rough impact
 with the rest-speed rule, the stick impulse, the slip direction ``-F_t / |F_t|``), then goes on
 in the new mode. The frames have the layout of ``ModesRun``'s, so the two trajectories have the
@@ -52,7 +58,11 @@ class ModesReferenceRun:
         system = run.system
         self.system = system
         shape, ground = system._twins()
-        self.model = spec.Model(shape, ground, None, None, system.mass, system.inertia,
+        from nhphys.forces import build_force_set
+        from nhphys.twins import forces as forces_twin
+
+        forces = build_force_set(system.forces, forces_twin)
+        self.model = spec.Model(shape, ground, None, forces, system.mass, system.inertia,
                                 system.inertia_inv, system.gravity, system.up,
                                 system.support_shape, system.restitution, system.mu, 0,
                                 1e-14, 50, 0, spec.IMPACT_LAWS[system.impact], run.face)
@@ -68,7 +78,7 @@ class ModesReferenceRun:
                             0.0)
         self.backend = "python"
         if self.mode == spec.FACE:  # a start lying flat: its first segment's velocities
-            v, w, _, _ = spec.face_state(self.model, self._state(self.y)[0])
+            v, w, _ = spec.face_state(self.model, self._state(self.y)[0])
             self.face_ref = (v, w)
 
     # -- states ---------------------------------------------------------------------------
@@ -113,9 +123,14 @@ class ModesReferenceRun:
     def _flight_rhs(self, t, y):
         A, omega = y[:9].reshape(3, 3), y[12:15]
         I, Iinv = self.system.inertia, self.system.inertia_inv
+        f, tau, power = np.zeros(3), np.zeros(3), 0.0
+        if self.model.forced:
+            f, tau, _, power = spec.applied_wrench(self.model, t, A, y[9:12], spec.NO_CONTACT,
+                                                   y[15:18], omega)
         return np.concatenate([np.cross(A, omega).ravel(), y[15:18],
-                               Iinv @ cross(I @ omega, omega),
-                               -self.system.gravity * self.system.up, [0.0]])
+                               Iinv @ (cross(I @ omega, omega) + tau),
+                               f / self.system.mass - self.system.gravity * self.system.up,
+                               [power]])
 
     def _sliding_rhs(self, t, y):
         m, I, Iinv = self.system.mass, self.system.inertia, self.system.inertia_inv
@@ -129,9 +144,16 @@ class ModesReferenceRun:
         A, omega = state["A"], y[12:15]
         u = spec.contact_velocity(self.model, state)
         F = N * (c.n - self.system.mu * self._direction(state, u))
+        f, tau, power = np.zeros(3), np.zeros(3), 0.0
+        if self.model.forced:
+            f, tau, rolling_row, power = spec.applied_wrench(self.model, t, A, y[9:12], c.n,
+                                                             y[15:18], omega)
+            tau = tau + N * rolling_row  # rolling resistance, at the sliding normal force
+            power += N * (rolling_row @ omega)
         return np.concatenate([np.cross(A, omega).ravel(), y[15:18],
-                               Iinv @ (cross(I @ omega, omega) + cross(c.s, A.T @ F)),
-                               F / m - self.system.gravity * self.system.up, [F @ u]])
+                               Iinv @ (cross(I @ omega, omega) + cross(c.s, A.T @ F) + tau),
+                               (F + f) / m - self.system.gravity * self.system.up,
+                               [F @ u + power]])
 
     def _fall_state(self, y_mode, t):
         """The twin's state of a disk at its flat angle: its rim point ``s = R w`` (``w`` the
@@ -155,13 +177,13 @@ class ModesReferenceRun:
 
     def _face_rhs(self, t, y):
         state, _ = self._state(y, t)
-        v, w, N, g_t = spec.face_state(self.model, state)
+        v, w, load = spec.face_state(self.model, state)
         if not np.any(v) and w == 0.0 and spec.face_holds(self.model, state):
             return np.zeros(y.size)
-        dv, dw, F, T = spec.face_rates(self.model, v, w, state["n"], N, g_t)
+        dv, dw, F, T = spec.face_rates(self.model, v, w, state["n"], load)
         A, axis = state["A"], state["A"].T @ state["n"]
         return np.concatenate([np.cross(A, w * axis).ravel(), v, dw * axis, dv,
-                               [F @ v + T * w]])
+                               [F @ v + T * w + load.f_np @ v + load.tau_np * w]])
 
     def _direction(self, state, u):
         """The slip direction: the slip's own, once it is above ``ONSET_SLIP`` of the speeds,
@@ -188,7 +210,7 @@ class ModesReferenceRun:
 
             def stop(t, y):
                 state, _ = self._state(y, t)
-                v, w, _, _ = spec.face_state(model, state)
+                v, w, _ = spec.face_state(model, state)
                 return spec.face_progress(model, v, w, v0, w0)
             return [stop] if (np.any(v0) or w0 != 0.0) else []
         falls = []
@@ -243,7 +265,7 @@ class ModesReferenceRun:
         y = self._from_rolling(y_mode) if self.mode == spec.ROLLING else y_mode
         state, c = self._state(y, t)
         if self.mode == spec.FACE:
-            v, w, _, _ = spec.face_state(model, state)
+            v, w, _ = spec.face_state(model, state)
             speed = np.linalg.norm(v) + self.model.face_radius * abs(w)
             v0, w0 = self.face_ref
             if speed > STOP_SLIP * (np.linalg.norm(v0) + self.model.face_radius * abs(w0)):
@@ -302,7 +324,7 @@ class ModesReferenceRun:
         state, c = self._state(y_mode, t)
         N = spec.sliding_normal_force(self.model, state)[1] if mode == spec.SLIDING else 0.0
         if mode == spec.FACE:
-            N = spec.face_state(self.model, state)[2]
+            N = spec.face_state(self.model, state)[2].N
         state.update(normal_force=N, t=t)
         return np.concatenate([rolling_spec.frame(state, c), [mode]])
 
@@ -326,8 +348,14 @@ class ModesReferenceRun:
             events = self._events()
             for event in events:
                 event.terminal, event.direction = True, -1
+            # a flight's gap is checked at the solver's steps only, and on a flight's smooth
+            # equations those can be longer than a whole short flight (both ends below the
+            # ground: the touchdown missed); a flight lasts more than dt (shorter bounces are
+            # plastic), so steps of at most dt/2 sample the gap inside every flight
+            max_step = 0.5 * self.dt if self.mode == spec.FLIGHT else np.inf
             sol = solve_ivp(self._rhs(), (self.t, t1), y0, method="DOP853", rtol=self.rtol,
-                            atol=self.atol, dense_output=True, events=events)
+                            atol=self.atol, dense_output=True, events=events,
+                            max_step=max_step)
             if sol.status == -1:
                 raise NewtonError(self.steps_done, self.t, f"the reference integration "
                                   f"failed: {sol.message}")

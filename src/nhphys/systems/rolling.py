@@ -118,8 +118,6 @@ def check_modes(lift_off, restitution, mu, system):
                          "the unilateral contact.")
     if system is None:
         return bool(lift_off), restitution, mu
-    if lift_off and system.forces:
-        raise ValueError("`lift_off=True` does not yet support force elements (`forces`).")
     if lift_off and system.motion is not None:
         raise ValueError("`lift_off=True` does not yet support a moving ground.")
     return bool(lift_off), restitution, mu

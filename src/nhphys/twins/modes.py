@@ -247,10 +247,15 @@ import numpy as np
 
 from nhphys.twins.face import face_friction
 from nhphys.twins.newton import CODES, FLAT, INFO_COMMITTED, OK, NewtonRule, newton_solve
+from nhphys.twins.forces import tangent_projector
+from nhphys.twins.newton import NOT_CONVERGED, NOT_FINITE, SINGULAR_JACOBIAN
 from nhphys.twins.rolling import (
     EXTRAPOLATE,
     FAR_BRANCH,
     FRAME_SIZE,
+    NORMAL_STALL,
+    NORMAL_TOL,
+    ROLLING_SWEEPS,
     ROUNDOFF,
     SINGULAR_CONTACT,
     RollingField,
@@ -261,6 +266,7 @@ from nhphys.twins.rolling import (
     jac_right,
     retract,
     rolling_step,
+    start_wrench,
     tangent_basis,
 )
 from nhphys.twins.suslov import (
@@ -291,6 +297,7 @@ SLIP_FLOOR = 1e-12  # a slip below this (relative to the body's speeds) has no d
 FACE_FLOOR = 1e-9  # a face's slide or spin below this (relative to both) is not moving
 TOO_MANY_EVENTS = CODES["TOO_MANY_EVENTS"]
 EYE = np.eye(3)
+NO_CONTACT = np.zeros(3)  # the normal the force elements see in flight: no spin friction
 
 
 class Model:
@@ -311,7 +318,10 @@ class Model:
         self.restitution, self.mu, self.impact = float(restitution), float(mu), int(impact)
         self.map_code, self.newton_tol, self.max_newton = map_code, newton_tol, max_newton
         self.options = int(options)
-        self.field = RollingField(shape, ground, 0, mass, inertia, gravity, up, support_form)
+        self.weight = self.mass * self.gravity * np.asarray(up, dtype=float)
+        self.forced = forces is not None and not forces.empty
+        self.field = RollingField(shape, ground, 0, mass, inertia, gravity, up, support_form,
+                                  forces=forces if self.forced else None)
 
 
 def flight_step(model, h, state):
@@ -319,14 +329,19 @@ def flight_step(model, h, state):
     ``(status, new_state, contact)``, the contact being the closest-approach pair of the end
     pose (its ``gap`` is the guard)."""
     m = model.mass
-    xi0 = h * (model.inertia_inv @ state["Pi"])
-    st, xi, Pi1, _ = retraction_step(model.inertia, EYE, state["Pi"], xi0, h, model.map_code,
+    Pi_half, p_start = state["Pi"], state["p"]
+    if model.forced:  # the first half kick of the applied forces (no contact: no spin friction)
+        p_start, kick_const, _, power = start_wrench(model.forces, h, m, model.inertia_inv,
+                                                     dict(state, n=NO_CONTACT))
+        Pi_half = Pi_half + kick_const
+    xi0 = h * (model.inertia_inv @ Pi_half)
+    st, xi, Pi1, _ = retraction_step(model.inertia, EYE, Pi_half, xi0, h, model.map_code,
                                      model.newton_tol, model.max_newton)
     if st:
         return st, None, None
     A1 = reorthonormalize(state["A"] @ retract(xi, model.map_code))
-    half_weight = 0.5 * h * m * model.gravity * model.up
-    p_half = state["p"] - half_weight
+    half_weight = 0.5 * h * model.weight
+    p_half = p_start - half_weight
     a1 = state["a"] + (h / m) * p_half
     st, c = contact(model.shape, model.ground, A1, a1, state["chart"], state["z"],
                     model.newton_tol, model.max_newton)
@@ -334,9 +349,62 @@ def flight_step(model, h, state):
         st, c = OK, flat_flight_contact(model, A1, a1, state["chart"], state["z"])
     if st:
         return st, None, None
-    new = dict(state, A=A1, a=a1, Pi=Pi1, p=p_half - half_weight, s=c.s, n=c.n.copy(),
-               chart=c.chart, z=c.z, t=state["t"] + h, normal_force=0.0)
+    p1, work = p_half - half_weight, state["work"]
+    if model.forced:
+        kick = free_end_kick(model, h, state["t"] + h, A1, a1, p_half, Pi1, NO_CONTACT,
+                             state["p"] / m, model.inertia_inv @ state["Pi"])
+        Pi1, p1 = kick.Pi, kick.p
+        work = work + 0.5 * h * (power[0] + kick.power)
+    new = dict(state, A=A1, a=a1, Pi=Pi1, p=p1, s=c.s, n=c.n.copy(),
+               chart=c.chart, z=c.z, t=state["t"] + h, normal_force=0.0, work=work)
     return OK, new, c
+
+
+class EndKick:
+    """What the second half kick of the applied forces needs and gives (:func:`free_end_kick`,
+    :func:`end_kick_terms`): ``alpha``, ``B`` (3, 3), the end wrench's ``f_c``, ``tau_c``,
+    ``f_app``, ``tau_app``, ``D``, ``drag``, and the results ``Pi``, ``p``, ``power``."""
+
+    __slots__ = ("alpha", "B", "G", "f_c", "tau_c", "f_app", "tau_app", "D", "drag", "Pi", "p",
+                 "power")
+
+
+def end_wrench(model, h, t1, A1, a1, n, v_start, omega_start, normal=0.0):
+    """The applied forces at the end of a step, and the implicit kick's matrices
+    (:mod:`nhphys.twins.rolling`, "Applied forces", 4'): with drag ``c`` and the damping ``D``
+    (body; rolling resistance ``mu normal P_t`` added for the normal force ``normal``),
+    ``alpha = 1 / (1 + h c / (2 m))``, ``B = I + h/2 D I^-1`` and ``G = I^-1 B^-1``, so that a kick
+    ``p_1 = p + h/2 (f - c p_1 / m)``, ``Pi_1 = Pi + h/2 (tau - D I^-1 Pi_1)`` is
+    ``p_1 = alpha (p + h/2 f)``, ``Pi_1 = B^-1 (Pi + h/2 tau)``: an :class:`EndKick`."""
+    k = EndKick()
+    f_pot, tau_pot, k.f_app, k.tau_app, D, k.drag = model.forces.wrench(t1, A1, a1, n, v_start,
+                                                                       omega_start)
+    if model.forces.rolling and normal:
+        D = D + (model.forces.rolling * normal) * tangent_projector(A1, n)
+    k.D = D
+    k.f_c, k.tau_c = f_pot + k.f_app, tau_pot + k.tau_app
+    k.alpha = 1.0 / (1.0 + 0.5 * h * k.drag / model.mass)
+    k.B = EYE + 0.5 * h * D @ model.inertia_inv
+    k.G = model.inertia_inv @ np.linalg.inv(k.B)
+    return k
+
+
+def end_power(model, k):
+    """The power of the non-potential elements at the end of the kick ``k`` (its ``Pi``,
+    ``p``): ``(f_app - c v) . v + (tau_app - D Omega) . Omega``."""
+    v, omega = k.p / model.mass, model.inertia_inv @ k.Pi
+    return (k.f_app - k.drag * v) @ v + (k.tau_app - k.D @ omega) @ omega
+
+
+def free_end_kick(model, h, t1, A1, a1, p_half, pi_end, n, v_start, omega_start):
+    """The second half kick of a body with no contact force (flight): an :class:`EndKick` with
+    ``Pi = B^-1 (Pi^+ + h/2 tau_c)``, ``p = alpha (p_half + h/2 (f_c - m g k))`` and the end's
+    ``power``."""
+    k = end_wrench(model, h, t1, A1, a1, n, v_start, omega_start)
+    k.Pi = np.linalg.solve(k.B, pi_end + 0.5 * h * k.tau_c)
+    k.p = k.alpha * (p_half + 0.5 * h * (k.f_c - model.weight))
+    k.power = end_power(model, k)
+    return k
 
 
 def flat_flight_contact(model, A, a, chart, z):
@@ -394,15 +462,21 @@ def sliding_step(model, h, state):
     I, Iinv = model.inertia, model.inertia_inv
     t_k = slip_direction(model, state)
     d_k = n_k - mu * t_k  # the first kick's force per newton of normal force
-    weight = m * g * up
-    kick_dir = 0.5 * h * cross(s_k, A.T @ d_k)  # Pi_half = Pi + kick_dir N
+    weight = model.weight
+    kick_dir = 0.5 * h * cross(s_k, A.T @ d_k)  # Pi_half = Pi + kick_dir N + kick_const
+    p_start, kick_const = p, np.zeros(3)
+    if model.forced:  # the applied forces' first half kick; rolling resistance is per newton
+        # of the normal force N (= n_k . N d_k), as the contact's own torque is
+        p_start, kick_const, rolling_row, power_start = start_wrench(model.forces, h, m, Iinv,
+                                                                     state)
+        kick_dir = kick_dir + 0.5 * h * rolling_row
     c2 = h * h / (2 * m)
     warm = {"chart": state["chart"], "z": state["z"].copy()}
     at = {}
 
     def pose(x):
         A1 = A @ retract(x[:3], model.map_code)
-        a1 = a + (h / m) * (p + 0.5 * h * (x[3] * d_k - weight))
+        a1 = a + (h / m) * (p_start + 0.5 * h * (x[3] * d_k - weight))
         return A1, a1
 
     def residual(x):
@@ -413,7 +487,7 @@ def sliding_step(model, h, state):
             return st, None, None
         warm.update(chart=c1.chart, z=c1.z)
         pi_minus, _ = momentum_pair(x[:3], I, h, model.map_code)
-        kick = kick_dir * x[3]
+        kick = kick_dir * x[3] + kick_const
         E = np.concatenate([pi_minus - Pi - kick, [c1.gap]])
         momentum = np.abs(pi_minus).max() + np.abs(Pi).max() + np.abs(kick).max()
         gap = np.abs(c1.x).max() + np.abs(c1.s).max()
@@ -444,7 +518,7 @@ def sliding_step(model, h, state):
         return st, None, None
     xi, N = x[:3], x[3]
     A1 = reorthonormalize(A @ retract(xi, model.map_code))
-    p_half = p + 0.5 * h * (N * d_k - weight)
+    p_half = p_start + 0.5 * h * (N * d_k - weight)
     a1 = a + (h / m) * p_half
     st, c1 = contact(model.shape, model.ground, A1, a1, warm["chart"], warm["z"],
                      model.newton_tol, model.max_newton)
@@ -454,24 +528,101 @@ def sliding_step(model, h, state):
     s1, n1 = c1.s, c1.n
     # the end kick F' = N' (n_1 - mu t_1): N' makes the contact point's normal velocity zero
     # and t_1 is the direction of the slip it leaves (module docstring, "The sliding step")
-    t1, N1, u1, found = end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k)
-    d1 = n1 - mu * t1
-    Pi1 = pi_end + 0.5 * h * N1 * cross(s1, A1.T @ d1)
-    p1 = p_half + 0.5 * h * (N1 * d1 - weight)
+    work = state["work"]
+    if not model.forced:
+        u_free, K = slide_kick_terms(model, h, A1, s1, p_half, pi_end, None)
+        t1, N1, u1, found = end_slip(model, h, u_free, K, n1, t_k)
+        d1 = n1 - mu * t1
+        Pi1 = pi_end + 0.5 * h * N1 * cross(s1, A1.T @ d1)
+        p1 = p_half + 0.5 * h * (N1 * d1 - weight)
+    else:
+        st, t1, N1, found, kick = forced_end_slip(model, h, state, A1, a1, c1, N, p_half,
+                                                  pi_end, t_k)
+        if st:
+            return st, None, None
+        d1 = n1 - mu * t1
+        Pi1, p1 = kick.Pi, kick.p
+        work = work + 0.5 * h * (power_start[0] + power_start[1] * N + kick.power)
     u_k = contact_velocity(model, state, s_k)
     new = dict(state, A=A1, a=a1, Pi=Pi1, p=p1, s=s1, n=n1.copy(), chart=c1.chart, z=c1.z,
                t=state["t"] + h, slip=t1, normal_force=0.5 * (N + N1), slip_kept=not found)
     u1 = contact_velocity(model, new)
-    new["work"] = state["work"] + 0.5 * h * (N * (d_k @ u_k) + N1 * (d1 @ u1))
+    new["work"] = work + 0.5 * h * (N * (d_k @ u_k) + N1 * (d1 @ u1))
     return OK, new, c1
 
 
-def end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k):
+def slide_kick_terms(model, h, A1, s1, p_half, pi_end, kick):
+    """``(u_free (3,), K (3, 3))`` of a sliding step's end kick: the contact point's velocity
+    after the kick without the contact force, and how it changes per unit of that force,
+    ``u_1 = u_free + h/2 K F'``. With no force elements (``kick`` ``None``), ``K`` is the
+    contact's inverse mass; with them (``kick`` the :class:`EndKick` of the end's wrench),
+    ``p_1 = alpha (p_half + h/2 (F' + f_c - m g k))`` and
+    ``Omega_1 = G (Pi^+ + h/2 (s x A^T F' + tau_c))`` give
+    ``u_free = alpha/m (p_half + h/2 (f_c - m g k)) + A (G (Pi^+ + h/2 tau_c)) x s`` and
+    ``K = alpha/m I - A hat(s) G hat(s) A^T`` (symmetric: ``G = (I + h/2 D)^-1``, ``D``
+    symmetric)."""
+    m, S1 = model.mass, hat(s1)
+    if kick is None:
+        K = EYE / m - A1 @ S1 @ model.inertia_inv @ S1 @ A1.T
+        u_free = (p_half / m - 0.5 * h * model.gravity * model.up
+                  + A1 @ cross(model.inertia_inv @ pi_end, s1))
+        return u_free, K
+    K = (kick.alpha / m) * EYE - A1 @ S1 @ kick.G @ S1 @ A1.T
+    u_free = ((kick.alpha / m) * (p_half + 0.5 * h * (kick.f_c - model.weight))
+              + A1 @ cross(kick.G @ (pi_end + 0.5 * h * kick.tau_c), s1))
+    return u_free, K
+
+
+def forced_end_slip(model, h, state, A1, a1, c1, N, p_half, pi_end, t_k):
+    """The sliding step's end kick with applied forces: ``(status, t_1, N', found, kick)``,
+    ``kick`` the :class:`EndKick` with the end's ``Pi``, ``p`` and ``power``.
+
+    The damping ``D`` of the end's wrench holds rolling resistance's ``mu N' P_t``, with ``N'``
+    the kick's own normal force (``n_1 . N' d_1 = N'``): the Coulomb law at the end
+    (:func:`end_slip`) is solved for ``N'`` fixed, ``N'`` updated from its solution, and so on
+    from the first kick's ``N`` until ``N'`` is settled, as the rolling step's end kick settles
+    its own (:func:`nhphys.twins.rolling.end_kick`)."""
+    m, mu, n1, s1 = model.mass, model.mu, c1.n, c1.s
+    t1 = state["t"] + h
+    v_start, omega_start = state["p"] / m, model.inertia_inv @ state["Pi"]
+    normal, last_change = N, np.inf
+    scale_floor = np.linalg.norm(model.weight)
+    for _ in range(ROLLING_SWEEPS):
+        try:
+            kick = end_wrench(model, h, t1, A1, a1, n1, v_start, omega_start, normal)
+        except np.linalg.LinAlgError:
+            return SINGULAR_JACOBIAN, None, None, None, None
+        u_free, K = slide_kick_terms(model, h, A1, s1, p_half, pi_end, kick)
+        t_1, N1, _, found = end_slip(model, h, u_free, K, n1, t_k)
+        if not np.isfinite(N1):
+            return NOT_FINITE, None, None, None, None
+        if not model.forces.rolling:
+            break
+        change, scale = abs(N1 - normal), max(abs(N1), scale_floor)
+        if change <= NORMAL_TOL * scale:
+            break
+        if change >= last_change:  # no longer contracting (as the rolling step's end kick)
+            if change <= NORMAL_STALL * scale:
+                break
+            return NOT_CONVERGED, None, None, None, None
+        last_change, normal = change, N1
+    else:
+        return NOT_CONVERGED, None, None, None, None
+    d1 = n1 - mu * t_1
+    kick.Pi = np.linalg.solve(kick.B, pi_end + 0.5 * h * (N1 * cross(s1, A1.T @ d1)
+                                                          + kick.tau_c))
+    kick.p = kick.alpha * (p_half + 0.5 * h * (N1 * d1 - model.weight + kick.f_c))
+    kick.power = end_power(model, kick)
+    return OK, t_1, N1, found, kick
+
+
+def end_slip(model, h, u_free, K, n1, t_k):
     """The sliding step's end kick: ``(t_1, N', u_1, found)``, the slip direction (3,), the
     normal force and the contact point's velocity (3,) at the end, and whether a slip along
     the start's direction was found (module docstring, "The sliding step").
 
-    With the contact's inverse mass ``K`` (3, 3) at the end pose, the kick ``F' = N' (n - mu
+    With ``u_free`` (3,) and ``K`` (3, 3) of :func:`slide_kick_terms` (the contact's inverse
+    mass at the end pose when there are no force elements), the kick ``F' = N' (n - mu
     t_1)`` leaves the contact point at ``u_1 = u_free + h/2 N' K (n - mu t_1)``; ``n . u_1 = 0``
     gives ``N'(t_1)``, and the slip ``w = T^T u_1`` (``T`` a tangent basis) must point along
     ``t_1 = T w / |w|``: Newton on ``w`` (2 unknowns), from the start's direction carried to
@@ -486,11 +637,7 @@ def end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k):
     direction, signed to point along ``t_k``. Forward, the solution is unique (``(|w| + beta)
     t_1 = u_free_t``) and the Newton starts from ``t_k``.
     """
-    m, Iinv, mu = model.mass, model.inertia_inv, model.mu
-    S1 = hat(s1)
-    K = EYE / m - A1 @ S1 @ Iinv @ S1 @ A1.T
-    u_free = (p_half / m - 0.5 * h * model.gravity * model.up
-              + A1 @ cross(Iinv @ pi_end, s1))
+    mu = model.mu
     b = K @ n1
     a_nn, c_n = n1 @ b, n1 @ u_free
     T = tangent_basis(n1)
@@ -532,55 +679,106 @@ def end_slip(model, h, A1, s1, n1, p_half, pi_end, t_k):
     return t1, N1, u1, found
 
 
-def face_state(model, state):
-    """``(v, w, N, g_t)`` of a disk lying flat: the centre's velocity (3,), the spin about the
-    plane's normal, the normal force and gravity's acceleration along the plane (3,)."""
+class FaceLoad:
+    """What acts on a disk lying flat besides its face's friction (:func:`face_state`): the
+    normal force ``N``, the tangential acceleration ``g_t`` (3,) of gravity and the applied
+    forces, their torque ``tau_n`` about the normal, and the non-potential part of their
+    wrench, ``f_np`` (3,) and ``tau_np`` (about the normal), whose power ``f_np . v + tau_np w``
+    goes into ``work``."""
+
+    __slots__ = ("N", "g_t", "tau_n", "f_np", "tau_np")
+
+
+def face_state(model, state, v=None, w=None):
+    """``(v, w, load)`` of a disk lying flat: the centre's velocity (3,), the spin about the
+    plane's normal, and the :class:`FaceLoad` at the state's time and pose (at the velocities
+    ``v``, ``w`` if given, else the state's).
+
+    The applied forces ``f`` (space, at the centre) and torque ``tau`` (body) of the force
+    elements (spin friction about ``n`` included; rolling resistance has no rolling to resist)
+    act with gravity: ``N = m g n . k - n . f`` (not below 0: a face pulled off the plane has
+    no friction, and is not lifted off), ``g_t = -g P k + P f / m`` with ``P`` the projection
+    on the plane, ``tau_n = n . A tau``. Their out-of-plane torque is taken by the face.
+    From rest, a face that friction cannot hold starts to slide along ``g_t``, or, with no
+    ``g_t``, to spin, against the friction of that motion alone (the friction of a motion
+    that starts with both is approximated by that of the slide)."""
     n = state["n"]
-    v = state["p"] / model.mass
-    w = float(n @ (state["A"] @ (model.inertia_inv @ state["Pi"])))
-    N = model.mass * model.gravity * float(n @ model.up)
-    g_t = -model.gravity * tangential(model.up, n)
-    return v, w, N, g_t
+    if v is None:
+        v = state["p"] / model.mass
+        w = float(n @ (state["A"] @ (model.inertia_inv @ state["Pi"])))
+    load = FaceLoad()
+    load.N = model.mass * model.gravity * float(n @ model.up)
+    load.g_t = -model.gravity * tangential(model.up, n)
+    load.tau_n, load.f_np, load.tau_np = 0.0, np.zeros(3), 0.0
+    if model.forced:
+        A = state["A"]
+        omega = w * (A.T @ n)
+        f_pot, tau_pot, f_app, tau_app, D, drag = model.forces.wrench(state["t"], A, state["a"],
+                                                                      n, v, omega)
+        load.f_np, tau_np = f_app - drag * v, tau_app - D @ omega
+        f = f_pot + load.f_np
+        load.N = max(load.N - float(n @ f), 0.0)
+        load.g_t = load.g_t + tangential(f, n) / model.mass
+        load.tau_n = float(n @ (A @ (tau_pot + tau_np)))
+        load.tau_np = float(n @ (A @ tau_np))
+    return v, w, load
 
 
 def face_holds(model, state):
-    """Whether static friction holds a disk lying flat at rest: ``|g_t| <= mu g_n``."""
-    _, _, N, g_t = face_state(model, state)
-    return model.mass * np.linalg.norm(g_t) <= model.mu * N
+    """Whether static friction holds a disk lying flat at rest: ``m |g_t| <= mu N`` and, with
+    a torque about the normal, ``|tau_n| <= (2/3) mu N R`` (the largest friction torque of a
+    face under uniform pressure; each limit alone, not their combination)."""
+    _, _, load = face_state(model, state)
+    limit = model.mu * load.N
+    return bool(model.mass * np.linalg.norm(load.g_t) <= limit
+                and abs(load.tau_n) <= 2.0 / 3.0 * model.face_radius * limit)
 
 
-def face_rates(model, v, w, n, N, g_t):
-    """``(dv/dt (3,), dw/dt, F (3,), T)`` of a disk sliding on its face (module docstring,
-    "Lying flat")."""
+def face_rates(model, v, w, n, load):
+    """``(dv/dt (3,), dw/dt, F (3,), T)`` of a disk sliding on its face at the velocities of
+    the friction ``(v, w)`` under ``load`` (a :class:`FaceLoad`; module docstring, "Lying
+    flat")."""
     hint = None
-    if not np.any(v) and w == 0.0 and np.any(g_t):
-        hint = g_t / np.linalg.norm(g_t)  # from rest: it starts to slide down the slope
-    F, T = face_friction(v, w, n, model.face_radius, N, model.mu, hint)
-    return F / model.mass + g_t, T / model.face_inertia, F, T
+    if not np.any(v) and w == 0.0 and np.any(load.g_t):
+        hint = load.g_t / np.linalg.norm(load.g_t)  # from rest: it starts to slide that way
+    if not np.any(v) and w == 0.0 and hint is None and load.tau_n != 0.0:
+        # from rest under a torque alone: it starts to spin, against the friction of a spin
+        F, T = np.zeros(3), -np.sign(load.tau_n) * 2.0 / 3.0 * model.face_radius * (
+            model.mu * load.N)
+    else:
+        F, T = face_friction(v, w, n, model.face_radius, load.N, model.mu, hint)
+    return (F / model.mass + load.g_t, (T + load.tau_n) / model.face_inertia, F, T)
 
 
 def face_step(model, h, state):
     """One step of size ``h`` of a disk lying flat (module docstring, "Lying flat"):
     ``(status, new_state, contact)``."""
     n = state["n"]
-    v0, w0, N, g_t = face_state(model, state)
-    new = dict(state, t=state["t"] + h, normal_force=N, face_ref=(v0, w0))
+    v0, w0, load0 = face_state(model, state)
+    new = dict(state, t=state["t"] + h, normal_force=load0.N, face_ref=(v0, w0))
     if not np.any(v0) and w0 == 0.0 and face_holds(model, state):
         return OK, new, face_contact(model, new)  # at rest, held by static friction
-    dv0, dw0, F0, T0 = face_rates(model, v0, w0, n, N, g_t)
+    dv0, dw0, F0, T0 = face_rates(model, v0, w0, n, load0)
     v_p, w_p = v0 + h * dv0, w0 + h * dw0
     # through a stop the friction is continued as it was before it: where the predictor has
     # reversed (every velocity that was moving), that of the mirrored velocities (the step is
     # then a smooth function of h, and the guard locates the stop)
     sign = -1.0 if face_progress(model, v_p, w_p, v0, w0) < 0.0 else 1.0
-    dv1, dw1, F1, T1 = face_rates(model, sign * v_p, sign * w_p, n, N, g_t)
+    load1 = load0
+    if model.forced:  # the applied forces at the predictor's time, pose and velocities
+        stage = dict(state, t=state["t"] + h, a=state["a"] + h * v0,
+                     A=rotation_about(n, h * w0) @ state["A"])
+        _, _, load1 = face_state(model, stage, v_p, w_p)
+    dv1, dw1, F1, T1 = face_rates(model, sign * v_p, sign * w_p, n, load1)
     v1 = v0 + 0.5 * h * (dv0 + dv1)
     w1 = w0 + 0.5 * h * (dw0 + dw1)
     turn = rotation_about(n, 0.5 * h * (w0 + w1))
     A1 = reorthonormalize(turn @ state["A"])
     a1 = state["a"] + 0.5 * h * (v0 + v1)
-    power0 = F0 @ v0 + T0 * w0
-    power1 = F1 @ v1 + T1 * w1
+    # the work of the friction and of the applied forces' non-potential part: the
+    # trapezoidal rule, with the force of each stage
+    power0 = F0 @ v0 + T0 * w0 + load0.f_np @ v0 + load0.tau_np * w0
+    power1 = F1 @ v1 + T1 * w1 + load1.f_np @ v1 + load1.tau_np * w1
     new.update(A=A1, a=a1, p=model.mass * v1,
                Pi=model.inertia @ (w1 * (A1.T @ n)),
                work=state["work"] + 0.5 * h * (power0 + power1))
@@ -629,7 +827,7 @@ def face_guard(model, state):
     """The guard of a disk sliding on its face: :func:`face_progress` of its velocities from
     those at the start of the step (``inf`` at rest)."""
     v0, w0 = state.get("face_ref", (np.zeros(3), 0.0))
-    v, w, _, _ = face_state(model, state)
+    v, w, _ = face_state(model, state)
     return face_progress(model, v, w, v0, w0)
 
 
@@ -672,8 +870,8 @@ def land_flat(model, state):
         v1, w1 = np.zeros(3), 0.0
     new = dict(state, A=A1, a=a1, p=m * v1, Pi=model.inertia @ (w1 * (A1.T @ n)),
                s=np.zeros(3), normal_force=0.0, face_ref=(v1, w1))
-    before = kinetic_energy(model, state) + m * model.gravity * (model.up @ a)
-    after = kinetic_energy(model, new) + m * model.gravity * (model.up @ a1)
+    before = kinetic_energy(model, state) + potential_energy(model, A, a)
+    after = kinetic_energy(model, new) + potential_energy(model, A1, a1)
     new["work"] = state["work"] + (after - before)
     return new, float(n @ (new["p"] - state["p"])), after - before
 
@@ -786,7 +984,26 @@ def sliding_normal_force(model, state):
     wdot0 = Iinv @ cross(model.inertia @ omega, omega)
     c0 = (-(LH @ x_dot) @ u_t - model.gravity * (n @ model.up)
           + n @ (A @ (cross(omega, cross(omega, s)) + cross(omega, s_dot) + cross(wdot0, s))))
-    return OK, -c0 / (n @ K @ d)
+    per_N = n @ K @ d
+    if model.forced:
+        f, tau, rolling_row, _ = applied_wrench(model, state["t"], A, state["a"], n,
+                                                state["p"] / m, omega)
+        c0 += n @ f / m + n @ (A @ cross(Iinv @ tau, s))
+        per_N += n @ (A @ cross(Iinv @ rolling_row, s))
+    return OK, -c0 / per_N
+
+
+def applied_wrench(model, t, A, a, n, v, omega):
+    """``(f (3,), tau (3,), rolling_row (3,), power)``: the force elements' force (space, at the
+    centre of mass) and torque (body) at time ``t``, pose ``(A, a)``, velocities ``v``
+    (space) and ``omega`` (body) and contact normal ``n`` (``NO_CONTACT`` in flight), rolling
+    resistance's torque per newton of normal force, and the power of the non-potential part,
+    ``f_np . v + tau_np . omega`` (to which rolling resistance adds ``N rolling_row . omega``).
+    The continuous models' (the sliding guard's, the reference's)."""
+    f_pot, tau_pot, f_app, tau_app, D, drag = model.forces.wrench(t, A, a, n, v, omega)
+    f_np, tau_np = f_app - drag * v, tau_app - D @ omega
+    rolling_row = -model.forces.rolling * (tangent_projector(A, n) @ omega)
+    return f_pot + f_np, tau_pot + tau_np, rolling_row, f_np @ v + tau_np @ omega
 
 
 def slide_guards(model, state):
@@ -811,6 +1028,12 @@ def guard(model, mode, state, c):
         return st, min(N, slip)
     st, g, _ = friction_margin(model, state)
     return st, g
+
+
+def potential_energy(model, A, a):
+    """Gravity's potential and the force elements' (springs, fields) at the pose ``(A, a)``."""
+    V = model.mass * model.gravity * (model.up @ a)
+    return V + model.forces.potential(A, a) if model.forced else V
 
 
 def kinetic_energy(model, state):
@@ -1000,7 +1223,7 @@ def modes_step(model, mode, state, h, substeps, events):
         if mode == FLIGHT:
             g0 = state.get("gap", 0.0) + state.get("graze", 0.0)
         elif mode == FACE:  # the velocities against themselves
-            v, w, _, _ = face_state(model, state)
+            v, w, _ = face_state(model, state)
             g0 = face_progress(model, v, w, v, w)
         elif mode == SLIDING:  # the slip along its own direction is its size
             st, N = sliding_normal_force(model, state)

@@ -1246,7 +1246,7 @@ class RollingField:
     def _rates(self, t, y, extras=False):
         """``(status, dy/dt (15,))`` at time ``t``, and with ``extras`` also
         ``(s, x, n, n_M, ds/dt, N, F)`` (``N`` the normal force, ``F`` the contact force
-        (space; ``None`` with force elements))."""
+        (space))."""
         A, z, omega = y[:9].reshape(3, 3), y[9:11], y[11:14]
         x, J, H, n, W = ground_geometry(self.ground, self.chart, z)
         B, omega_r = A, omega  # the attitude and spin relative to the ground
@@ -1282,7 +1282,6 @@ class RollingField:
             s, cross(s_dot, omega) + self.gravity * (A.T @ self.up) + A.T @ a_V)
         # d2a/dt2 = acc0 - A (dOmega/dt x s)
         acc0 = a_V - A @ (cross(omega, cross(omega, s)) + cross(omega, s_dot))
-        F = None  # the contact force (space), with no force elements
         if self.forces is None:
             omega_dot = np.linalg.solve(I_tilde, rhs)
             F = m * (acc0 - A @ cross(omega_dot, s) + self.gravity * self.up)
@@ -1290,8 +1289,8 @@ class RollingField:
             power = F @ V
         else:
             try:
-                omega_dot, N, power = self._forced(t, A, x, n, An, s, omega, acc0, I_tilde, rhs,
-                                                   V)
+                omega_dot, N, F, power = self._forced(t, A, x, n, An, s, omega, acc0, I_tilde,
+                                                      rhs, V)
             except np.linalg.LinAlgError:
                 return SINGULAR_CONTACT, None
         out = np.concatenate([np.cross(A, omega).ravel(), z_dot, omega_dot, [power]])
@@ -1300,7 +1299,7 @@ class RollingField:
         return OK, out
 
     def _forced(self, t, A, x, n, nb, s, omega, acc0, I_tilde, rhs, V):
-        r"""``(dOmega/dt, N, power)`` with the force elements (``RollingBody._rates``, Notes):
+        r"""``(dOmega/dt, N, F, power)`` with the force elements (``RollingBody._rates``, Notes):
         with the potential and applied wrenches ``f_pot, tau_pot, f_app, tau_app`` (force in
         space at the centre, torque in the body), the damping ``D``, ``drag`` and the
         non-potential part ``f_np = f_app - drag v``, ``tau_np = tau_app - D Omega``, the
@@ -1324,8 +1323,9 @@ class RollingField:
         omega_dot = np.linalg.solve(lhs, rhs + tau - cross(s, A.T @ f) - N_0 * w_roll)
         N = N_0 - m * s_nb @ omega_dot
         power = f_np @ v + (tau_np - N * w_roll) @ omega
-        power += (m * (acc0 - A @ cross(omega_dot, s) + g * self.up) - f) @ V
-        return omega_dot, N, power
+        F = m * (acc0 - A @ cross(omega_dot, s) + g * self.up) - f  # the contact force
+        power += F @ V
+        return omega_dot, N, F, power
 
     def frame(self, y, t):
         """The saved frame (FRAME_SIZE,) of the state ``y`` (15,) at time ``t``: the layout of

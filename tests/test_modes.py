@@ -6,7 +6,6 @@ import pytest
 from scipy.integrate import quad
 
 import nhphys
-from nhphys.forces import Force
 from nhphys.integrators import Adaptive, Reference, Retraction
 from nhphys.surfaces import Ellipsoid, Plane, Sphere
 from nhphys.systems import RollingBody

@@ -2569,7 +2569,7 @@ cdef int sliding_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     work = S.work
     if not m.forced:
         slide_kick_terms(m, h, A1, c.s, p_half, pi_end, NULL, u_free, K)
-        S.slip_kept = not end_slip(m, h, u_free, K, c.n, t_k, t1, &N1, u1)
+        S.slip_kept = not end_slip(m, h, u_free, K, c.n, t_k, NULL, False, t1, &N1, u1)
         for i in range(3):
             d1[i] = c.n[i] - m.mu * t1[i]
         matTvec3(A1, d1, v3)
@@ -2661,14 +2661,25 @@ cdef int forced_end_slip(ModesModel m, double h, const State* S, const double* A
     cdef double y[3]
     cdef double normal = N, last_change = INFINITY, change, scale
     cdef double scale_floor = norm3(m.weight)
-    cdef bint settled = False, found
+    cdef double t_start[3]
+    cdef bint settled = False, found, fixed = False, warm = False
     cdef int i, sweep, st
     for sweep in range(ROLLING_SWEEPS):
         st = end_wrench(m, h, S.t + h, A1, a1, c.n, normal, k)
         if st:
             return st
         slide_kick_terms(m, h, A1, c.s, p_half, pi_end, k, u_free, K)
-        found = end_slip(m, h, u_free, K, c.n, t_k, t1, N1, u1)
+        found = end_slip(m, h, u_free, K, c.n, t_k, &t_start[0] if warm else NULL, fixed, t1, N1,
+                         u1)
+        # the first solve chooses the branch for the sweeps after it (twin: forced_end_slip)
+        if sweep == 0:
+            fixed = not found
+        elif found == fixed:  # a later solve left the branch: no settled N'
+            return NOT_CONVERGED
+        warm = found
+        if found:
+            for i in range(3):
+                t_start[i] = t1[i]
         if not isfinite(N1[0]):
             return NOT_FINITE
         if m.forces.rolling == 0.0:
@@ -2707,11 +2718,12 @@ cdef inline double slip_normal_force(double c_n, double h, double a_nn, double m
 
 
 cdef bint end_slip(ModesModel m, double h, const double* u_free, const double* K,
-                   const double* n1, const double* t_k, double* t1, double* N1,
-                   double* u1) noexcept:
+                   const double* n1, const double* t_k, const double* t_start, bint fixed,
+                   double* t1, double* N1, double* u1) noexcept:
     # the sliding step's end kick: the slip direction t1, the normal force N1 and the contact
     # point's velocity u1 at the end, from slide_kick_terms' u_free and K; whether a slip
-    # along t_k was found (twin: end_slip)
+    # along t_k was found; t_start (or NULL) the Newton's start, and with fixed the start's
+    # direction kept without a solve (twin: end_slip)
     cdef double v3[3]
     cdef double b[3]
     cdef double T[6]
@@ -2741,7 +2753,10 @@ cdef bint end_slip(ModesModel m, double h, const double* u_free, const double* K
     # tangential direction signed along t0, the branch that keeps the slip's sense (twin)
     for i in range(3):
         t[i] = t0[i]
-    if h < 0.0:
+    if t_start != NULL:
+        for i in range(3):
+            t[i] = t_start[i]
+    elif h < 0.0:
         tangential(u_free, n1, v3)
         size = norm3(v3)
         if size > 0.0:
@@ -2758,7 +2773,7 @@ cdef bint end_slip(ModesModel m, double h, const double* u_free, const double* K
     for k in range(2):
         w[k] = T[k] * u1[0] + T[2 + k] * u1[1] + T[4 + k] * u1[2]
     size = 0.0
-    for it in range(SLIDE_SWEEPS):
+    for it in range(0 if fixed else SLIDE_SWEEPS):
         size = sqrt(w[0] * w[0] + w[1] * w[1])
         if not size > 0.0:
             break

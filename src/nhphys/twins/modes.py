@@ -581,19 +581,30 @@ def forced_end_slip(model, h, state, A1, a1, c1, N, p_half, pi_end, t_k):
     the kick's own normal force (``n_1 . N' d_1 = N'``): the Coulomb law at the end
     (:func:`end_slip`) is solved for ``N'`` fixed, ``N'`` updated from its solution, and so on
     from the first kick's ``N`` until ``N'`` is settled, as the rolling step's end kick settles
-    its own (:func:`nhphys.twins.rolling.end_kick`)."""
+    its own (:func:`nhphys.twins.rolling.end_kick`). The first solve chooses the branch: where
+    it finds a slip, the later ones start from its direction; where it finds none (the slip
+    stops inside the step), they keep the start's direction. (At the onset of a slip both are
+    near, and solves from the start's direction can land on either, one sweep after the
+    other.)"""
     m, mu, n1, s1 = model.mass, model.mu, c1.n, c1.s
     t1 = state["t"] + h
     v_start, omega_start = state["p"] / m, model.inertia_inv @ state["Pi"]
     normal, last_change = N, np.inf
     scale_floor = np.linalg.norm(model.weight)
-    for _ in range(ROLLING_SWEEPS):
+    t_start, fixed = None, False
+    for sweep in range(ROLLING_SWEEPS):
         try:
             kick = end_wrench(model, h, t1, A1, a1, n1, v_start, omega_start, normal)
         except np.linalg.LinAlgError:
             return SINGULAR_JACOBIAN, None, None, None, None
         u_free, K = slide_kick_terms(model, h, A1, s1, p_half, pi_end, kick)
-        t_1, N1, _, found = end_slip(model, h, u_free, K, n1, t_k)
+        t_1, N1, _, found = end_slip(model, h, u_free, K, n1, t_k, t_start, fixed)
+        if sweep == 0:  # the branch, for the sweeps after this one
+            t_start, fixed = (t_1, False) if found else (None, True)
+        elif found != (not fixed):  # a later solve left the branch: no settled N'
+            return NOT_CONVERGED, None, None, None, None
+        else:
+            t_start = t_1 if found else None
         if not np.isfinite(N1):
             return NOT_FINITE, None, None, None, None
         if not model.forces.rolling:
@@ -616,7 +627,7 @@ def forced_end_slip(model, h, state, A1, a1, c1, N, p_half, pi_end, t_k):
     return OK, t_1, N1, found, kick
 
 
-def end_slip(model, h, u_free, K, n1, t_k):
+def end_slip(model, h, u_free, K, n1, t_k, t_start=None, fixed=False):
     """The sliding step's end kick: ``(t_1, N', u_1, found)``, the slip direction (3,), the
     normal force and the contact point's velocity (3,) at the end, and whether a slip along
     the start's direction was found (module docstring, "The sliding step").
@@ -636,6 +647,10 @@ def end_slip(model, h, u_free, K, n1, t_k):
     is the one with ``t_1 . t_k > 0``, and its Newton starts there: from ``u_free_t``'s
     direction, signed to point along ``t_k``. Forward, the solution is unique (``(|w| + beta)
     t_1 = u_free_t``) and the Newton starts from ``t_k``.
+
+    ``t_start`` (3,), if given, is the Newton's start instead (a solution of a nearby law, on
+    the branch already chosen); with ``fixed`` the start's direction is kept without a solve
+    (``found`` False), as where no slip along it was found (:func:`forced_end_slip`).
     """
     mu = model.mu
     b = K @ n1
@@ -648,9 +663,14 @@ def end_slip(model, h, u_free, K, n1, t_k):
         N1 = -c_n / (0.5 * h * (a_nn - mu * (b @ t)))
         return N1, u_free + (0.5 * h * N1) * (K @ (n1 - mu * t))
 
+    if fixed:
+        N1, u1 = at(t0)
+        return t0, N1, u1, False
     start = t0
     free_t = tangential(u_free, n1)
-    if h < 0.0 and np.linalg.norm(free_t) > 0.0:  # the branch that keeps the slip's sense
+    if t_start is not None:
+        start = t_start
+    elif h < 0.0 and np.linalg.norm(free_t) > 0.0:  # the branch that keeps the slip's sense
         start = free_t / np.linalg.norm(free_t) * (1.0 if free_t @ t0 >= 0.0 else -1.0)
     N1, u1 = at(start)
     w = T.T @ u1

@@ -67,6 +67,17 @@ def test_scene_script_writes_its_figures(tmp_path, name):
         assert "Contact event at step" in out.stdout and "disk fell flat" in out.stdout
 
 
+def test_the_euler_disk_with_rolling_resistance_comes_to_rest_with_lift_off(tmp_path):
+    out = subprocess.run(
+        [sys.executable, os.path.join(SCENE_DIR, "euler_disk_resistance.py"), "--out",
+         str(tmp_path), "--lift-off", "--t-final", "5.5"],
+        capture_output=True, text=True, check=True, timeout=300,
+    )
+    assert "fall flat at t = 5.2277" in out.stdout and "rolling -> flat" in out.stdout
+    assert "lean 30.00 -> 90.00 deg in 5.500 s" in out.stdout
+    assert (tmp_path / "spiral.png").exists() and (tmp_path / "energy.png").exists()
+
+
 @pytest.mark.parametrize("name", [name for name in SCENES if name not in SCRIPTS_ONLY])
 def test_scene_file_loads_and_steps(name):
     scene, defaults = load_scene_file(os.path.join(SCENE_DIR, f"{name}.py"))

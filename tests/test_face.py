@@ -9,7 +9,7 @@ from scipy.integrate import dblquad
 
 import nhphys
 from nhphys.errors import ContactEvent
-from nhphys.integrators import Reference
+from nhphys.integrators import Reference, Retraction
 from nhphys.scenes.euler_disk import leaning
 from nhphys.shapes import Disk
 from nhphys.surfaces import Plane, Sphere
@@ -328,3 +328,87 @@ def test_kernel_and_twin_face_friction_agree_near_the_rim():
         F, T = twin_face.face_friction(v, 5.0, n, 0.1, 2.0, 0.3)
         Fk, Tk = face_friction_py(v, 5.0, n, 0.1, 2.0, 0.3)
         assert np.abs(np.array(Fk) - F).max() <= 1e-14 and abs(Tk - T) <= 1e-14
+
+
+# -- a fast-tumbling coin: the unilateral rough impact ----------------------------------------
+
+TOSS = {"height": 0.3, "omega0": [40.0, 0.0, 0.0], "velocity0": [0.0, 0.0, 2.0]}
+
+
+def tossed(mu, impact="rough"):
+    return RollingBody(COIN, Plane(), lift_off=True, mu=mu, restitution=0.3, impact=impact)
+
+
+def test_a_rough_impact_that_would_pull_stops_the_tangential_velocity_without_a_normal_impulse():
+    """A tilted coin's rim point coming in slowly along the normal and fast across it, in the
+    direction in which stopping it needs a pull: the rough law's other branch, no normal
+    impulse, the tangential velocity stopped, and the point then separating; the energy lost
+    is ``u_t . (T^T K T)^-1 u_t / 2``."""
+    from nhphys.twins import modes as spec
+    from nhphys.twins.rolling import tangent_basis
+
+    system = tossed(np.inf)
+    shape, ground = system._twins()
+    model = spec.Model(shape, ground, None, None, system.mass, system.inertia,
+                       system.inertia_inv, system.gravity, system.up, system.support_shape,
+                       0.3, np.inf, 0, 1e-14, 50, 0, spec.ROUGH)
+    A = leaning(np.radians(50.0))
+    n = np.array([0.0, 0.0, 1.0])
+    below = -A.T @ n  # the rim point nearest the ground: along its projection on the face
+    s = R_COIN * np.array([below[0], below[1], 0.0]) / np.hypot(below[0], below[1])
+    K = spec.contact_mass(model, A, s)
+    T = tangent_basis(n)
+    coupling = np.linalg.solve(K, n)
+    d = coupling - (coupling @ n) * n  # stopping a slip along d needs a pull
+    d = d / np.linalg.norm(d)
+    u = 1e-3 * d - 1e-7 * n  # coming in slowly, moving fast across the normal
+    state = {"A": A, "a": -A @ s, "Pi": np.zeros(3), "p": system.mass * u, "s": s, "n": n,
+             "chart": 0, "z": np.zeros(2), "t": 0.0, "work": 0.0, "slip": T[:, 0]}
+    c = type("Touchdown", (), {"s": s, "n": n, "chart": 0, "z": np.zeros(2), "gap": 0.0})()
+    assert n @ np.linalg.solve(K, -0.3 * (n @ u) * n - u) < 0.0  # the rough impulse pulls
+    new, mode, impulse, change = spec.impact(model, state, c, 1e-4)
+    after = spec.contact_velocity(model, new, s)
+    assert mode == spec.FLIGHT and impulse == 0.0
+    assert np.abs(after - (n @ after) * n).max() <= 1e-18  # the tangential velocity stopped
+    assert n @ after > -0.3 * (n @ u) > 0.0  # separating
+    u_t = T.T @ u
+    assert change == pytest.approx(-0.5 * u_t @ np.linalg.solve(T.T @ K @ T, u_t), rel=1e-12)
+
+
+@pytest.mark.kernels_only("the toss takes 30,000 steps of a tumbling disk: minutes on the "
+                          "twin, which is checked against the kernel from the cascade's start "
+                          "by the parity test below")
+@pytest.mark.parametrize("mu, impact", [(np.inf, "rough"), (0.3, "rough"), (0.3, "coulomb")])
+def test_a_tossed_tumbling_coin_bounces_and_comes_to_rest_on_its_face(backend, mu, impact):
+    """Tossed up at 2 m/s from 0.3 m, tumbling at 40 rad/s (e = 0.3, h = 1e-4): it comes down
+    on its rim, bounces and rolls, falls flat and rests, where it once ended in a cascade of
+    touchdowns (the rough impulse would have pulled)."""
+    traj = nhphys.simulate(tossed(mu, impact), 3.0, 1e-4, backend=backend, save_every=10,
+                           **TOSS)
+    assert traj.mode[-1] == 3 and np.all(traj.velocity[-1] == 0.0)
+    assert traj.gap.min() >= -0.5 * G * 1e-4**2  # never deeper than a graze
+    balance = traj.energy - traj.work
+    assert np.ptp(balance) <= 2e-7 * traj.energy[0]
+
+
+@pytest.mark.parity
+def test_kernel_and_twin_agree_through_the_tumbling_coin_s_unilateral_impacts():
+    """From the kernel's checkpoint just before the touchdowns that once cascaded (t =
+    1.1116 s), 300 steps on each backend: the same events (unilateral impacts among them,
+    with no normal impulse), the same states."""
+    system = tossed(np.inf)
+    kernel = Retraction().start(system, 1e-4, "cython", **{
+        "omega0": TOSS["omega0"], "height": TOSS["height"], "velocity0": TOSS["velocity0"]})
+    kernel.advance(11116, 11116)
+    twin = Retraction().start(system, 1e-4, "python", **{
+        "omega0": TOSS["omega0"], "height": TOSS["height"], "velocity0": TOSS["velocity0"]})
+    twin.restore(kernel.checkpoint())
+    before = len(kernel.event_list())
+    a, b = kernel.advance(300, 1), twin.advance(300, 1)
+    ka, kb = kernel.event_list()[before:], twin.event_list()[before:]
+    assert [e["kind"] for e in ka] == [e["kind"] for e in kb]
+    assert any(e["kind"] == "touchdown" and e["impulse"] == 0.0 and e["after"] == "flight"
+               for e in ka)
+    np.testing.assert_allclose([e["t"] for e in ka], [e["t"] for e in kb], rtol=0, atol=1e-10)
+    for name in ("position", "R", "omega", "velocity", "energy", "work"):
+        np.testing.assert_allclose(a[name], b[name], rtol=0, atol=1e-10, err_msg=name)

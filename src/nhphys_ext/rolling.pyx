@@ -3697,9 +3697,13 @@ cdef int impact(ModesModel m, State* S, const Contact* c, double h, int* after,
     cdef double t[3]
     cdef double d[3]
     cdef double Kd[3]
+    cdef double T[6]
+    cdef double KT[6]
+    cdef double TKT[4]
+    cdef double w2[2]
     cdef double un, rest_speed, e, P_n, lam, N, size
-    cdef int i, st
-    cdef bint sliding = False
+    cdef int i, j, k, st
+    cdef bint sliding = False, pulls = False
     contact_velocity(m, S, c.s, u)
     un = dot3(c.n, u)
     if un > 0.0:
@@ -3713,6 +3717,22 @@ cdef int impact(ModesModel m, State* S, const Contact* c, double h, int* after,
         P[i] = -e * un * c.n[i] - u[i]
     if not solve_small(3, Kc, P):
         return SINGULAR_JACOBIAN
+    if m.impact_law == 0 and dot3(c.n, P) < 0.0:
+        # the ground would have to pull: the rough law's other branch, no normal impulse and
+        # the tangential velocity stopped (twin: impact)
+        tangent_basis(c.n, T)
+        for i in range(3):
+            for k in range(2):
+                KT[2 * i + k] = K[3 * i] * T[k] + K[3 * i + 1] * T[2 + k] + K[3 * i + 2] * T[4 + k]
+        for j in range(2):
+            w2[j] = -(T[j] * u[0] + T[2 + j] * u[1] + T[4 + j] * u[2])
+            for k in range(2):
+                TKT[2 * j + k] = T[j] * KT[k] + T[2 + j] * KT[2 + k] + T[4 + j] * KT[4 + k]
+        if not solve_small(2, TKT, w2):
+            return SINGULAR_JACOBIAN
+        for i in range(3):
+            P[i] = T[2 * i] * w2[0] + T[2 * i + 1] * w2[1]
+        pulls = True
     if m.impact_law == 1:
         P_n = dot3(c.n, P)
         tangential(P, c.n, P_t)
@@ -3729,7 +3749,7 @@ cdef int impact(ModesModel m, State* S, const Contact* c, double h, int* after,
             sliding = True
     apply_impulse(m, S, c, P, change)
     impulse[0] = dot3(c.n, P)
-    if e > 0.0:
+    if e > 0.0 or pulls:
         after[0] = MODE_FLIGHT
     elif sliding:  # it lands sliding (or flies on, where the ground cannot hold it)
         if slipping(m, S, u_t):
@@ -3763,6 +3783,7 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
     cdef double zero[3]
     cdef double P[3]
     cdef int st, side, it, after, before, kind
+    cdef double lifted
     cdef bint have_lo, has
     cdef double* row
     cdef double w
@@ -3884,6 +3905,14 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
                 return st
             mode[0] = after
             kind = EVENT_TOUCHDOWN
+            if after == MODE_FLIGHT and c.gap < 0.0:  # it flies on from below the ground:
+                # put back on it (twin: lift_to_ground)
+                lifted = -potential_energy(m, S)
+                for it in range(3):
+                    S.a[it] = S.a[it] - c.gap * c.n[it]
+                lifted += potential_energy(m, S)
+                S.work = S.work + lifted
+                change = change + lifted
         elif mode[0] == MODE_FACE:  # the face has stopped sliding (twin: modes_step)
             change = -kinetic_energy(m, S)
             for it in range(3):

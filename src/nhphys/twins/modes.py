@@ -146,8 +146,24 @@ decreases; for a contact coupling the two (an eccentric body) the fixed directio
 approximation and should be checked (``energy_change`` of the events). After a sliding impact
 without rebound the body slides on.
 
-After the impact the body flies (``e n . u^+ > 0``) or rolls (``e = 0``: the contact point is
-at rest, the rolling mode's start). Bounces end: an impact whose separation speed
+The rough law is unilateral: the ground only pushes, ``n . P >= 0``. Where the impulse above
+would pull (``n . P < 0``: a contact point whose tangential velocity, coupled to the normal one
+through ``K``, cannot be stopped by a push), the law's other branch holds: no normal impulse,
+the tangential velocity brought to zero, ``P = T (T^T K T)^-1 (-T^T u^-)`` with ``T`` a tangent
+basis (3, 2). The two branches are those of the complementarity ``n . P >= 0``,
+``n . u^+ + e n . u^- >= 0``, one of them zero: with the tangential velocity stopped, the normal
+velocity is affine in ``n . P`` with the positive slope of the Schur complement of ``K``, so
+exactly one branch holds, and where the first pulls the second leaves the contact point
+separating, ``n . u^+ > -e n . u^- >= 0``: the body flies on. Its energy changes by
+``-u_t^- . (T^T K T)^-1 u_t^- / 2 <= 0``.
+
+After the impact the body flies (``e n . u^+ > 0``, or the unilateral branch) or rolls
+(``e = 0``: the contact point is at rest, the rolling mode's start). A touchdown located at a
+graze's lowered guard (below) is below the ground by up to ``g |n . k| h^2 / 2``; if the body
+flies on from it, it is first put back on the ground (:func:`lift_to_ground`: moved along
+``n`` by its depth, the change of its potential energy, ``O(h^2)``, added to ``work`` and to
+the event's ``energy_change``). Flying on from below the ground, its guard would start at
+the lowered boundary it has just crossed, and the next touchdown would follow at once. Bounces end: an impact whose separation speed
 ``e |n . u^-|`` is below ``REST_SPEED = g |n . k| |h| / 2``, a bounce whose flight would last
 less than one step, is made plastic (``e = 0``), so a bouncing body comes to roll after finitely
 many bounces instead of a cascade of ever shorter flights. If the ground cannot hold the body
@@ -1140,6 +1156,16 @@ def settle(model, state):
     return SLIDING
 
 
+def lift_to_ground(model, state, c):
+    """``(new_state, energy_change)``: a body that flies on from an impact below the ground
+    (``c.gap < 0``) moved along ``n`` by ``-c.gap`` onto it, the change of its potential energy
+    added to ``work`` (module docstring, "The impact")."""
+    a = state["a"] - c.gap * c.n
+    change = potential_energy(model, state["A"], a) - potential_energy(model, state["A"],
+                                                                       state["a"])
+    return dict(state, a=a, work=state["work"] + change), change
+
+
 def grazes(model, state, c, h):
     """Whether the touchdown at ``state`` (its contact ``c``) is a graze (module docstring,
     "The impact"): it comes in below the rest speed, and its (plastic) impact would leave the
@@ -1162,7 +1188,13 @@ def impact(model, state, c, h):
     e = model.restitution if model.restitution * -un > rest_speed else 0.0
     K = contact_mass(model, state["A"], c.s)
     P = np.linalg.solve(K, -e * un * n - u)  # the rough impulse
-    sliding = False
+    sliding = pulls = False
+    if model.impact == ROUGH and n @ P < 0.0:
+        # the ground would have to pull: the rough law's other branch, no normal impulse and
+        # the tangential velocity stopped, which leaves the contact point separating
+        T = tangent_basis(n)
+        P = T @ np.linalg.solve(T.T @ K @ T, -(T.T @ u))
+        pulls = True
     if model.impact == COULOMB:
         P_n = n @ P
         P_t = tangential(P, n)
@@ -1175,7 +1207,7 @@ def impact(model, state, c, h):
             P = (-(1.0 + e) * un / (n @ K @ d)) * d
             sliding = True
     new, change = apply_impulse(model, state, c, P)
-    if e > 0.0:
+    if e > 0.0 or pulls:
         mode = FLIGHT
     elif sliding:  # it lands sliding (or flies on, where the ground cannot hold it)
         slips, u_t = slipping(model, new)
@@ -1284,6 +1316,10 @@ def modes_step(model, mode, state, h, substeps, events):
         elif mode == FLIGHT:
             state, mode, impulse, change = impact(model, state, c, h)
             kind = TOUCHDOWN
+            if mode == FLIGHT and c.gap < 0.0:  # it flies on from below the ground: put
+                # back on it (module docstring, "The impact")
+                state, lifted = lift_to_ground(model, state, c)
+                change += lifted
         elif mode == FACE:  # the face has stopped sliding: what is left of its motion is
             # taken out; static friction holds it or it slides on from rest
             before_energy = kinetic_energy(model, state)

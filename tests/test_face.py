@@ -11,7 +11,7 @@ import nhphys
 from nhphys.errors import ContactEvent
 from nhphys.integrators import Reference, Retraction
 from nhphys.scenes.euler_disk import leaning
-from nhphys.shapes import Disk
+from nhphys.shapes import Cylinder, Disk
 from nhphys.surfaces import Plane, Sphere
 from nhphys.systems import RollingBody
 from nhphys.twins import face as twin_face
@@ -412,3 +412,64 @@ def test_kernel_and_twin_agree_through_the_tumbling_coin_s_unilateral_impacts():
     np.testing.assert_allclose([e["t"] for e in ka], [e["t"] for e in kb], rtol=0, atol=1e-10)
     for name in ("position", "R", "omega", "velocity", "energy", "work"):
         np.testing.assert_allclose(a[name], b[name], rtol=0, atol=1e-10, err_msg=name)
+
+
+# -- a cylinder standing on an end face -------------------------------------------------------
+
+M_CAN, R_CAN, L_CAN = 0.3, 0.04, 0.06  # mass, radius, half length
+CAN = nhphys.RigidBody(M_CAN, Cylinder.solid_inertia(M_CAN, R_CAN, L_CAN),
+                       Cylinder(R_CAN, L_CAN))
+
+
+def can(mu):
+    return RollingBody(CAN, Plane(), lift_off=True, mu=mu, gravity=G)
+
+
+def test_a_cylinder_standing_on_an_end_slides_and_spins_to_the_closed_form_stops(backend):
+    """On its end face a cylinder slides and spins as a disk does: a slide stops at
+    ``v0 / (mu g)`` after ``v0^2 / (2 mu g)``, a spin at ``3 R w0 / (4 mu g)``; its centre stays
+    its half length above the plane."""
+    mu = 0.25
+    slide = nhphys.simulate(can(mu), 0.6, 1e-3, backend=backend, velocity0=[0.8, 0.0, 0.0])
+    (stop,) = [e for e in slide.events if e["kind"] == "stick"]
+    assert stop["t"] == pytest.approx(0.8 / (mu * G), rel=1e-12)
+    assert slide.position[-1, 0] == pytest.approx(0.8**2 / (2 * mu * G), rel=1e-12)
+    assert np.abs(slide.position[:, 2] - L_CAN).max() <= 1e-16
+    assert np.all(slide.mode == 3) and np.abs(slide.contact_residual).max() <= 1e-16
+    spin = nhphys.simulate(can(mu), 0.3, 1e-3, backend=backend, omega0=[0.0, 0.0, 10.0])
+    (stop,) = [e for e in spin.events if e["kind"] == "stick"]
+    assert stop["t"] == pytest.approx(3 * R_CAN * 10.0 / (4 * mu * G), rel=1e-12)
+
+
+def test_a_cylinder_tipped_on_its_rim_falls_back_onto_its_end_and_rests(backend):
+    """Tipped 0.2 rad onto the rim of its lower end (its centre of mass still over the face)
+    and let go, a cylinder falls back: it lands on its end face (``"fall flat"``, where the
+    mode-by-mode reference lands it, to 1e-6 s) and, with a rough face, stays there upright,
+    its centre its half length above the plane."""
+    start = {"R0": leaning(np.pi / 2 - 0.2), "omega0": [0.0, 0.0, 0.0]}  # axis 0.2 rad off
+    traj = nhphys.simulate(can(np.inf), 0.5, 1e-4, backend=backend, save_every=10, **start)
+    kinds = [e["kind"] for e in traj.events]
+    assert kinds == ["fall flat"]
+    ref = nhphys.simulate(can(np.inf), 0.5, 1e-4, integrator=Reference(1e-11, 1e-13),
+                          save_every=10, **start)
+    assert [e["kind"] for e in ref.events] == kinds
+    assert abs(traj.events[0]["t"] - ref.events[0]["t"]) <= 1e-6
+    rest = traj.t > traj.events[0]["t"]
+    assert np.all(traj.mode[rest] == 3) and np.all(traj.velocity[rest] == 0.0)
+    assert np.abs(traj.position[rest][:, 2] - L_CAN).max() <= 1e-16
+    assert np.abs(np.abs(traj.R[rest][:, 2, 2]) - 1.0).max() <= 1e-15
+
+
+@pytest.mark.parity
+def test_kernel_and_twin_agree_on_a_cylinder_that_falls_onto_its_end_and_slides():
+    def run(backend):
+        return nhphys.simulate(can(0.3), 0.4, 1e-4, backend=backend, save_every=10,
+                               R0=leaning(np.pi / 2 - 0.25), omega0=[0.0, 3.0, 8.0])
+
+    kernel, twin = run("cython"), run("python")
+    kinds = [e["kind"] for e in kernel.events]
+    assert kinds == [e["kind"] for e in twin.events] and "fall flat" in kinds
+    np.testing.assert_allclose([e["t"] for e in kernel.events], [e["t"] for e in twin.events],
+                               rtol=0, atol=1e-10)
+    for name in ("position", "R", "omega", "velocity", "energy", "work"):
+        np.testing.assert_allclose(kernel[name], twin[name], rtol=0, atol=1e-10, err_msg=name)

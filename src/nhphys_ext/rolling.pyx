@@ -2166,6 +2166,7 @@ cdef class ModesModel:
     cdef Py_ssize_t n_slide
     cdef int map_code, max_newton, options
     cdef double face_radius, flat_angle, face_inertia  # a disk that can lie flat (twin: Model)
+    cdef double face_offset  # ... its face's distance from the centre of mass (a cylinder's)
     cdef bint forced  # force elements act (twin: Model.forced)
     cdef double weight[3]
 
@@ -3096,6 +3097,14 @@ cdef void face_rates(ModesModel m, const double* v, double w, const double* n,
     dw[0] = (T[0] + L.tau_n) / m.face_inertia
 
 
+cdef inline void face_centre(ModesModel m, const double* A, const double* n,
+                             double* s) noexcept:
+    # the centre of the face a body lies on, from its centre of mass (twin: face_centre)
+    cdef double down = -(A[2] * n[0] + A[5] * n[1] + A[8] * n[2])
+    s[0] = s[1] = 0.0
+    s[2] = m.face_offset if down > 0.0 else -m.face_offset
+
+
 cdef void face_contact(ModesModel m, const State* S, Contact* c) noexcept:
     # the frame's contact of a disk lying flat (twin: face_contact)
     cdef double x[3]
@@ -3104,16 +3113,20 @@ cdef void face_contact(ModesModel m, const State* S, Contact* c) noexcept:
     cdef double nn[3]
     cdef double W[4]
     cdef int i
+    cdef double centre[3]
     ground_geometry(m.ground, S.chart, S.z, x, J, H, nn, W)
+    face_centre(m, S.A, S.n, c.s)
+    matvec3(S.A, c.s, centre)
+    for i in range(3):
+        centre[i] += S.a[i]
     c.chart = S.chart
     c.z[0] = S.z[0]
     c.z[1] = S.z[1]
-    c.gap = dot3(S.n, S.a) - dot3(S.n, x)
+    c.gap = dot3(S.n, centre) - dot3(S.n, x)
     matTvec3(S.A, S.n, c.n_M)
     for i in range(3):
         c.n[i] = S.n[i]
-        c.x[i] = S.a[i] - c.gap * S.n[i]
-        c.s[i] = 0.0
+        c.x[i] = centre[i] - c.gap * S.n[i]
     for i in range(9):
         c.Sp[i] = 0.0
 
@@ -3164,7 +3177,13 @@ cdef int face_step(ModesModel m, double h, State* S, Contact* c) noexcept:
         face_load(m, S.t, Ap, ap, S.n, vp, wp, &L1)
     for i in range(3):
         vp[i] = sign * vp[i]
-    face_rates(m, vp, sign * wp, S.n, &L1, dv1, &dw1, F1, &T1)
+    wp = sign * wp
+    if vp[0] == 0.0 and vp[1] == 0.0 and vp[2] == 0.0 and wp == 0.0:
+        # the predictor stops exactly: the friction just before (twin: face_step)
+        for i in range(3):
+            vp[i] = v0[i]
+        wp = w0
+    face_rates(m, vp, wp, S.n, &L1, dv1, &dw1, F1, &T1)
     for i in range(3):
         v1[i] = v0[i] + 0.5 * h * (dv0[i] + dv1[i])
     w1 = w0 + 0.5 * h * (dw0 + dw1)
@@ -3213,7 +3232,7 @@ cdef void flat_flight_contact(ModesModel m, const double* A, const double* a, in
     else:
         c.s[0] = m.face_radius
         c.s[1] = 0.0
-    c.s[2] = 0.0
+    c.s[2] = m.face_offset if d[2] > 0.0 else -m.face_offset  # the rim of the lower end
     matvec3(A, c.s, As)
     for i in range(3):
         P[i] = a[i] + As[i]
@@ -3282,6 +3301,7 @@ cdef void land_flat(ModesModel m, State* S, double* impulse, double* change) noe
     cdef double AOm[3]
     cdef double An[3]
     cdef double v1[3]
+    cdef double s_face[3]
     cdef double before, after, sgn, size, angle, off, vn, w1 = 0.0, p_n
     cdef int i
     for i in range(3):
@@ -3303,9 +3323,11 @@ cdef void land_flat(ModesModel m, State* S, double* impulse, double* change) noe
     matmul3(Q, S.A, A1)
     reorthonormalize(A1)
     ground_geometry(m.ground, S.chart, S.z, x, J, H, nn, W)
+    face_centre(m, A1, S.n, s_face)
+    matvec3(A1, s_face, As)
     for i in range(3):
         a1[i] = x_rim[i] + Qr[i]
-    off = dot3(S.n, a1) - dot3(S.n, x)
+    off = dot3(S.n, a1) + dot3(S.n, As) - dot3(S.n, x)
     for i in range(3):
         a1[i] = a1[i] - off * S.n[i]
     before = kinetic_energy(m, S) + potential_energy(m, S)
@@ -3326,7 +3348,7 @@ cdef void land_flat(ModesModel m, State* S, double* impulse, double* change) noe
     for i in range(3):
         S.a[i] = a1[i]
         S.p[i] = m.mass * v1[i]
-        S.s[i] = 0.0
+        S.s[i] = s_face[i]
         Om[i] = w1 * An[i]
         S.face_v[i] = v1[i]
     S.face_w = w1
@@ -4021,6 +4043,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
     m.mass, m.gravity, m.restitution, m.mu = mass, gravity, restitution, mu
     m.impact_law = impact_law
     m.face_radius, m.flat_angle, m.face_inertia = face[0], face[1], inertia[2, 2]
+    m.face_offset = face[2] if face.shape[0] > 2 else 0.0
     m.forced = not forces.empty
     for i in range(3):
         m.weight[i] = mass * gravity * up[i]

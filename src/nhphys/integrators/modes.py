@@ -100,7 +100,9 @@ def start_flat(system, R0, omega0, ground_point, height, velocity0):
     velocity = np.zeros(3) if velocity0 is None else as_vector3(velocity0, "velocity0")
     if height > 0:  # the lowest rim point `height` above the ground
         below = x + height * n
-        lowest = system.body.shape.radius * np.sqrt(max(0.0, 1.0 - (R0[:, 2] @ n) ** 2))
+        tilt = R0[:, 2] @ n
+        lowest = system.body.shape.radius * np.sqrt(max(0.0, 1.0 - tilt**2)) + face[2] * abs(
+            tilt)
         return {"A": R0.copy(), "a": below + lowest * n, "Pi": system.inertia @ omega0,
                 "p": system.mass * velocity, "s": np.zeros(3), "chart": chart, "z": z,
                 "n": n, "slip": np.zeros(3)}
@@ -116,24 +118,28 @@ def start_flat(system, R0, omega0, ground_point, height, velocity0):
     A = spec.reorthonormalize(spec.flattening(R0, n) @ R0)
     velocity = velocity - (velocity @ n) * n
     Pi = system.inertia @ (spin * np.sign(R0[:, 2] @ n) * (A.T @ n))
-    return {"A": A, "a": x.copy(), "Pi": Pi, "p": system.mass * velocity, "s": np.zeros(3),
-            "chart": chart, "z": z, "n": n, "slip": np.zeros(3)}
+    return {"A": A, "a": x + face[2] * n, "Pi": Pi, "p": system.mass * velocity,
+            "s": np.array([0.0, 0.0, face[2] * np.sign(-(A.T @ n)[2])]), "chart": chart,
+            "z": z, "n": n, "slip": np.zeros(3)}
 
 
 def face_of(system):
-    """``(radius, flat_angle)`` (2,) of a body that goes on lying flat when it falls flat
-    (:mod:`nhphys.twins.modes`, "Lying flat"): a thin disk whose centre of mass is its centre
-    and whose axis is a principal axis of inertia, on a plane; ``(0, 0)`` for any other body,
-    whose fall ends the run with a contact event."""
-    from nhphys.shapes import Disk
+    """``(radius, flat_angle, offset)`` (3,) of a body that goes on lying flat when it falls
+    flat (:mod:`nhphys.twins.modes`, "Lying flat"): a thin disk, or a cylinder on an end face,
+    whose centre of mass is its centre and whose axis is a principal axis of inertia, on a
+    plane (``offset`` the distance of the face from the centre of mass: 0 for a disk, the half
+    length for a cylinder); zeros for any other body, whose fall ends the run with a contact
+    event."""
+    from nhphys.shapes import Cylinder, Disk
     from nhphys.surfaces import Plane
 
     body = system.body
     I = np.asarray(system.inertia, dtype=float)
-    if (isinstance(body.shape, Disk) and isinstance(system.ground, Plane)
+    if (isinstance(body.shape, (Disk, Cylinder)) and isinstance(system.ground, Plane)
             and not np.any(body.com) and I[0, 2] == 0.0 and I[1, 2] == 0.0):
-        return np.array([body.shape.radius, body.shape.flat_angle])
-    return np.zeros(2)
+        offset = body.shape.half_length if isinstance(body.shape, Cylinder) else 0.0
+        return np.array([body.shape.radius, body.shape.flat_angle, offset])
+    return np.zeros(3)
 
 
 class ModesRun(Run):

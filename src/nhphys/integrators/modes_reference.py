@@ -93,7 +93,7 @@ class ModesReferenceRun:
         if self.mode == spec.FACE:  # lying flat: no contact point to solve for
             n = self._normal()
             state = {"A": A, "a": y[9:12], "Pi": self.system.inertia @ y[12:15],
-                     "p": self.system.mass * y[15:18], "s": np.zeros(3), "n": n,
+                     "p": self.system.mass * y[15:18], "s": spec.face_centre(m, A, n), "n": n,
                      "chart": self.chart, "z": self.z, "t": t, "work": y[18],
                      "slip": self.slip}
             return state, spec.face_contact(m, state)
@@ -161,7 +161,8 @@ class ModesReferenceRun:
         n = self._normal()
         A = y_mode[:9].reshape(3, 3)
         d = -A.T @ n
-        s = self.model.face_radius * np.array([d[0], d[1], 0.0]) / np.hypot(d[0], d[1])
+        s = (self.model.face_radius * np.array([d[0], d[1], 0.0]) / np.hypot(d[0], d[1])
+             + spec.face_centre(self.model, A, n))  # the rim of the lower end
         if self.mode == spec.ROLLING:
             x = rolling_spec.ground_geometry(self.model.ground, self.chart, y_mode[9:11])[0]
             omega, work = y_mode[11:14], y_mode[14]

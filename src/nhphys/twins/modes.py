@@ -327,6 +327,8 @@ class Model:
         self.slide_substeps = tuple(float(f) for f in slide_substeps)
         # a thin disk that can lie flat: its radius (0: none) and its flat angle
         self.face_radius, self.flat_angle = float(face[0]), float(face[1])
+        # ... and the distance of its face from the centre of mass (a cylinder's half length)
+        self.face_offset = float(face[2]) if len(face) > 2 else 0.0
         self.face_inertia = float(inertia[2, 2])  # about the disk's axis, body z
         self.mass, self.gravity = float(mass), float(gravity)
         self.inertia, self.inertia_inv = inertia, inertia_inv
@@ -433,7 +435,7 @@ def flat_flight_contact(model, A, a, chart, z):
     perp = np.hypot(d[0], d[1])
     w = np.array([d[0] / perp, d[1] / perp, 0.0]) if perp > 0.0 else np.array([1.0, 0.0, 0.0])
     c = FaceContact()
-    c.s = model.face_radius * w
+    c.s = model.face_radius * w + face_centre(model, A, n)  # (the rim of the lower end)
     P = a + A @ c.s
     c.gap = float(n @ (P - x0))
     c.x = P - c.gap * n
@@ -805,7 +807,10 @@ def face_step(model, h, state):
         stage = dict(state, t=state["t"] + h, a=state["a"] + h * v0,
                      A=rotation_about(n, h * w0) @ state["A"])
         _, _, load1 = face_state(model, stage, v_p, w_p)
-    dv1, dw1, F1, T1 = face_rates(model, sign * v_p, sign * w_p, n, load1)
+    fv, fw = sign * v_p, sign * w_p
+    if not np.any(fv) and fw == 0.0:  # the predictor stops exactly: the friction just before
+        fv, fw = v0, w0
+    dv1, dw1, F1, T1 = face_rates(model, fv, fw, n, load1)
     v1 = v0 + 0.5 * h * (dv0 + dv1)
     w1 = w0 + 0.5 * h * (dw0 + dw1)
     turn = rotation_about(n, 0.5 * h * (w0 + w1))
@@ -834,14 +839,24 @@ class FaceContact:
     __slots__ = ("chart", "z", "s", "Sp", "n_M", "x", "n", "gap")
 
 
+def face_centre(model, A, n):
+    """The centre (3,) of the face a body lies on (or would land on), from its centre of mass
+    in the body frame: ``0`` for a disk, ``+-L e_z`` for a cylinder of half length ``L`` (the
+    end whose outward axis points down, along ``-A^T n``)."""
+    down = -(A.T @ n)[2]
+    return np.array([0.0, 0.0, model.face_offset if down > 0.0 else -model.face_offset])
+
+
 def face_contact(model, state):
     c = FaceContact()
     x_g = ground_geometry(model.ground, int(state["chart"]), state["z"])[0]
-    n = state["n"]
+    n, A = state["n"], state["A"]
+    c.s = face_centre(model, A, n)
+    centre = state["a"] + A @ c.s
     c.chart, c.z, c.n = state["chart"], state["z"], n.copy()
-    c.gap = float(n @ (state["a"] - x_g))
-    c.x = state["a"] - c.gap * n
-    c.s, c.Sp, c.n_M = np.zeros(3), np.zeros((3, 3)), state["A"].T @ n
+    c.gap = float(n @ (centre - x_g))
+    c.x = centre - c.gap * n
+    c.Sp, c.n_M = np.zeros((3, 3)), A.T @ n
     return c
 
 
@@ -897,7 +912,8 @@ def land_flat(model, state):
     A1 = reorthonormalize(turn @ A)
     a1 = x_rim + turn @ (a - x_rim)
     x_g = ground_geometry(model.ground, int(state["chart"]), state["z"])[0]
-    a1 = a1 - (n @ (a1 - x_g)) * n
+    s_face = face_centre(model, A1, n)
+    a1 = a1 - (n @ (a1 + A1 @ s_face - x_g)) * n
     v0 = state["p"] / m
     if np.isfinite(model.mu):  # the face slides on: its motion in the plane is kept
         v1 = tangential(v0, n)
@@ -905,7 +921,7 @@ def land_flat(model, state):
     else:  # a rough face: no point of it can move on the plane
         v1, w1 = np.zeros(3), 0.0
     new = dict(state, A=A1, a=a1, p=m * v1, Pi=model.inertia @ (w1 * (A1.T @ n)),
-               s=np.zeros(3), normal_force=0.0, face_ref=(v1, w1))
+               s=s_face, normal_force=0.0, face_ref=(v1, w1))
     before = kinetic_energy(model, state) + potential_energy(model, A, a)
     after = kinetic_energy(model, new) + potential_energy(model, A1, a1)
     new["work"] = state["work"] + (after - before)

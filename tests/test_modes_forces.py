@@ -116,6 +116,50 @@ def test_a_constant_field_in_flight_gives_the_exact_parabola(backend):
     assert np.ptp(balance) <= 1e-13 and np.all(traj.work == 0.0)
 
 
+def test_a_torque_beyond_the_spin_limit_spins_a_lightly_pushed_puck_up_without_pushing_it_back(
+        backend):
+    """A push of 0.1 N (the slide limit is 0.3335 N) and a torque of 12e-3 N m about the
+    normal (the spin limit is 8.45e-3 N m) at a puck at rest on its face: static friction holds
+    its centre and it spins up; once spinning, its face's friction no longer holds the push
+    alone, and the centre drifts along it, never against it."""
+    traj = nhphys.simulate(puck([Force([0.1, 0.0, 0.0]),
+                                 Torque([0.0, 0.0, 12e-3], frame="space")]), 0.05, 1e-3,
+                           backend=backend, omega0=[0.0, 0.0, 0.0])
+    assert np.all(traj.velocity[:, 0] >= 0.0)
+    assert np.abs(traj.velocity[:, 1:]).max() <= 1e-15  # (the face friction's round-off)
+    limit = 2.0 / 3.0 * 0.2 * M_PUCK * G * R_PUCK
+    rate = (12e-3 - limit) / PUCK.inertia[2, 2]
+    assert traj.omega[1, 2] == pytest.approx(rate * 1e-3, rel=1e-3)  # the spin's first step
+
+
+def test_motors_and_python_callables_act_with_lift_off(backend):
+    """A motor on a coin's axle, rolling it with a unilateral contact that never lifts off,
+    gives the bilateral run's trajectory; a force given as a Python callable gives that of
+    the same constant force (on the twin, which callables step on)."""
+    from nhphys.forces import Motor
+    from nhphys.scenes.euler_disk import leaning
+
+    coin = nhphys.RigidBody(1.0, Disk.solid_inertia(1.0, 0.1), Disk(0.1))
+    start = {"R0": leaning(0.1), "omega0": [0.0, 0.0, 5.0]}
+    motor = [Motor(torque=0.02, axis=(0.0, 0.0, 1.0), target_speed=8.0, gain=0.01)]
+    bilateral = nhphys.simulate(RollingBody(coin, Plane(), forces=motor), 0.3, 1e-3,
+                                backend=backend, **start)
+    unilateral = nhphys.simulate(RollingBody(coin, Plane(), forces=motor, lift_off=True),
+                                 0.3, 1e-3, backend=backend, **start)
+    assert unilateral.events == [] and np.all(unilateral.mode == 0)
+    assert np.abs(unilateral.position - bilateral.position).max() <= 1e-13
+    assert np.abs(unilateral.work - bilateral.work).max() <= 1e-13
+    assert bilateral.work[-1] > 0.0  # the motor drives it
+    callable_push = Force(lambda t, state: [0.5, 0.0, 0.0])
+    runs = [nhphys.simulate(ball([push], mu=0.2), 0.5, 1e-3, backend=backend,
+                            velocity=[2.0, 0.0, 0.0])
+            for push in (callable_push, Force([0.5, 0.0, 0.0]))]
+    assert "python" in runs[0].meta["backend"]
+    assert [e["kind"] for e in runs[0].events] == ["stick"]
+    assert abs(runs[0].events[0]["t"] - runs[1].events[0]["t"]) <= 1e-12
+    assert np.abs(runs[0].position - runs[1].position).max() <= 1e-12
+
+
 def puck(forces, mu=0.2):
     return RollingBody(PUCK, Plane(), lift_off=True, mu=mu, gravity=G, forces=forces)
 
@@ -177,7 +221,8 @@ def test_kernel_and_twin_agree_through_mode_changes_under_every_force_type():
     kernel, twin = thrown("cython"), thrown("python")
     kinds = [e["kind"] for e in kernel.events]
     assert kinds == [e["kind"] for e in twin.events]
-    assert kinds[-2:] == ["touchdown", "stick"] and kernel.events[-2]["after"] == "sliding"
+    assert kinds == ["touchdown"] * 5 + ["stick"]  # bounces four times, lands sliding, sticks
+    assert [e["after"] for e in kernel.events[-2:]] == ["sliding", "rolling"]
     np.testing.assert_allclose([e["t"] for e in kernel.events], [e["t"] for e in twin.events],
                                rtol=0, atol=1e-10)
     for name in ("position", "R", "omega", "velocity", "energy", "work"):
@@ -205,18 +250,26 @@ def test_the_forced_steps_converge_to_the_reference_through_the_events(backend):
 @pytest.mark.parity
 def test_kernel_and_twin_agree_on_a_face_under_every_force_type():
     """A puck on its face, sliding and spinning under drag, angular damping, spin friction, a
-    spring and a scheduled torque, to its stop and on from rest under the spring."""
+    spring and a scheduled torque, to its stop (0.832 s), and on from rest under a push that
+    grows from 1 s."""
     forces = [LinearDrag(0.05), AngularDamping(1e-5), AngularDamping(2e-5, about="normal"),
-              Spring(2.0, [0.3, 0.1, 0.0], point=[0.01, 0.0, 0.0]),
+              Spring(2.5, [0.3, 0.1, 0.0], point=[0.01, 0.0, 0.0]),
               Torque(Schedule([0.0, 0.5], [[0.0, 0.0, 0.004], [0.0, 0.0, -0.004]]),
-                     frame="space")]
+                     frame="space"),
+              Force(Schedule([0.0, 1.0, 1.5], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0],
+                                               [0.6, 0.0, 0.0]]))]
 
     def run(backend):
-        return nhphys.simulate(puck(forces), 1.0, 1e-3, backend=backend,
+        return nhphys.simulate(puck(forces), 1.5, 1e-3, backend=backend,
                                velocity0=[0.4, -0.2, 0.0], omega0=[0.0, 0.0, 15.0])
 
     kernel, twin = run("cython"), run("python")
     assert [e["kind"] for e in kernel.events] == [e["kind"] for e in twin.events]
+    (stop,) = kernel.events
+    assert stop["kind"] == "stick"
+    after = kernel.t > stop["t"]
+    assert np.all(kernel.velocity[after & (kernel.t < 1.0)] == 0.0)  # held
+    assert kernel.velocity[-1, 0] > 0.0  # the push starts it again from rest
     np.testing.assert_allclose([e["t"] for e in kernel.events], [e["t"] for e in twin.events],
                                rtol=0, atol=1e-10)
     for name in ("position", "R", "omega", "velocity", "energy", "work"):
@@ -245,8 +298,8 @@ def test_an_euler_disk_with_rolling_resistance_spirals_down_falls_flat_and_rests
     start = event.value.time  # the start of the step that failed there
     assert start < fall["t"] <= start + dt
     n = len(bilateral.t)
-    assert np.abs(traj.position[:n] - bilateral.position).max() <= 1e-12
-    assert np.abs(traj.omega[:n] - bilateral.omega).max() <= 1e-9
+    assert np.abs(traj.position[:n] - bilateral.position).max() <= 1e-13
+    assert np.abs(traj.omega[:n] - bilateral.omega).max() <= 1e-10
     flat = traj.t > fall["t"]
     assert np.all(traj.mode[flat] == 3)
     assert np.all(traj.velocity[flat] == 0.0) and np.all(traj.omega[flat] == 0.0)

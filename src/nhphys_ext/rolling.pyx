@@ -907,12 +907,11 @@ cdef inline void tangent_projector(const double* A, const double* n, double* Pt)
             Pt[3 * r + c] = (1.0 if r == c else 0.0) - nb[r] * nb[c]
 
 
-cdef int start_wrench(ForceSet forces, double h, double mass, const double* Iinv, State* S,
-                      double* p_start, double* kick_const, double* rolling_row,
-                      double* power) noexcept nogil:
-    # the twin's start_wrench: power[0] fixed, power[1] per newton of n_k . F
-    cdef double v[3]
-    cdef double omega[3]
+cdef double total_wrench(ForceSet forces, double t, const double* A, const double* a,
+                         const double* n, const double* v, const double* omega, double* f,
+                         double* tau, double* rolling_row) noexcept nogil:
+    # the force elements' force (space) and torque (body), rolling resistance's torque per
+    # newton of normal force; returns the non-potential part's power (twin: total_wrench)
     cdef double f_pot[3]
     cdef double tau_pot[3]
     cdef double f_app[3]
@@ -924,23 +923,55 @@ cdef int start_wrench(ForceSet forces, double h, double mass, const double* Iinv
     cdef double tau_np[3]
     cdef double drag
     cdef int i
-    for i in range(3):
-        v[i] = S.p[i] / mass
-    matvec3(Iinv, S.Pi, omega)
-    drag = forces.wrench(S.t, S.A, S.a, S.n, f_pot, tau_pot, f_app, tau_app, D)
+    drag = forces.wrench(t, A, a, n, f_pot, tau_pot, f_app, tau_app, D)
     matvec3(D, omega, Dw)
     for i in range(3):
         f_np[i] = f_app[i] - drag * v[i]
         tau_np[i] = tau_app[i] - Dw[i]
-    tangent_projector(S.A, S.n, Pt)
+    tangent_projector(A, n, Pt)
     matvec3(Pt, omega, rolling_row)
     for i in range(3):
         rolling_row[i] *= -forces.rolling
-        p_start[i] = S.p[i] + 0.5 * h * (f_pot[i] + f_np[i])
-        kick_const[i] = 0.5 * h * (tau_pot[i] + tau_np[i])
-    power[0] = dot3(f_np, v) + dot3(tau_np, omega)
+        f[i] = f_pot[i] + f_np[i]
+        tau[i] = tau_pot[i] + tau_np[i]
+    return dot3(f_np, v) + dot3(tau_np, omega)
+
+
+cdef int start_wrench(ForceSet forces, double h, double mass, const double* Iinv, State* S,
+                      double* p_start, double* kick_const, double* rolling_row,
+                      double* power) noexcept nogil:
+    # the twin's start_wrench: power[0] fixed, power[1] per newton of n_k . F
+    cdef double v[3]
+    cdef double omega[3]
+    cdef double f[3]
+    cdef double tau[3]
+    cdef int i
+    for i in range(3):
+        v[i] = S.p[i] / mass
+    matvec3(Iinv, S.Pi, omega)
+    power[0] = total_wrench(forces, S.t, S.A, S.a, S.n, v, omega, f, tau, rolling_row)
+    for i in range(3):
+        p_start[i] = S.p[i] + 0.5 * h * f[i]
+        kick_const[i] = 0.5 * h * tau[i]
     power[1] = dot3(rolling_row, omega)
     return OK
+
+
+cdef bint invert3(const double* M, double* out) noexcept nogil:
+    # out = M^-1 (3 x 3), column by column; False where M is singular
+    cdef double work[9]
+    cdef double y[3]
+    cdef int i, j
+    for j in range(3):
+        for i in range(3):
+            y[i] = 1.0 if i == j else 0.0
+        for i in range(9):
+            work[i] = M[i]
+        if not solve_small(3, work, y):
+            return False
+        for i in range(3):
+            out[3 * i + j] = y[i]
+    return True
 
 
 cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
@@ -975,7 +1006,7 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
     cdef double D_rest[9]
     cdef double drag, alpha, rollN, normal, new, weight_norm, change, scale, last_change
     cdef bint settled
-    cdef int i, j, sweep
+    cdef int i, sweep
     drag = forces.wrench(t1, A1, a1, c1.n, f_pot, tau_pot, f_app, tau_app, D_rest)
     tangent_projector(A1, c1.n, Pt)
     for i in range(3):
@@ -997,19 +1028,8 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
             B[i] *= 0.5 * h
         for i in range(3):
             B[4 * i] += 1.0
-        for i in range(9):
-            Binv[i] = 0.0
-        for i in range(3):
-            Binv[4 * i] = 1.0
-        for j in range(3):  # the columns of B^-1
-            for i in range(3):
-                y[i] = Binv[3 * i + j]
-            for i in range(9):
-                K[i] = B[i]
-            if not solve_small(3, K, y):
-                return SINGULAR_JACOBIAN
-            for i in range(3):
-                Binv[3 * i + j] = y[i]
+        if not invert3(B, Binv):
+            return SINGULAR_JACOBIAN
         matmul3(Iinv, Binv, G)
         matmul3(S, G, SG)
         matmul3(SG, S, SGS)
@@ -2191,23 +2211,6 @@ cdef struct EndKick:
     double power
 
 
-cdef bint invert3(const double* M, double* out) noexcept nogil:
-    # out = M^-1 (3 x 3), column by column; False where M is singular
-    cdef double work[9]
-    cdef double y[3]
-    cdef int i, j
-    for j in range(3):
-        for i in range(3):
-            y[i] = 1.0 if i == j else 0.0
-        for i in range(9):
-            work[i] = M[i]
-        if not solve_small(3, work, y):
-            return False
-        for i in range(3):
-            out[3 * i + j] = y[i]
-    return True
-
-
 cdef int end_wrench(ModesModel m, double h, double t1, const double* A1, const double* a1,
                     const double* n, double normal, EndKick* k) noexcept:
     # the applied forces at the end of a step and the implicit kick's matrices, rolling
@@ -3084,14 +3087,18 @@ cdef void face_rates(ModesModel m, const double* v, double w, const double* n,
     cdef double size = norm3(L.g_t)
     cdef int i
     cdef bint at_rest = v[0] == 0.0 and v[1] == 0.0 and v[2] == 0.0 and w == 0.0
+    cdef bint slides = m.mass * size > m.mu * L.N
     for i in range(3):
         hint[i] = L.g_t[i] / size if size > 0.0 else 0.0
-    if at_rest and not size > 0.0 and L.tau_n != 0.0:  # from rest under a torque alone
-        F[0] = F[1] = F[2] = 0.0
-        T[0] = (-1.0 if L.tau_n > 0.0 else 1.0) * 2.0 / 3.0 * m.face_radius * (m.mu * L.N)
+    if at_rest and not slides and L.tau_n != 0.0:
+        # from rest, held against sliding but not against the torque: it starts to spin
+        # (twin: face_rates)
+        for i in range(3):
+            F[i] = -m.mass * L.g_t[i]
+        T[0] = (-1.0 if L.tau_n > 0.0 else 1.0) * 2.0 / 3.0 * (m.face_radius * m.mu * L.N)
     else:
         face_friction(v, w, n, m.face_radius, L.N, m.mu,
-                      hint if (at_rest and size > 0.0) else NULL, F, T)
+                      hint if (at_rest and slides) else NULL, F, T)
     for i in range(3):
         dv[i] = F[i] / m.mass + L.g_t[i]
     dw[0] = (T[0] + L.tau_n) / m.face_inertia
@@ -3542,7 +3549,7 @@ cdef int sliding_normal_force(ModesModel m, const State* S, double* N) noexcept:
     if m.forced:  # the applied wrench's part, and rolling resistance's per newton (twin)
         for i in range(3):
             v3[i] = S.p[i] / m.mass
-        applied_wrench(m, S.t, S.A, S.a, n, v3, w, f, tau, rolling_row)
+        total_wrench(m.forces, S.t, S.A, S.a, n, v3, w, f, tau, rolling_row)
         matvec3(m.Iinv, tau, v4)
         cross3(v4, s, v3)
         matvec3(S.A, v3, q)
@@ -3553,35 +3560,6 @@ cdef int sliding_normal_force(ModesModel m, const State* S, double* N) noexcept:
         per_N += dot3(n, q)
     N[0] = -c0 / per_N
     return OK
-
-
-cdef double applied_wrench(ModesModel m, double t, const double* A, const double* a,
-                           const double* n, const double* v, const double* omega, double* f,
-                           double* tau, double* rolling_row) noexcept:
-    # the force elements' force (space) and torque (body), rolling resistance's torque per
-    # newton of normal force; returns the non-potential part's power (twin: applied_wrench)
-    cdef double f_pot[3]
-    cdef double tau_pot[3]
-    cdef double f_app[3]
-    cdef double tau_app[3]
-    cdef double D[9]
-    cdef double Pt[9]
-    cdef double Dw[3]
-    cdef double drag, power = 0.0
-    cdef int i
-    drag = m.forces.wrench(t, A, a, n, f_pot, tau_pot, f_app, tau_app, D)
-    matvec3(D, omega, Dw)
-    tangent_projector(A, n, Pt)
-    matvec3(Pt, omega, rolling_row)
-    for i in range(3):
-        rolling_row[i] *= -m.forces.rolling
-        power += (f_app[i] - drag * v[i]) * v[i]
-    for i in range(3):
-        power += (tau_app[i] - Dw[i]) * omega[i]
-    for i in range(3):
-        f[i] = f_pot[i] + f_app[i] - drag * v[i]
-        tau[i] = tau_pot[i] + tau_app[i] - Dw[i]
-    return power
 
 
 cdef int slide_guards(ModesModel m, const State* S, double* g_normal,
@@ -3935,6 +3913,7 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
                 lifted += potential_energy(m, S)
                 S.work = S.work + lifted
                 change = change + lifted
+                c.gap = 0.0  # (its point on the ground is where the body now touches it)
         elif mode[0] == MODE_FACE:  # the face has stopped sliding (twin: modes_step)
             change = -kinetic_energy(m, S)
             for it in range(3):

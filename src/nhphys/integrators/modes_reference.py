@@ -25,7 +25,7 @@ continuous physics (:mod:`nhphys.twins.modes`):
   of the normal, ``cos(flat_angle) - |A e_3 . n|``.
 
 Force elements (:mod:`nhphys.forces`) join every mode's equations with the wrench of
-:func:`nhphys.twins.modes.applied_wrench` (rolling: :class:`nhphys.twins.rolling.RollingField`
+:func:`nhphys.twins.rolling.total_wrench` (rolling: :class:`nhphys.twins.rolling.RollingField`
 with the forces; in flight with no contact normal, so no spin friction; sliding with rolling
 resistance ``N rolling_row``; lying flat as :func:`nhphys.twins.modes.face_state` says), and
 their non-potential power joins ``dW/dt``.
@@ -42,6 +42,7 @@ from nhphys.errors import NewtonError
 from nhphys.twins import modes as spec
 from nhphys.twins import rolling as rolling_spec
 from nhphys.twins.newton import OK
+from nhphys.twins.rolling import total_wrench
 from nhphys.twins.suslov import cross
 
 STOP_SLIP = 1e-9  # a slip this small (relative to the body's speeds) at its event has stopped
@@ -125,8 +126,8 @@ class ModesReferenceRun:
         I, Iinv = self.system.inertia, self.system.inertia_inv
         f, tau, power = np.zeros(3), np.zeros(3), 0.0
         if self.model.forced:
-            f, tau, _, power = spec.applied_wrench(self.model, t, A, y[9:12], spec.NO_CONTACT,
-                                                   y[15:18], omega)
+            f, tau, _, power = total_wrench(self.model.forces, t, A, y[9:12],
+                                            spec.NO_CONTACT, y[15:18], omega)
         return np.concatenate([np.cross(A, omega).ravel(), y[15:18],
                                Iinv @ (cross(I @ omega, omega) + tau),
                                f / self.system.mass - self.system.gravity * self.system.up,
@@ -146,8 +147,8 @@ class ModesReferenceRun:
         F = N * (c.n - self.system.mu * self._direction(state, u))
         f, tau, power = np.zeros(3), np.zeros(3), 0.0
         if self.model.forced:
-            f, tau, rolling_row, power = spec.applied_wrench(self.model, t, A, y[9:12], c.n,
-                                                             y[15:18], omega)
+            f, tau, rolling_row, power = total_wrench(self.model.forces, t, A, y[9:12], c.n,
+                                                      y[15:18], omega)
             tau = tau + N * rolling_row  # rolling resistance, at the sliding normal force
             power += N * (rolling_row @ omega)
         return np.concatenate([np.cross(A, omega).ravel(), y[15:18],

@@ -177,8 +177,9 @@ class RollingBody:
         impact; the trajectory gains ``mode`` and ``gap``, and ``traj.events`` lists the mode
         changes. It takes the start keywords ``height`` (start that far above the ground, along
         its normal at ``ground_point``) and ``velocity0`` (the centre's velocity in flight).
-        Default False: the contact is bilateral, as it always was. Not yet available with force
-        elements or a moving ground.
+        Default False: the contact is bilateral, as it always was. Force elements act in every
+        mode (``docs/contact-modes.md``, "Force elements"); not yet available on a moving
+        ground.
     restitution : float
         Newton's coefficient of restitution ``e`` in [0, 1] of the rough impact at touchdown
         (0: the body lands and rolls; 1: it bounces back at the speed it came in). Only with

@@ -204,7 +204,8 @@ a Newton iterate's and ends the run as before), and the disk lands there (:func:
   ``work``, so ``energy - work`` is continuous through the landing.
 
 On its face the disk slides and spins under gravity's tangential part ``m g_t``, the normal
-force ``N = m g (n . k)`` and the Coulomb friction of the whole face under uniform pressure
+force ``N = m g (n . k)`` (with force elements, their load joins both: :func:`face_state`)
+and the Coulomb friction of the whole face under uniform pressure
 (:mod:`nhphys.twins.face`: ``F`` and ``T`` as functions of ``(v, w)``, which is why the
 centre of mass must be the centre and the axis principal), the planar rigid body
 
@@ -246,6 +247,44 @@ where that vanishes), and a touchdown with its axis within its flat angle of the
 landing on its face (:func:`land_flat` at the touchdown's rim point). Any other body still ends
 the run at the ``FLAT`` event.
 
+A cylinder standing on an end face (centred, its axis principal) lies flat in the same way:
+its face's centre, the contact ``s``, is ``+-L e_z`` from its centre of mass (``L`` its half
+length, the end whose outward axis points down; :func:`face_centre`), its centre is ``L``
+above the plane, and the face's equations above hold unchanged (the friction acts along the
+plane through the axis, which passes through the centre of mass). The pressure on the face is
+taken as uniform: the moment of the friction about the centre of mass, which shifts the
+pressure towards the leading edge, is neglected, and so is tipping over by it. A cylinder
+that falls onto its side still ends the run (``RIM_TO_SIDE``).
+
+Force elements
+--------------
+The force elements of ``forces`` (:mod:`nhphys.twins.forces`) act in every mode, each in the
+mode's own discretisation, which is unchanged without them:
+
+* rolling: the rolling step with forces (:mod:`nhphys.twins.rolling`, "Applied forces"); its
+  guard reads the continuous model with the forces (``RollingField`` with them);
+* flight: the symmetric discrete Lagrange-d'Alembert pair on the free body. The first kick
+  takes the wrench at the start, ``p + h/2 f_k``, ``Pi + h/2 tau_k``, the drift is the free
+  body's, and the second kick takes the wrench at the end, implicitly in the velocities:
+  ``p_1 = alpha (p_half + h/2 (f_c - m g k))``, ``Pi_1 = B^-1 (Pi^+ + h/2 tau_c)``,
+  ``alpha = 1 / (1 + h c / (2 m))``, ``B = I + h/2 D I^-1`` (:func:`free_end_kick`). The force
+  elements see no contact normal (``NO_CONTACT``): spin friction and rolling resistance act
+  on the ground only. A force through the centre of mass keeps ``A Pi``, and a constant one
+  gives the exact parabola;
+* sliding: the same kicks join the sliding step's; rolling resistance takes each kick's own
+  normal force ``N`` (its torque per newton, ``rolling_row``, joins the kick's direction), and
+  the end's Coulomb law is solved on ``u_1 = u_free + h/2 N' K (n - mu t_1)`` with the damped
+  kick's ``u_free`` and ``K`` (:func:`slide_kick_terms`), ``N'`` settled through rolling
+  resistance's damping (:func:`forced_end_slip`). The guard's normal force adds the wrench to
+  the continuous model's Newton-Euler equations (:func:`sliding_normal_force`,
+  :func:`nhphys.twins.rolling.total_wrench`);
+* lying flat: the forces join the face's planar equations (:func:`face_state`);
+* impacts are unchanged (a finite force gives no impulse); ``land_flat`` and
+  :func:`lift_to_ground` count the elements' potentials with gravity's.
+
+The work of the non-potential elements is the trapezoidal rule on their power, as in the
+rolling step, so ``energy - work`` (the potentials in ``energy``) stays the check.
+
 Events
 ------
 Each mode change is a row of ``events`` (``EVENT_SIZE`` numbers, :data:`EVENT_FIELDS`): the
@@ -284,6 +323,7 @@ from nhphys.twins.rolling import (
     rolling_step,
     start_wrench,
     tangent_basis,
+    total_wrench,
 )
 from nhphys.twins.suslov import (
     EXP,
@@ -369,8 +409,11 @@ def flight_step(model, h, state):
         return st, None, None
     p1, work = p_half - half_weight, state["work"]
     if model.forced:
-        kick = free_end_kick(model, h, state["t"] + h, A1, a1, p_half, Pi1, NO_CONTACT,
-                             state["p"] / m, model.inertia_inv @ state["Pi"])
+        try:
+            kick = free_end_kick(model, h, state["t"] + h, A1, a1, p_half, Pi1, NO_CONTACT,
+                                 state["p"] / m, model.inertia_inv @ state["Pi"])
+        except np.linalg.LinAlgError:  # B singular (damping in a backward sub-step)
+            return SINGULAR_JACOBIAN, None, None
         Pi1, p1 = kick.Pi, kick.p
         work = work + 0.5 * h * (power[0] + kick.power)
     new = dict(state, A=A1, a=a1, Pi=Pi1, p=p1, s=c.s, n=c.n.copy(),
@@ -737,9 +780,10 @@ def face_state(model, state, v=None, w=None):
     act with gravity: ``N = m g n . k - n . f`` (not below 0: a face pulled off the plane has
     no friction, and is not lifted off), ``g_t = -g P k + P f / m`` with ``P`` the projection
     on the plane, ``tau_n = n . A tau``. Their out-of-plane torque is taken by the face.
-    From rest, a face that friction cannot hold starts to slide along ``g_t``, or, with no
-    ``g_t``, to spin, against the friction of that motion alone (the friction of a motion
-    that starts with both is approximated by that of the slide)."""
+    From rest, a face that friction cannot hold starts to slide along ``g_t`` where
+    ``m |g_t| > mu N`` (against the friction of the slide alone, whatever the torque), else
+    to spin, against the friction of a spin, its centre held by static friction
+    (:func:`face_rates`)."""
     n = state["n"]
     if v is None:
         v = state["p"] / model.mass
@@ -777,12 +821,15 @@ def face_rates(model, v, w, n, load):
     the friction ``(v, w)`` under ``load`` (a :class:`FaceLoad`; module docstring, "Lying
     flat")."""
     hint = None
-    if not np.any(v) and w == 0.0 and np.any(load.g_t):
+    at_rest = not np.any(v) and w == 0.0
+    slides = model.mass * np.linalg.norm(load.g_t) > model.mu * load.N
+    if at_rest and slides:
         hint = load.g_t / np.linalg.norm(load.g_t)  # from rest: it starts to slide that way
-    if not np.any(v) and w == 0.0 and hint is None and load.tau_n != 0.0:
-        # from rest under a torque alone: it starts to spin, against the friction of a spin
-        F, T = np.zeros(3), -np.sign(load.tau_n) * 2.0 / 3.0 * model.face_radius * (
-            model.mu * load.N)
+    if at_rest and not slides and load.tau_n != 0.0:
+        # from rest, held against sliding but not against the torque: it starts to spin
+        # against the friction of a spin, static friction holding its centre
+        F, T = -model.mass * load.g_t, -np.sign(load.tau_n) * 2.0 / 3.0 * (
+            model.face_radius * model.mu * load.N)
     else:
         F, T = face_friction(v, w, n, model.face_radius, load.N, model.mu, hint)
     return (F / model.mass + load.g_t, (T + load.tau_n) / model.face_inertia, F, T)
@@ -1038,24 +1085,11 @@ def sliding_normal_force(model, state):
           + n @ (A @ (cross(omega, cross(omega, s)) + cross(omega, s_dot) + cross(wdot0, s))))
     per_N = n @ K @ d
     if model.forced:
-        f, tau, rolling_row, _ = applied_wrench(model, state["t"], A, state["a"], n,
-                                                state["p"] / m, omega)
+        f, tau, rolling_row, _ = total_wrench(model.forces, state["t"], A, state["a"], n,
+                                              state["p"] / m, omega)
         c0 += n @ f / m + n @ (A @ cross(Iinv @ tau, s))
         per_N += n @ (A @ cross(Iinv @ rolling_row, s))
     return OK, -c0 / per_N
-
-
-def applied_wrench(model, t, A, a, n, v, omega):
-    """``(f (3,), tau (3,), rolling_row (3,), power)``: the force elements' force (space, at the
-    centre of mass) and torque (body) at time ``t``, pose ``(A, a)``, velocities ``v``
-    (space) and ``omega`` (body) and contact normal ``n`` (``NO_CONTACT`` in flight), rolling
-    resistance's torque per newton of normal force, and the power of the non-potential part,
-    ``f_np . v + tau_np . omega`` (to which rolling resistance adds ``N rolling_row . omega``).
-    The continuous models' (the sliding guard's, the reference's)."""
-    f_pot, tau_pot, f_app, tau_app, D, drag = model.forces.wrench(t, A, a, n, v, omega)
-    f_np, tau_np = f_app - drag * v, tau_app - D @ omega
-    rolling_row = -model.forces.rolling * (tangent_projector(A, n) @ omega)
-    return f_pot + f_np, tau_pot + tau_np, rolling_row, f_np @ v + tau_np @ omega
 
 
 def slide_guards(model, state):
@@ -1335,6 +1369,7 @@ def modes_step(model, mode, state, h, substeps, events):
             if mode == FLIGHT and c.gap < 0.0:  # it flies on from below the ground: put
                 # back on it (module docstring, "The impact")
                 state, lifted = lift_to_ground(model, state, c)
+                c.gap = 0.0  # (its point on the ground is where the body now touches it)
                 change += lifted
         elif mode == FACE:  # the face has stopped sliding: what is left of its motion is
             # taken out; static friction holds it or it slides on from rest
@@ -1379,7 +1414,8 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
     Parameters
     ----------
     shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up
-        As for :func:`nhphys.twins.rolling.rolling_run` (a ground at rest, no force elements).
+        As for :func:`nhphys.twins.rolling.rolling_run` (a ground at rest; the force elements
+        act in every mode: module docstring, "Force elements").
     support_form : bool
         The shape is a support-function shape (the continuous normal force's contact equation).
     restitution : float
@@ -1388,10 +1424,11 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
         Coulomb's friction coefficient, >= 0 (``inf``: the contact never slides).
     impact_law : int
         ``ROUGH`` or ``COULOMB`` (module docstring, "The impact").
-    face : ndarray (2,)
-        The radius and the flat angle of a thin centred disk that goes on lying flat when it
-        falls flat (module docstring, "Lying flat"); a radius of 0 for any other body, whose
-        ``FLAT`` contact event ends the run.
+    face : ndarray (2,) or (3,)
+        The radius, the flat angle and the face's distance from the centre of mass (0 for a
+        disk, a cylinder's half length; 0 if left out) of a centred disk or cylinder that goes
+        on lying flat when it falls flat (module docstring, "Lying flat"); a radius of 0 for
+        any other body, whose ``FLAT`` contact event ends the run.
     h : float
     substeps : ndarray (k,)
     slide_substeps : ndarray (j,)

@@ -680,16 +680,25 @@ def start_wrench(forces, h, mass, inertia_inv, state):
     the power ``fixed + per_N (n_k . F)`` of the non-potential elements at the start.
     """
     A, a, Pi, p, n = state["A"], state["a"], state["Pi"], state["p"], state["n"]
-    t = state["t"]
     v, omega = p / mass, inertia_inv @ Pi
+    f, tau, rolling_row, power = total_wrench(forces, state["t"], A, a, n, v, omega)
+    p_start = p + 0.5 * h * f
+    kick_const = 0.5 * h * tau
+    return p_start, kick_const, rolling_row, (power, rolling_row @ omega)
+
+
+def total_wrench(forces, t, A, a, n, v, omega):
+    """``(f (3,), tau (3,), rolling_row (3,), power)``: the force elements' force (space, at the
+    centre of mass) and torque (body) at time ``t``, pose ``(A, a)``, velocities ``v`` (space)
+    and ``omega`` (body) and contact normal ``n`` (zero without a contact: no spin friction),
+    rolling resistance's torque per newton of normal force (``-mu P_t omega``), and the power
+    of the non-potential part, ``f_np . v + tau_np . omega`` (to which rolling resistance adds
+    ``N rolling_row . omega``)."""
     f_pot, tau_pot, f_app, tau_app, D, drag = forces.wrench(t, A, a, n, v, omega)
     f_np = f_app - drag * v
     tau_np = tau_app - D @ omega
     rolling_row = -forces.rolling * (tangent_projector(A, n) @ omega)
-    p_start = p + 0.5 * h * (f_pot + f_np)
-    kick_const = 0.5 * h * (tau_pot + tau_np)
-    power = (f_np @ v + tau_np @ omega, rolling_row @ omega)
-    return p_start, kick_const, rolling_row, power
+    return f_pot + f_np, tau_pot + tau_np, rolling_row, f_np @ v + tau_np @ omega
 
 
 ROLLING_SWEEPS = 50  # at most, for the end kick's rolling-resistance normal force

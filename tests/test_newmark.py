@@ -254,6 +254,7 @@ METHODS = {
 }
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("method", METHODS, ids=str)
 @pytest.mark.parametrize("system", SYSTEMS, ids=str)
 def test_every_system_and_method_kernel_matches_twin(system, method):
@@ -262,8 +263,6 @@ def test_every_system_and_method_kernel_matches_twin(system, method):
     # of order 1). Relative to the size because DLA's velocities are position differences
     # over h: both implementations carry |q| eps / h of round-off per step, and their
     # difference grows with |q| (the knife edge's positions reach ~200).
-    if not _backend.extensions_built():
-        pytest.skip("kernels not built")
     system, ic, dt = SYSTEMS[system]
     q0, v0 = system.coordinates_from_conditions(**ic)
     results = []
@@ -284,6 +283,7 @@ def test_every_system_and_method_kernel_matches_twin(system, method):
         assert eb >= 10_000
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("system,ic,method,steps", [
     (NonReversibleContactOscillator(0.3), OSC_IC, Newmark(0.25, 0.1, 0.6, "average"), 10_000),
     (VerticalDisk(1.0, 0.5, 0.125, 0.0625), {"omega0": 1.3, "spin0": 2.0},
@@ -293,8 +293,6 @@ def test_every_system_and_method_kernel_matches_twin(system, method):
      2_000),
 ], ids=["newmark", "explicit+dla", "dla+implicit"])
 def test_kernel_matches_twin(system, ic, method, steps):
-    if not _backend.extensions_built():
-        pytest.skip("kernels not built")
     a = nhphys.simulate(system, steps * 0.01, 0.01, integrator=method, backend="python",
                         save_every=50, **ic)
     b = nhphys.simulate(system, steps * 0.01, 0.01, integrator=method, backend="cython",
@@ -303,9 +301,8 @@ def test_kernel_matches_twin(system, ic, method, steps):
         np.testing.assert_allclose(a[field], b[field], rtol=0, atol=1e-10)
 
 
+@pytest.mark.parity
 def test_retraction_kernel_matches_twin():
-    if not _backend.extensions_built():
-        pytest.skip("kernels not built")
     sleigh = KnifeEdge(1.0, 0.5, 0.5)
     runs = [nhphys.simulate(sleigh, 100.0, 0.01, integrator=nhphys.integrators.Retraction(m),
                             backend=b, save_every=50, velocity0=0.1, omega0=1.0)
@@ -419,6 +416,7 @@ def test_newton_failure_names_the_step(backend):
     assert info.value.step == 0 and info.value.time == 0.0
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("method,failed", [
     # the explicit first sub-step succeeds, the implicit second one fails in step 2
     (Composition([(Newmark(0.0, 0.0, 0.0), 0.5), (Newmark(0.25, 0.25, 0.5), 0.5)],
@@ -428,7 +426,7 @@ def test_newton_failure_names_the_step(backend):
 def test_failed_step_leaves_the_state_at_its_start_in_kernel_and_twin(method, failed):
     ic = {"q0": [1.0, 1.0, 0.5], "v0": [-0.5, 0.0, 0.5]}
     states = {}
-    for backend in ["python"] + (["cython"] if _backend.extensions_built() else []):
+    for backend in ("python", "cython"):
         run = method.start(ContactOscillator(0.3), 0.35, backend, **ic)
         with pytest.raises(nhphys.NewtonError) as info:
             run.advance(10, 1)
@@ -460,14 +458,13 @@ def test_numpy_numbers_are_accepted_as_newton_options(method, backend):
         Composition([(Newmark(), 1.0)], max_newton=True)
 
 
+@pytest.mark.parity
 @settings(max_examples=40, deadline=None)
 @given(beta=st.floats(0, 0.5), beta_p=st.floats(0, 0.5), alpha=st.floats(0, 1),
        disc=st.sampled_from(["point", "average"]), kind=st.sampled_from(["newmark", "dla"]),
        z=st.floats(-1, 1), vy=st.floats(-1, 1), h=st.floats(-0.2, 0.2).filter(
            lambda x: abs(x) > 1e-3))
 def test_single_step_kernel_matches_twin(beta, beta_p, alpha, disc, kind, z, vy, h):
-    if not nhphys._backend.extensions_built():
-        pytest.skip("kernels not built")
     method = (Newmark(beta, beta_p, alpha, disc) if kind == "newmark"
               else DLA("midpoint" if beta < 0.25 else "trapezoidal", alpha, disc))
     system = NonReversibleContactOscillator(0.3)
@@ -499,14 +496,13 @@ def test_adjoint_method_inverts_the_negative_step(method, backend):
     np.testing.assert_allclose(v2, v0, atol=1e-12)
 
 
+@pytest.mark.parity
 @settings(max_examples=40, deadline=None)
 @given(q=st.lists(st.floats(-3, 3), min_size=4, max_size=4),
        d=st.lists(st.floats(-3, 3), min_size=4, max_size=4),
        which=st.sampled_from(["knife edge", "disk", "oscillator", "rotor", "locked rotor"]))
 def test_compiled_models_match_their_twins(q, d, which):
     # every per-point function of every built-in model, kernel against twin
-    if not _backend.extensions_built():
-        pytest.skip("kernels not built")
     twin_model = {
         "knife edge": models.KnifeEdgeModel(2.0, 0.3, 0.2, 1.7),
         "disk": models.VerticalDiskModel(1.0, 0.5, 0.125, 0.0625),

@@ -957,6 +957,26 @@ cdef int start_wrench(ForceSet forces, double h, double mass, const double* Iinv
     return OK
 
 
+DEF SWEEP_SETTLED = 0
+DEF SWEEP_AGAIN = 1
+DEF SWEEP_DIVERGED = -1
+
+
+cdef inline int normal_sweep(double new, double normal, double* last_change,
+                             double weight_scale) noexcept nogil:
+    # one sweep's verdict on a kick's own normal force, last_change updated (twin:
+    # normal_sweep)
+    cdef double change = fabs(new - normal)
+    cdef double scale = max(fabs(new), weight_scale)
+    cdef int verdict = SWEEP_AGAIN
+    if change <= NORMAL_TOL * scale:
+        verdict = SWEEP_SETTLED
+    elif change >= last_change[0]:  # no longer contracting: round-off, or not a contraction
+        verdict = SWEEP_SETTLED if change <= NORMAL_STALL * scale else SWEEP_DIVERGED
+    last_change[0] = change
+    return verdict
+
+
 cdef bint invert3(const double* M, double* out) noexcept nogil:
     # out = M^-1 (3 x 3), column by column; False where M is singular
     cdef double work[9]
@@ -1004,7 +1024,8 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
     cdef double omega1[3]
     cdef double Dw[3]
     cdef double D_rest[9]
-    cdef double drag, alpha, rollN, normal, new, weight_norm, change, scale, last_change
+    cdef double drag, alpha, rollN, normal, new, weight_norm, last_change
+    cdef int verdict
     cdef bint settled
     cdef int i, sweep
     drag = forces.wrench(t1, A1, a1, c1.n, f_pot, tau_pot, f_app, tau_app, D_rest)
@@ -1056,17 +1077,12 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
         new = dot3(c1.n, Au)
         if not isfinite(new):
             return NOT_FINITE
-        change = fabs(new - normal)
-        scale = max(fabs(new), weight_norm)
-        if change <= NORMAL_TOL * scale:
+        verdict = normal_sweep(new, normal, &last_change, weight_norm)
+        if verdict == SWEEP_SETTLED:
             settled = True
             break
-        if change >= last_change:  # no longer contracting (the twin's end_kick)
-            if change <= NORMAL_STALL * scale:
-                settled = True
-                break
+        if verdict == SWEEP_DIVERGED:
             return NOT_CONVERGED
-        last_change = change
         normal = new
     if not settled:
         return NOT_CONVERGED
@@ -2663,7 +2679,8 @@ cdef int forced_end_slip(ModesModel m, double h, const State* S, const double* A
     cdef double v3[3]
     cdef double v4[3]
     cdef double y[3]
-    cdef double normal = N, last_change = INFINITY, change, scale
+    cdef double normal = N, last_change = INFINITY
+    cdef int verdict
     cdef double scale_floor = norm3(m.weight)
     cdef double t_start[3]
     cdef bint settled = False, found, fixed = False, warm = False
@@ -2689,17 +2706,12 @@ cdef int forced_end_slip(ModesModel m, double h, const State* S, const double* A
         if m.forces.rolling == 0.0:
             settled = True
             break
-        change = fabs(N1[0] - normal)
-        scale = max(fabs(N1[0]), scale_floor)
-        if change <= NORMAL_TOL * scale:
+        verdict = normal_sweep(N1[0], normal, &last_change, scale_floor)
+        if verdict == SWEEP_SETTLED:
             settled = True
             break
-        if change >= last_change:  # no longer contracting (the rolling step's end kick)
-            if change <= NORMAL_STALL * scale:
-                settled = True
-                break
+        if verdict == SWEEP_DIVERGED:
             return NOT_CONVERGED
-        last_change = change
         normal = N1[0]
     if not settled:
         return NOT_CONVERGED

@@ -308,8 +308,8 @@ from nhphys.twins.rolling import (
     EXTRAPOLATE,
     FAR_BRANCH,
     FRAME_SIZE,
-    NORMAL_STALL,
-    NORMAL_TOL,
+    DIVERGED,
+    SETTLED,
     ROLLING_SWEEPS,
     ROUNDOFF,
     SINGULAR_CONTACT,
@@ -319,6 +319,7 @@ from nhphys.twins.rolling import (
     ground_geometry,
     hat,
     jac_right,
+    normal_sweep,
     retract,
     rolling_step,
     start_wrench,
@@ -670,14 +671,12 @@ def forced_end_slip(model, h, state, A1, a1, c1, N, p_half, pi_end, t_k):
             return NOT_FINITE, None, None, None, None
         if not model.forces.rolling:
             break
-        change, scale = abs(N1 - normal), max(abs(N1), scale_floor)
-        if change <= NORMAL_TOL * scale:
+        verdict, last_change = normal_sweep(N1, normal, last_change, scale_floor)
+        if verdict == SETTLED:
             break
-        if change >= last_change:  # no longer contracting (as the rolling step's end kick)
-            if change <= NORMAL_STALL * scale:
-                break
+        if verdict == DIVERGED:
             return NOT_CONVERGED, None, None, None, None
-        last_change, normal = change, N1
+        normal = N1
     else:
         return NOT_CONVERGED, None, None, None, None
     d1 = n1 - mu * t_1

@@ -704,6 +704,21 @@ def total_wrench(forces, t, A, a, n, v, omega):
 ROLLING_SWEEPS = 50  # at most, for the end kick's rolling-resistance normal force
 NORMAL_TOL = 1e-14  # ... settled: relative to the larger of it and the weight
 NORMAL_STALL = 1e-8  # ... settled at the round-off of an ill-conditioned solve (a thin disk)
+SETTLED, AGAIN, DIVERGED = 0, 1, -1  # the verdicts of normal_sweep
+
+
+def normal_sweep(new, normal, last_change, weight_scale):
+    """``(verdict, change)`` of one sweep settling a kick's own normal force (rolling
+    resistance's; module docstring, "Applied forces"): ``new`` from the sweep that took
+    ``normal``. ``SETTLED`` when the change is below ``NORMAL_TOL`` of the force scale (the
+    larger of ``|new|`` and ``weight_scale``), or no longer shrinking while below
+    ``NORMAL_STALL`` of it; ``DIVERGED`` when it no longer shrinks above that; else ``AGAIN``."""
+    change, scale = abs(new - normal), max(abs(new), weight_scale)
+    if change <= NORMAL_TOL * scale:
+        return SETTLED, change
+    if change >= last_change:  # no longer contracting: round-off of the solve, or not a
+        return (SETTLED if change <= NORMAL_STALL * scale else DIVERGED), change  # contraction
+    return AGAIN, change
 
 
 def dot3(x, y):
@@ -742,14 +757,12 @@ def end_kick(forces, h, mass, inertia, inertia_inv, weight, t1, A1, a1, c1, F, p
         new = dot3(c1.n, A1 @ u)
         if not np.isfinite(new):
             return NOT_FINITE, None, None, None, None
-        change, scale = abs(new - normal), max(abs(new), np.linalg.norm(weight))
-        if change <= NORMAL_TOL * scale:
+        verdict, last_change = normal_sweep(new, normal, last_change, np.linalg.norm(weight))
+        if verdict == SETTLED:
             break
-        if change >= last_change:  # no longer contracting: round-off of the solve, or not
-            if change <= NORMAL_STALL * scale:  # a contraction at all (then: not converged)
-                break
+        if verdict == DIVERGED:
             return NOT_CONVERGED, None, None, None, None
-        last_change, normal = change, new
+        normal = new
     else:
         return NOT_CONVERGED, None, None, None, None
     B = np.eye(3) + 0.5 * h * D @ inertia_inv

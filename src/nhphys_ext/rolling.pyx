@@ -957,6 +957,23 @@ cdef int start_wrench(ForceSet forces, double h, double mass, const double* Iinv
     return OK
 
 
+cdef bint damped_kick(double h, const double* D, const double* Iinv, double* Binv,
+                      double* G) noexcept nogil:
+    # B^-1 and G = I^-1 B^-1 with B = I + h/2 D I^-1, the matrices of a kick implicit in the
+    # angular damping D (twin: damped_kick); False where B is singular
+    cdef double B[9]
+    cdef int i
+    matmul3(D, Iinv, B)
+    for i in range(9):
+        B[i] *= 0.5 * h
+    for i in range(3):
+        B[4 * i] += 1.0
+    if not invert3(B, Binv):
+        return False
+    matmul3(Iinv, Binv, G)
+    return True
+
+
 DEF SWEEP_SETTLED = 0
 DEF SWEEP_AGAIN = 1
 DEF SWEEP_DIVERGED = -1
@@ -1008,7 +1025,6 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
     cdef double tau_c[3]
     cdef double D[9]
     cdef double Pt[9]
-    cdef double B[9]
     cdef double Binv[9]
     cdef double G[9]
     cdef double S[9]
@@ -1043,15 +1059,8 @@ cdef int end_kick(ForceSet forces, double h, double mass, const double* Iinv,
         rollN = forces.rolling * normal
         for i in range(9):
             D[i] = D_rest[i] + rollN * Pt[i]
-        # B = I + h/2 D I^-1 ; G = I^-1 B^-1
-        matmul3(D, Iinv, B)
-        for i in range(9):
-            B[i] *= 0.5 * h
-        for i in range(3):
-            B[4 * i] += 1.0
-        if not invert3(B, Binv):
+        if not damped_kick(h, D, Iinv, Binv, G):
             return SINGULAR_JACOBIAN
-        matmul3(Iinv, Binv, G)
         matmul3(S, G, SG)
         matmul3(SG, S, SGS)
         for i in range(9):
@@ -2234,7 +2243,6 @@ cdef int end_wrench(ModesModel m, double h, double t1, const double* A1, const d
     cdef double f_pot[3]
     cdef double tau_pot[3]
     cdef double Pt[9]
-    cdef double B[9]
     cdef int i
     k.drag = m.forces.wrench(t1, A1, a1, n, f_pot, tau_pot, k.f_app, k.tau_app, k.D)
     if m.forces.rolling != 0.0 and normal != 0.0:
@@ -2245,14 +2253,8 @@ cdef int end_wrench(ModesModel m, double h, double t1, const double* A1, const d
         k.f_c[i] = f_pot[i] + k.f_app[i]
         k.tau_c[i] = tau_pot[i] + k.tau_app[i]
     k.alpha = 1.0 / (1.0 + 0.5 * h * k.drag / m.mass)
-    matmul3(k.D, m.Iinv, B)
-    for i in range(9):
-        B[i] *= 0.5 * h
-    for i in range(3):
-        B[4 * i] += 1.0
-    if not invert3(B, k.Binv):
+    if not damped_kick(h, k.D, m.Iinv, k.Binv, k.G):
         return SINGULAR_JACOBIAN
-    matmul3(m.Iinv, k.Binv, k.G)
     return OK
 
 

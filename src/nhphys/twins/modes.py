@@ -318,6 +318,7 @@ from nhphys.twins.rolling import (
     frame,
     ground_geometry,
     hat,
+    damped_kick,
     jac_right,
     normal_sweep,
     retract,
@@ -446,8 +447,7 @@ def end_wrench(model, h, t1, A1, a1, n, v_start, omega_start, normal=0.0):
     k.D = D
     k.f_c, k.tau_c = f_pot + k.f_app, tau_pot + k.tau_app
     k.alpha = 1.0 / (1.0 + 0.5 * h * k.drag / model.mass)
-    k.B = EYE + 0.5 * h * D @ model.inertia_inv
-    k.G = model.inertia_inv @ np.linalg.inv(k.B)
+    k.B, k.G = damped_kick(h, D, model.inertia_inv)
     return k
 
 

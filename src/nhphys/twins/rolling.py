@@ -707,6 +707,15 @@ NORMAL_STALL = 1e-8  # ... settled at the round-off of an ill-conditioned solve 
 SETTLED, AGAIN, DIVERGED = 0, 1, -1  # the verdicts of normal_sweep
 
 
+def damped_kick(h, D, inertia_inv):
+    """``(B, G)`` (3, 3) of a kick implicit in the angular damping ``D`` (body): ``B = I + h/2
+    D I^-1`` and ``G = I^-1 B^-1``, so that ``Pi_1 = Pi + h/2 (tau - D I^-1 Pi_1)`` is
+    ``Pi_1 = B^-1 (Pi + h/2 tau)``, ``Omega_1 = G (Pi + h/2 tau)`` (module docstring,
+    "Applied forces")."""
+    B = np.eye(3) + 0.5 * h * D @ inertia_inv
+    return B, inertia_inv @ np.linalg.inv(B)
+
+
 def normal_sweep(new, normal, last_change, weight_scale):
     """``(verdict, change)`` of one sweep settling a kick's own normal force (rolling
     resistance's; module docstring, "Applied forces"): ``new`` from the sweep that took
@@ -741,7 +750,7 @@ def end_kick(forces, h, mass, inertia, inertia_inv, weight, t1, A1, a1, c1, F, p
     last_change = np.inf
     for sweep in range(ROLLING_SWEEPS):
         D = D_rest + (forces.rolling * normal) * Pt
-        G = inertia_inv @ np.linalg.inv(np.eye(3) + 0.5 * h * D @ inertia_inv)
+        B, G = damped_kick(h, D, inertia_inv)
         K = 0.5 * h * ((alpha / mass) * np.eye(3) - S @ G @ S)
         rhs = -((alpha / mass) * (A1.T @ (p_half + 0.5 * h * (f_c - weight)))
                 - S @ (G @ (pi_end + 0.5 * h * tau_c))) + target
@@ -765,7 +774,6 @@ def end_kick(forces, h, mass, inertia, inertia_inv, weight, t1, A1, a1, c1, F, p
         normal = new
     else:
         return NOT_CONVERGED, None, None, None, None
-    B = np.eye(3) + 0.5 * h * D @ inertia_inv
     Pi1 = np.linalg.solve(B, pi_end + 0.5 * h * (cross(c1.s, u) + tau_c))
     p1 = alpha * (p_half + 0.5 * h * (A1 @ u - weight + f_c))
     v1, omega1 = p1 / mass, inertia_inv @ Pi1

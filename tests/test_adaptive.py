@@ -143,7 +143,7 @@ def test_projection_does_not_spoil_the_accuracy(backend, reference_60s, rtol, lo
         if not projected:
             field = run.field
             run.field = types.SimpleNamespace(
-                project=lambda y: None,
+                project=lambda y, t=0.0: None,
                 integrate=lambda *args: field.integrate(*args, project=False))
         runs[projected] = run.advance(120, 1)
     errors = {key: np.abs(frames["R"] - ref.R[1:]).max() for key, frames in runs.items()}

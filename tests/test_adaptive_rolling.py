@@ -226,7 +226,7 @@ def test_projection_does_not_spoil_the_accuracy(backend, ellipsoid_reference, lo
             # the same field, its projection switched off
             field = run.field
             run.field = types.SimpleNamespace(
-                project=lambda y: None, chart=field.chart, status=0, frame=field.frame,
+                project=lambda y, t=0.0: None, chart=field.chart, status=0, frame=field.frame,
                 integrate=lambda *args: field.integrate(*args, project=False))
         runs[projected] = run.advance(8, 1)
     errors = {key: np.abs(frames["R"] - ref.R[1:]).max() for key, frames in runs.items()}

@@ -106,11 +106,12 @@ def test_the_specification_projects_each_accepted_step_once(case):
     from nhphys.twins import dop853
 
     field, y = CASES[case]("python")
-    seen = []
+    seen, times = [], []
 
-    def project(state):
+    def project(t, state):
         seen.append(state.copy())
-        field.project(state)
+        times.append(t)
+        field.project(state, t)
         return 0
 
     def rates(t, state):
@@ -119,6 +120,8 @@ def test_the_specification_projects_each_accepted_step_once(case):
     status, code, _, steps = dop853.integrate(rates, y, 0.0, 2.0, 1e-6, 1e-8, 0.0, 10_000,
                                               project)
     assert (status, code) == (0, 0) and steps == len(seen) > 3
+    # each call gets the time of the state it projects: the accepted steps' ends, up to t1
+    assert np.all(np.diff(times) > 0) and times[0] > 0.0 and times[-1] == 2.0
     assert max(on_manifold(field, state) for state in seen) > 0.0  # unprojected when seen
     assert on_manifold(field, y) <= 2e-15 * max(1.0, np.abs(y).max())
 

@@ -23,7 +23,7 @@ cdef enum:
 
 # the field: rates at (t, y) into out, 0 or a status; the projection of y in place, 0 or a status
 ctypedef int (*rates_fn)(object field, double t, const double* y, double* out) noexcept
-ctypedef int (*project_fn)(object field, double* y) noexcept
+ctypedef int (*project_fn)(object field, double t, double* y) noexcept
 
 
 cdef struct Dop853Table:
@@ -172,7 +172,7 @@ cdef inline int dop853_integrate(object field, rates_fn rates, project_fn projec
             truncated = False  # a rejected step is retried from the smaller step
         t = t_new
         if project != NULL:
-            st = project(field, yn)
+            st = project(field, t, yn)
             if st != 0:
                 h_io[0] = h_abs
                 return st

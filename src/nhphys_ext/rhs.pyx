@@ -14,7 +14,7 @@ from libc.math cimport fabs
 
 from nhphys_ext.dense cimport solve_small
 from nhphys_ext.so3 cimport cross3, polar_factor
-from nhphys_ext.field_state cimport as_state, writable_state
+from nhphys_ext.field_state cimport as_state, energy_correction, writable_state
 from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX
 from nhphys_ext.dop853 cimport (
     DOP_NMAX, Dop853Table, dop853_run,
@@ -33,7 +33,7 @@ cdef int _suslov_rates(object field, double t, const double* y, double* out) noe
     return 0
 
 
-cdef int _suslov_project(object field, double* y) noexcept:
+cdef int _suslov_project(object field, double t, double* y) noexcept:
     (<SuslovField>field)._project(y)
     return 0
 
@@ -42,7 +42,7 @@ cdef int _coordinate_rates(object field, double t, const double* y, double* out)
     return 0 if (<CoordinateField>field)._rhs(t, y, out) else SINGULAR
 
 
-cdef int _coordinate_project(object field, double* y) noexcept:
+cdef int _coordinate_project(object field, double t, double* y) noexcept:
     return 0 if (<CoordinateField>field)._project(y) else SINGULAR
 
 
@@ -56,6 +56,7 @@ cdef class SuslovField:
     cdef double Ia[3]      # I^-1 a
     cdef double denom      # a . I^-1 a
     cdef public long evaluations
+    cdef public double energy_level  # NaN: the energy is not projected
     cdef bint have_table
     cdef Dop853Table table
 
@@ -74,6 +75,7 @@ cdef class SuslovField:
                 self.inertia_inv_[3 * i + j] = I_inv[i, j]
         self.denom = float(a @ Ia)
         self.evaluations = 0
+        self.energy_level = float("nan")
 
     @property
     def inertia(self):
@@ -94,9 +96,24 @@ cdef class SuslovField:
         self._rhs(<const double*>cnp.PyArray_DATA(arr), <double*>cnp.PyArray_DATA(out))
         return out
 
-    def project(self, y):
-        """Put the state ``y`` (12,) back on the manifold, in place (the twin's docstring)."""
+    def energy(self, y, double t=0.0):
+        """The kinetic energy of the state ``y`` (12,) (the twin's docstring)."""
+        cdef cnp.ndarray arr = as_state(y, SUSLOV_STATE)
+        return self._kinetic(<const double*>cnp.PyArray_DATA(arr))
+
+    def project(self, y, double t=0.0):
+        """Put the state ``y`` (12,) back on the manifold, in place, and onto the energy level
+        when it is finite (the twin's docstring)."""
         self._project(writable_state(y, SUSLOV_STATE))
+
+    cdef double _kinetic(self, const double* y) noexcept:
+        cdef const double* w = y + 9
+        cdef double twice = 0.0
+        cdef int i, j
+        for i in range(3):
+            for j in range(3):
+                twice += w[i] * self.inertia_[3 * i + j] * w[j]
+        return 0.5 * twice
 
     def integrate(self, y, double t0, double t1, double rtol, double atol, double h_abs,
                   long max_steps, bint project=True):
@@ -130,13 +147,18 @@ cdef class SuslovField:
             out[9 + i] = g[i] - s * self.Ia[i]
 
     cdef void _project(self, double* y) noexcept:
-        cdef double s
+        cdef double s, kinetic
         cdef int k
         polar_factor(y)  # R: the closest rotation
         # Omega: along I^-1 a onto a . Omega = 0 (orthogonal in the kinetic-energy metric)
         s = (self.a[0] * y[9] + self.a[1] * y[10] + self.a[2] * y[11]) / self.denom
         for k in range(3):
             y[9 + k] -= s * self.Ia[k]
+        if self.energy_level == self.energy_level:  # not NaN: scale Omega onto the level
+            kinetic = self._kinetic(y)
+            s = energy_correction(kinetic - self.energy_level, 2.0 * kinetic)
+            for k in range(3):
+                y[9 + k] += s * y[9 + k]
 
 
 cdef class CoordinateField:
@@ -188,8 +210,9 @@ cdef class CoordinateField:
                              "(mu M^-1 mu^T cannot be inverted).")
         return out
 
-    def project(self, y):
-        """Put the velocities of ``y`` (2 n + 1,) onto the constraint space, in place."""
+    def project(self, y, double t=0.0):
+        """Put the velocities of ``y`` (2 n + 1,) onto the constraint space, in place (``t`` is
+        unused)."""
         if not self._project(writable_state(y, self.size)):
             raise ValueError("The constraint matrix is singular at this state "
                              "(mu M^-1 mu^T cannot be inverted).")

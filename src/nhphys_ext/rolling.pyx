@@ -38,7 +38,7 @@ from nhphys_ext.newton cimport (
     INNER_CONTACT, CALLBACK_RAISED, TOO_MANY_EVENTS,
 )
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
-from nhphys_ext.field_state cimport as_state, writable_state
+from nhphys_ext.field_state cimport as_state, energy_correction, writable_state
 from nhphys_ext.dop853 cimport (
     Dop853Table, dop853_run,
 )
@@ -1703,10 +1703,10 @@ cdef int _field_rates(object field, double t, const double* y, double* out) noex
     return (<RollingField>field)._eval(t, y, out, NULL)
 
 
-cdef int _field_project(object field, double* y) noexcept:
-    # dop853_integrate's projection: A to the closest rotation
-    polar_factor(y)
-    return OK
+cdef int _field_project(object field, double t, double* y) noexcept:
+    # dop853_integrate's projection: A to the closest rotation, then Omega onto the energy
+    # level when the field holds one
+    return (<RollingField>field)._project(t, y)
 
 
 cdef inline void ground_operators(const double* J, const double* WH, const double* A,
@@ -1759,6 +1759,7 @@ cdef class RollingField:
     cdef double up_[3]
     cdef public long evaluations
     cdef public int status
+    cdef public double energy_level  # the level of E - W the projection holds; NaN: none
     cdef bint have_table
     cdef Dop853Table table
 
@@ -1780,6 +1781,7 @@ cdef class RollingField:
                 self.inertia_[3 * i + j] = float(inertia[i][j])
         self.evaluations = 0
         self.status = OK
+        self.energy_level = float("nan")
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
@@ -1804,9 +1806,103 @@ cdef class RollingField:
             self.ground.raise_pending()
         return out
 
-    def project(self, y):
-        """Put the state ``y`` (15,) back on the manifold, in place (the twin's docstring)."""
-        polar_factor(writable_state(y, FIELD_STATE))
+    def project(self, y, double t=0.0):
+        """Put the state ``y`` (15,) at time ``t`` back on the manifold, in place, and onto the
+        energy level when it is finite; returns 0 or a failed contact's status (the twin's
+        docstring)."""
+        cdef int st = self._project(t, writable_state(y, FIELD_STATE))
+        if self.ground.raised:
+            self.ground.raise_pending()
+        return st
+
+    def energy(self, y, double t):
+        """``E - W`` at the state ``y`` (15,) and time ``t`` (the twin's docstring)."""
+        cdef cnp.ndarray arr = as_state(y, FIELD_STATE)
+        cdef double energy
+        cdef double d[3]
+        cdef double metric_square
+        cdef int st = self._energy(t, <const double*>cnp.PyArray_DATA(arr), &energy, d,
+                                   &metric_square)
+        if self.ground.raised:
+            self.ground.raise_pending()
+        if st != OK:
+            raise ValueError(f"Expected a state with a regular contact (status {st}).")
+        return energy
+
+    cdef int _project(self, double t, double* y) noexcept:
+        # A to its polar factor; with an energy level, Omega += mu d (twin: project)
+        cdef double energy, metric_square, mu
+        cdef double d[3]
+        cdef int st, i
+        polar_factor(y)
+        if self.energy_level != self.energy_level:  # NaN: the energy is not held
+            return OK
+        st = self._energy(t, y, &energy, d, &metric_square)
+        if st != OK:
+            return st
+        mu = energy_correction(energy - self.energy_level, metric_square)
+        for i in range(3):
+            y[11 + i] += mu * d[i]
+        return OK
+
+    cdef int _energy(self, double t, const double* y, double* energy, double* d,
+                     double* metric_square) noexcept:
+        # E - W at y, the metric gradient d = I~^-1 g of E in Omega and a = g . d (twin:
+        # _energy); the contact point s and the ground's x come from the field's own solve
+        cdef double rates[FIELD_STATE]
+        cdef double ex[19]
+        cdef double ws[3]
+        cdef double v[3]
+        cdef double V[3]
+        cdef double q[3]
+        cdef double g[3]
+        cdef double It[9]
+        cdef double S[9]
+        cdef Placement M
+        cdef const double* A = y
+        cdef const double* w = y + 11
+        cdef const double* s
+        cdef double kinetic = 0.0
+        cdef double height = 0.0
+        cdef double m = self.mass
+        cdef int i, j, k, st
+        st = self._eval(t, y, rates, ex)
+        if st != OK:
+            return st
+        s = ex
+        V[0] = V[1] = V[2] = 0.0
+        if self.motion is not None:
+            self.motion.at(t, &M)
+            ground_velocity(&M, ex + 3, V)
+        cross3(w, s, ws)
+        matvec3(A, ws, q)
+        for i in range(3):
+            v[i] = V[i] - q[i]  # the centre's velocity
+        matvec3(A, s, q)
+        for i in range(3):
+            q[i] = ex[3 + i] - q[i]  # the centre a = x - A s
+            height += self.up_[i] * q[i]
+            for j in range(3):
+                kinetic += w[i] * self.inertia_[3 * i + j] * w[j]
+        energy[0] = 0.5 * (kinetic + m * dot3(v, v)) + m * self.gravity * height - y[14]
+        if self.forces is not None:
+            energy[0] += self.forces.potential(A, q)
+        # g = I Omega - m s x (A^T v); I~ = I - m hat(s)^2
+        matTvec3(A, v, q)
+        cross3(s, q, ws)
+        hat3(s, S)
+        for i in range(3):
+            g[i] = -m * ws[i]
+            for j in range(3):
+                g[i] += self.inertia_[3 * i + j] * w[j]
+                It[3 * i + j] = self.inertia_[3 * i + j]
+                for k in range(3):
+                    It[3 * i + j] -= m * S[3 * i + k] * S[3 * k + j]
+            d[i] = g[i]
+        if not solve_small(3, It, d):
+            return SINGULAR_CONTACT
+        metric_square[0] = dot3(g, d)
+        return OK
 
     def integrate(self, y, double t0, double t1, double rtol, double atol, double h_abs,
                   long max_steps, bint project=True):

@@ -189,7 +189,7 @@ class AdaptiveRun(Run):
     state_names = ("state", "step_guess")
 
     def __init__(self, system, field, state0, dt, backend, scipy_name, rtol, atol, max_steps,
-                 compiled=False):
+                 compiled=False, conserve_energy=False):
         from scipy.integrate import ode  # imported here: it costs half a second
 
         self.compiled = compiled  # the field's own DOP853 loop (field.integrate)
@@ -203,7 +203,13 @@ class AdaptiveRun(Run):
         self.backend = backend
         self.dt = dt
         self.state = np.array(state0, dtype=float)
-        field.project(self.state)  # the start is on the manifold to round-off too
+        field.project(self.state, 0.0)  # the start is on the manifold to round-off too
+        # the level of the first integral every projection holds (conserve_energy): part of
+        # the state, so that a restored run holds the same level
+        self.energy_level = None
+        if conserve_energy:
+            self.energy_level = np.array([field.energy(self.state, 0.0)])
+            self.state_names = (*self.state_names, "energy_level")
         # the first trial step of the next interval (0: the solver's own estimate)
         self.step_guess = np.zeros(1)
         self.solver = ode(field).set_integrator(scipy_name, rtol=rtol, atol=atol,
@@ -252,6 +258,8 @@ class AdaptiveRun(Run):
         return np.empty((n_saved, self.state.size + 1))
 
     def _loop(self, n_steps, save_every, saved, info):
+        if self.energy_level is not None:  # the field holds the run's level (restore)
+            self.field.energy_level = float(self.energy_level[0])
         if self.compiled:
             return self._compiled_loop(n_steps, save_every, saved, info)
         solver, field, dt, accepted = self.solver, self.field, self.dt, self._accepted
@@ -283,7 +291,11 @@ class AdaptiveRun(Run):
                     info[INFO_STATUS] = reason if reason else SOLVER_FAILED
                     return k + 1
                 y = np.array(y, dtype=float)
-                field.project(y)
+                reason = field.project(y, t0 + dt)
+                if reason:  # the contact failed at the projected state
+                    self.message = "the contact failed at the end of the interval"
+                    info[INFO_STATUS] = reason
+                    return k + 1
                 if track:
                     self.step_guess[0] = self._next_guess()
                 self.state[:] = y
@@ -375,6 +387,7 @@ class Adaptive:
     method: str = "DOP853"
     max_steps: int = 100_000
     loop: str = "auto"
+    conserve_energy: bool = False
 
     def __post_init__(self):
         for name in ("rtol", "atol"):
@@ -390,6 +403,9 @@ class Adaptive:
             raise ValueError(f"Expected `max_steps` to be an integer >= 1, got {steps!r}.")
         if self.loop not in LOOPS:
             raise ValueError(f"Expected `loop` to be one of {LOOPS}, got {self.loop!r}.")
+        if not isinstance(self.conserve_energy, bool):
+            raise ValueError(f"Expected `conserve_energy` to be True or False, got "
+                             f"{self.conserve_energy!r}.")
 
     def start(self, system, dt, backend, **initial_conditions):
         """A run of ``system`` from ``initial_conditions`` (those of ``Reference``).
@@ -415,10 +431,15 @@ class Adaptive:
             field, used = field_of(system, backend)
         if type(field).__name__ == "SuslovField":
             state = state[:12]  # no work without force elements
+        if self.conserve_energy and not hasattr(field, "energy"):
+            raise ValueError(f"Adaptive(conserve_energy=True) holds the energy of a Suslov body "
+                             f"or a RollingBody so far, not of {type(system).__name__}; use "
+                             f"conserve_energy=False.")
         has_loop = self.method.upper() == "DOP853"
         if self.loop == "compiled" and not has_loop:
             raise ValueError(f"Adaptive(loop='compiled') is DOP853; use loop='scipy' for "
                              f"method {self.method!r}.")
         return AdaptiveRun(system, field, state, dt, used,
                            METHODS[self.method.upper()], float(self.rtol), float(self.atol),
-                           self.max_steps, compiled=has_loop and self.loop != "scipy")
+                           self.max_steps, compiled=has_loop and self.loop != "scipy",
+                           conserve_energy=self.conserve_energy)

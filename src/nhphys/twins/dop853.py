@@ -13,7 +13,7 @@ step is accepted when the norm is below 1, and the next step is ``h min(10, 0.9 
 scipy's ``select_initial_step`` (one more call).
 
 The projection. With ``project`` given, every accepted ``y_new`` is put back on the manifold
-(``project(y_new)``, in place) before the next step starts from it, so that the orientation is a
+(``project(t_new, y_new)``, in place) before the next step starts from it, so that the orientation is a
 rotation and the constraints hold to round-off at every step, not only at the output times. The
 next step's first stage stays ``f`` at the unprojected point: the projection moves the state by
 no more than its distance to the manifold, which the exact flow keeps invariant, i.e. by the
@@ -64,8 +64,9 @@ def integrate(rates, y, t0, t1, rtol, atol, h_abs, max_steps, project=None):
     max_steps : int
         Accepted steps allowed in the interval.
     project : callable or None
-        ``project(state) -> status`` puts an accepted state back on the manifold in place
-        (status 0, or a failure that ends the interval); None: no projection.
+        ``project(t, state) -> status`` puts an accepted state at time ``t`` back on the
+        manifold in place (status 0, or a failure that ends the interval); None: no
+        projection.
 
     Returns
     -------
@@ -143,7 +144,7 @@ def integrate(rates, y, t0, t1, rtol, atol, h_abs, max_steps, project=None):
             truncated = False  # a rejected step is retried from the smaller step
         t = t_new
         if project is not None:
-            status = project(y_new)
+            status = project(t, y_new)
             if status:
                 return status, SOLVER_OK, h_abs, steps
         y[:] = y_new

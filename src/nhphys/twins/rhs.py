@@ -33,6 +33,22 @@ Both move the state by the size of its distance from the manifold, which for a s
 the ODE computed to a tolerance is itself of the size of the global error: projecting does not
 lower the order (Hairer, Lubich & Wanner, Geometric Numerical Integration, 2nd ed., IV.4,
 Theorem 4.2).
+
+Holding the energy
+------------------
+With a finite ``energy_level`` (``Adaptive(conserve_energy=True)`` sets it to the start's),
+the projection then moves the velocities onto that level of a first integral ``E`` that is
+quadratic in them: the kinetic energy for Suslov, the energy less the work for a rolling body
+(:class:`nhphys.twins.rolling.RollingField`). It steps along the gradient of ``E`` in the
+kinetic-energy metric, ``d = M^-1 g`` (``g`` the Euclidean gradient in the velocities, ``M``
+the metric): ``E(v + mu d) = E + a (mu + mu^2 / 2)`` with ``a = g . d`` exactly, since ``E`` is
+quadratic with Hessian ``M``, so the level is reached in one step, at the root of
+:func:`energy_correction`. For Suslov ``d = Omega``: the correction scales ``Omega``, which
+keeps ``a . Omega = 0``. Like the other projections it moves the state by the distance to the
+level set, which the exact flow keeps, so of the size of the global error: the order is kept
+(Hairer, Lubich & Wanner, IV.4, projection onto first integrals), and the energy error no
+longer grows with the run's length. Where the level cannot be reached by the velocities (a
+state at rest, or with its potential energy above the level) the velocities are left alone.
 """
 
 import numpy as np
@@ -57,6 +73,9 @@ class SuslovField:
     ----------
     evaluations : int
         Calls of the field so far.
+    energy_level : float
+        The kinetic energy :meth:`project` holds (module docstring, "Holding the energy"), or
+        NaN (the default): the energy is not projected.
     """
 
     def __init__(self, inertia, axis):
@@ -67,6 +86,7 @@ class SuslovField:
         self.inertia_inv_axis = self.inertia_inv @ self.axis
         self.denominator = float(self.axis @ self.inertia_inv_axis)
         self.evaluations = 0
+        self.energy_level = float("nan")
 
     def __call__(self, t, y):
         """``dy/dt`` (12,) at the state ``y`` (12,); ``t`` is unused (autonomous)."""
@@ -80,8 +100,16 @@ class SuslovField:
         omega_dot = g - (self.axis @ g) / self.denominator * self.inertia_inv_axis
         return np.concatenate([np.cross(R, omega).ravel(), omega_dot])
 
-    def project(self, y):
-        """Put the state ``y`` (12,) back on the manifold, in place (module docstring).
+    def energy(self, y, t=0.0):
+        """The kinetic energy ``Omega . I Omega / 2`` of the state ``y`` (12,), the first
+        integral that :meth:`project` holds at :attr:`energy_level` (``t`` is unused)."""
+        omega = np.asarray(y, dtype=float)[9:12]
+        return 0.5 * float(omega @ self.inertia @ omega)
+
+    def project(self, y, t=0.0):
+        """Put the state ``y`` (12,) back on the manifold, in place (module docstring), and,
+        with a finite :attr:`energy_level`, onto that energy (:func:`energy_correction`);
+        ``t`` is unused.
 
         ``y`` must be a writable C-contiguous float64 array of shape (12,) (a ``ValueError``
         otherwise), as for the kernel.
@@ -90,6 +118,11 @@ class SuslovField:
         y[:9] = polar_factor(y[:9].reshape(3, 3)).ravel()  # the closest rotation
         omega = y[9:12]
         y[9:12] = omega - (self.axis @ omega) / self.denominator * self.inertia_inv_axis
+        if self.energy_level == self.energy_level:  # not NaN: hold the energy
+            # the gradient of the energy in the kinetic metric is Omega itself, and scaling
+            # Omega keeps a . Omega = 0
+            kinetic = self.energy(y)
+            y[9:12] += energy_correction(kinetic - self.energy_level, 2.0 * kinetic) * y[9:12]
 
     def integrate(self, y, t0, t1, rtol, atol, h_abs, max_steps, project=True):
         """Advance ``y`` (12,) in place from ``t0`` to ``t1`` by DOP853, projecting every
@@ -180,8 +213,9 @@ class CoordinateField:
         return np.concatenate([v, self.model.acceleration(q, v, Qc + Qa - Cv),
                                [(Qa - Cv) @ v]])
 
-    def project(self, y):
-        """Put the velocities of ``y`` (2 n + 1,) onto the constraint space, in place."""
+    def project(self, y, t=0.0):
+        """Put the velocities of ``y`` (2 n + 1,) onto the constraint space, in place (``t`` is
+        unused)."""
         dop853.check_state(y, self.size)
         n = self.model.n
         q, v = y[:n], y[n:2 * n]
@@ -191,9 +225,41 @@ class CoordinateField:
 
 
 def _projection(field):
-    """``field.project`` as the loop's ``project(state) -> status`` (it never fails but by
+    """``field.project`` as the loop's ``project(t, state) -> status`` (it never fails but by
     raising)."""
-    def project(state):
-        field.project(state)
+    def project(t, state):
+        field.project(state, t)
         return 0
     return project
+
+
+def energy_correction(excess, metric_square):
+    r"""The step ``mu`` along ``d`` that puts a state's energy back on its level (module
+    docstring, "Holding the energy"), or 0 where no step along ``d`` reaches it.
+
+    The energy along ``Omega + mu d`` is the quadratic ``E + a (mu + mu^2 / 2)`` when ``d`` is
+    the energy's gradient in the kinetic metric (``a = g . d``, ``g`` the Euclidean gradient,
+    ``metric_square``); it equals the level, ``E - excess``, at
+    ``mu = -1 + sqrt(1 - 2 excess / a)``, the root nearest 0, computed as
+    ``-2 excess / (a (1 + sqrt(1 - 2 excess / a)))`` so that a small excess loses no digits.
+
+    Parameters
+    ----------
+    excess : float
+        The energy less its level.
+    metric_square : float
+        ``a = g . d >= 0`` (twice the kinetic energy relative to the ground on a ground at
+        rest).
+
+    Returns
+    -------
+    float
+        ``mu``; 0 if ``a`` is 0 (at rest) or the level is below what the velocities alone can
+        reach (``1 - 2 excess / a < 0``: the potential energy alone is above it).
+    """
+    if not metric_square > 0.0:
+        return 0.0
+    discriminant = 1.0 - 2.0 * excess / metric_square
+    if discriminant < 0.0:
+        return 0.0
+    return -2.0 * excess / (metric_square * (1.0 + np.sqrt(discriminant)))

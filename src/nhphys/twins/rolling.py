@@ -248,6 +248,7 @@ from nhphys.twins.newton import (  # the shared status table (statuses of shapes
     newton_solve,
     newton_solve_damped,
 )
+from nhphys.twins.rhs import energy_correction
 from nhphys.twins.suslov import (
     EXP,
     cross,
@@ -1243,6 +1244,9 @@ class RollingField:
     status : int
         0, or the first contact status (:mod:`nhphys.twins.newton`: a contact event, a singular
         contact) met by a call, whose rates are then NaN.
+    energy_level : float
+        The level of ``E - W`` (:meth:`energy`) that :meth:`project` holds, or NaN (the
+        default): only ``A`` is projected.
     """
 
     def __init__(self, shape, ground, chart, mass, inertia, gravity, up, support_form,
@@ -1259,6 +1263,7 @@ class RollingField:
         self.support_form = bool(support_form)
         self.evaluations = 0
         self.status = OK
+        self.energy_level = float("nan")
 
     def __call__(self, t, y):
         """``dy/dt`` (15,) at the state ``y`` (15,) and time ``t`` (scheduled forces, a moving
@@ -1384,13 +1389,74 @@ class RollingField:
                                self.mass * (V - A @ cross(omega, s)), s, x, n, n_M,
                                [0.0, N, y[14], t]])
 
-    def project(self, y):
-        """Put the state ``y`` (15,) back on the manifold, in place: ``A`` to its orthogonal
-        polar factor, the rest unchanged (class docstring). ``y`` must be a writable
-        C-contiguous float64 array of shape (15,) (a ``ValueError`` otherwise), as for the
-        kernel."""
+    def energy(self, y, t):
+        """``E - W`` at the state ``y`` (15,) and time ``t``: the kinetic energy
+        ``Omega . I Omega / 2 + m |v|^2 / 2`` (``v = V(x) - A (Omega x s)``, ``V`` a moving
+        ground's velocity at the contact), gravity's ``m g up . a`` and the force elements'
+        potentials at the centre ``a = x - A s``, less the work ``y[14]``: the first integral
+        of the field (a moving ground's power and the non-potential elements' are in ``W``).
+
+        Raises
+        ------
+        ValueError
+            The contact of ``y`` fails (a contact event, a singular contact).
+        """
+        status, energy, _ = self._energy(np.asarray(y, dtype=float), t)
+        if status != OK:
+            raise ValueError(f"Expected a state with a regular contact (status {status}).")
+        return energy
+
+    def _energy(self, y, t):
+        """``(status, E - W, (g, d, a))`` at ``y``: the first integral (:meth:`energy`) and its
+        gradient in ``Omega``, Euclidean ``g`` and in the kinetic metric ``d = I~^-1 g``, and
+        ``a = g . d`` (:meth:`project`)."""
+        status, s, x = self._contact(y, t)
+        if status != OK:
+            return status, None, None
+        A, omega = y[:9].reshape(3, 3), y[11:14]
+        m = self.mass
+        V = np.zeros(3)
+        if self.motion is not None:
+            V = ground_velocity(self.motion.at(t), x)
+        v = V - A @ cross(omega, s)
+        a = x - A @ s
+        energy = (0.5 * omega @ self.inertia @ omega + 0.5 * m * v @ v
+                  + m * self.gravity * self.up @ a - y[14])
+        if self.forces is not None:
+            energy += self.forces.potential(A, a)
+        S = hat(s)
+        grad = self.inertia @ omega - m * cross(s, A.T @ v)  # dv/dOmega = A hat(s)
+        d = np.linalg.solve(self.inertia - m * S @ S, grad)
+        return OK, float(energy), (grad, d, float(grad @ d))
+
+    def _contact(self, y, t):
+        """``(status, s, x)``: the body's contact point (body frame) and the ground's (space)
+        at the state ``y``, as :meth:`_rates` finds them."""
+        A, z = y[:9].reshape(3, 3), y[9:11]
+        x, _, _, n, _ = ground_geometry(self.ground, self.chart, z)
+        if self.motion is not None:  # the ground's point and normal in space
+            Q, d, _, _ = self.motion.at(t)
+            x, n = Q @ x + d, Q @ n
+        status, s, _, _ = self.shape.support(-(A.T @ n))
+        return status, s, x
+
+    def project(self, y, t=0.0):
+        """Put the state ``y`` (15,) at time ``t`` back on the manifold, in place: ``A`` to its
+        orthogonal polar factor, the rest unchanged (class docstring); with a finite
+        :attr:`energy_level`, then ``Omega`` along the metric gradient of ``E - W`` onto that
+        level (:mod:`nhphys.twins.rhs`, "Holding the energy"; ``t`` places a moving ground).
+        ``y`` must be a writable C-contiguous float64 array of shape (15,) (a ``ValueError``
+        otherwise), as for the kernel. Returns 0, or the status of a failed contact (the
+        energy is then not projected)."""
         dop853.check_state(y, FIELD_STATE)
         y[:9] = so3.polar_factor(y[:9].reshape(3, 3)).ravel()
+        if self.energy_level != self.energy_level:  # NaN: the energy is not held
+            return OK
+        status, energy, (_, d, metric_square) = self._energy(y, t)
+        if status != OK:
+            return status
+        y[11:14] += energy_correction(energy - self.energy_level, metric_square) * d
+        return OK
 
     def integrate(self, y, t0, t1, rtol, atol, h_abs, max_steps, project=True):
         """Advance ``y`` (15,) in place from ``t0`` to ``t1`` by DOP853 with the field evaluated
@@ -1408,9 +1474,11 @@ class RollingField:
                 return status, np.full(FIELD_STATE, np.nan)
             return status, out
 
-        def projected(state):
-            self.project(state)
-            return OK
+        def projected(t, state):
+            status = self.project(state, t)
+            if status != OK:
+                self.status = self.status or status
+            return status
 
         return dop853.integrate(rates, y, t0, t1, rtol, atol, h_abs, max_steps,
                                 projected if project else None)

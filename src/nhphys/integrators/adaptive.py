@@ -53,6 +53,11 @@ slip at round-off. The ground chart of ``z`` is the one ``reference_state`` chos
 run (as in ``Reference``). A contact event of the shape met by the field (a disk falling flat)
 ends the run with a :class:`~nhphys.errors.ContactEvent` naming the interval it happened in.
 
+With ``Adaptive(conserve_energy=True)`` each projection then also moves the velocities onto the
+start's level of the first integral (Suslov's kinetic energy, a rolling body's ``E - W``) along
+its gradient in the kinetic-energy metric, in one exact step (:mod:`nhphys.twins.rhs`, "Holding
+the energy"); the level is part of the run's state (``energy_level``).
+
 The solution of the unprojected equations leaves the manifold only by the size of its global
 error (the manifold is invariant), and the projection moves the state by no more than that
 distance, so the projected run keeps the solver's order and accuracy (Hairer, Lubich & Wanner,
@@ -370,6 +375,12 @@ class Adaptive:
         algorithm step by step, :mod:`nhphys.twins.dop853`), where the field is called in C
         and every accepted step is projected, for ``method="DOP853"`` only; ``"auto"`` the
         compiled loop for DOP853, scipy's for DOPRI5.
+    conserve_energy : bool
+        Also project onto the start's level of the first integral after every accepted step
+        (every output time in scipy's loop): Suslov's kinetic energy, a rolling body's energy
+        less its work (:mod:`nhphys.twins.rhs`, "Holding the energy"). The energy error then
+        stays at round-off over any run, and the order is kept. Not for the systems on
+        coordinates (a ``ValueError``).
 
     Examples
     --------

@@ -57,6 +57,7 @@ cdef class SuslovField:
     cdef double denom      # a . I^-1 a
     cdef public long evaluations
     cdef public double energy_level  # NaN: the energy is not projected
+    cdef public long energy_misses   # projections that could not reach the level
     cdef bint have_table
     cdef Dop853Table table
 
@@ -76,6 +77,7 @@ cdef class SuslovField:
         self.denom = float(a @ Ia)
         self.evaluations = 0
         self.energy_level = float("nan")
+        self.energy_misses = 0
 
     @property
     def inertia(self):
@@ -157,6 +159,8 @@ cdef class SuslovField:
         if self.energy_level == self.energy_level:  # not NaN: scale Omega onto the level
             kinetic = self._kinetic(y)
             s = energy_correction(kinetic - self.energy_level, 2.0 * kinetic)
+            if s == 0.0 and kinetic != self.energy_level:
+                self.energy_misses += 1  # at rest: no scaling reaches the level
             for k in range(3):
                 y[9 + k] += s * y[9 + k]
 

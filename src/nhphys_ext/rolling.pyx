@@ -1760,6 +1760,7 @@ cdef class RollingField:
     cdef public long evaluations
     cdef public int status
     cdef public double energy_level  # the level of E - W the projection holds; NaN: none
+    cdef public long energy_misses   # projections that could not reach the level
     cdef bint have_table
     cdef Dop853Table table
 
@@ -1782,6 +1783,7 @@ cdef class RollingField:
         self.evaluations = 0
         self.status = OK
         self.energy_level = float("nan")
+        self.energy_misses = 0
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
@@ -1830,27 +1832,96 @@ cdef class RollingField:
         return energy
 
     cdef int _project(self, double t, double* y) noexcept:
-        # A to its polar factor; with an energy level, Omega += mu d (twin: project)
-        cdef double energy, metric_square, mu
+        # A to T U, U its polar factor and T the smallest rotation taking U b back to n, b the
+        # body's normal direction A^T n / |A^T n|; with an energy level, Omega += mu d (twin:
+        # project)
+        cdef double energy, metric_square, mu, size, c
         cdef double d[3]
-        cdef int st, i
+        cdef double x[3]
+        cdef double n[3]
+        cdef double b[3]
+        cdef double Ub[3]
+        cdef double v[3]
+        cdef double V[9]
+        cdef double T[9]
+        cdef double U[9]
+        cdef int st, i, j, k
+        st = self._ground_point(t, y, x, n)
+        if st != OK:
+            return st
+        matTvec3(y, n, b)
+        size = sqrt(dot3(b, b))
+        for i in range(3):
+            b[i] /= size
         polar_factor(y)
+        matvec3(y, b, Ub)
+        cross3(Ub, n, v)
+        c = dot3(Ub, n)
+        hat3(v, V)
+        for i in range(3):  # T = I + [v]x + [v]x^2 / (1 + c)  (twin: tilt_onto)
+            for j in range(3):
+                T[3 * i + j] = (1.0 if i == j else 0.0) + V[3 * i + j]
+                for k in range(3):
+                    T[3 * i + j] += V[3 * i + k] * V[3 * k + j] / (1.0 + c)
+        for i in range(9):
+            U[i] = y[i]
+        matmul3(T, U, y)
         if self.energy_level != self.energy_level:  # NaN: the energy is not held
             return OK
         st = self._energy(t, y, &energy, d, &metric_square)
         if st != OK:
             return st
         mu = energy_correction(energy - self.energy_level, metric_square)
+        if mu == 0.0 and energy != self.energy_level:
+            self.energy_misses += 1  # the velocities cannot reach the level here
         for i in range(3):
             y[11 + i] += mu * d[i]
         return OK
 
+    cdef int _ground_point(self, double t, const double* y, double* x, double* n) noexcept:
+        # the ground's point x and normal n (space) at the state's z and time t (twin:
+        # _ground_point)
+        cdef double J[6]
+        cdef double H[12]
+        cdef double WH[4]
+        cdef double r[3]
+        cdef Placement now
+        cdef int i
+        ground_geometry(self.ground, self.chart, y + 9, x, J, H, n, WH)
+        if self.ground.raised:
+            return CALLBACK_RAISED
+        if self.motion is not None:
+            self.motion.at(t, &now)
+            matvec3(now.Q, x, r)
+            for i in range(3):
+                x[i] = r[i] + now.d[i]
+            matvec3(now.Q, n, r)
+            for i in range(3):
+                n[i] = r[i]
+        return OK
+
+    cdef int _contact(self, double t, const double* y, double* s, double* x) noexcept:
+        # the body's contact point s (body frame) and the ground's x (space) at y (twin:
+        # _contact): the support point in the direction -A^T n
+        cdef double n[3]
+        cdef double r[3]
+        cdef double Sp[9]
+        cdef double n_M[3]
+        cdef int i
+        cdef int st = self._ground_point(t, y, x, n)
+        if st != OK:
+            return st
+        matTvec3(y, n, r)
+        for i in range(3):
+            r[i] = -r[i]
+        return self.shape.support(r, s, Sp, n_M)
+
     cdef int _energy(self, double t, const double* y, double* energy, double* d,
                      double* metric_square) noexcept:
         # E - W at y, the metric gradient d = I~^-1 g of E in Omega and a = g . d (twin:
-        # _energy); the contact point s and the ground's x come from the field's own solve
-        cdef double rates[FIELD_STATE]
-        cdef double ex[19]
+        # _energy)
+        cdef double s[3]
+        cdef double x[3]
         cdef double ws[3]
         cdef double v[3]
         cdef double V[3]
@@ -1861,26 +1932,24 @@ cdef class RollingField:
         cdef Placement M
         cdef const double* A = y
         cdef const double* w = y + 11
-        cdef const double* s
         cdef double kinetic = 0.0
         cdef double height = 0.0
         cdef double m = self.mass
         cdef int i, j, k, st
-        st = self._eval(t, y, rates, ex)
+        st = self._contact(t, y, s, x)
         if st != OK:
             return st
-        s = ex
         V[0] = V[1] = V[2] = 0.0
         if self.motion is not None:
             self.motion.at(t, &M)
-            ground_velocity(&M, ex + 3, V)
+            ground_velocity(&M, x, V)
         cross3(w, s, ws)
         matvec3(A, ws, q)
         for i in range(3):
             v[i] = V[i] - q[i]  # the centre's velocity
         matvec3(A, s, q)
         for i in range(3):
-            q[i] = ex[3 + i] - q[i]  # the centre a = x - A s
+            q[i] = x[i] - q[i]  # the centre a = x - A s
             height += self.up_[i] * q[i]
             for j in range(3):
                 kinetic += w[i] * self.inertia_[3 * i + j] * w[j]

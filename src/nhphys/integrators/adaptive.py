@@ -46,10 +46,11 @@ ground coordinates ``z`` (``s = S(-A^T n(z))``, the centre at ``a = x(z) - A s``
 holds by construction, and the centre's velocity is ``V(x) - A (Omega x s)`` (``V`` the
 velocity of a moving ground's material point under the contact, zero at rest), so no slip does
 too.
-The projection replaces ``A`` by its orthogonal polar factor (the closest rotation: the
-correction is along ``A`` times a symmetric matrix, the normal space of SO(3)) and leaves
-``z``, ``Omega`` and ``W`` alone; the frames then have ``|A^T A - I|``, ``|A n_M - n|`` and the
-slip at round-off. The ground chart of ``z`` is the one ``reference_state`` chose, kept for the
+The projection replaces ``A`` by the rotation that keeps the body's normal direction
+``A^T n / |A^T n|`` (its orthogonal polar factor, then the smallest rotation putting that
+direction back on ``n``: :class:`nhphys.twins.rolling.RollingField` explains why the polar
+factor alone is not enough) and leaves ``z``, ``Omega`` and ``W`` alone; the frames then have
+``|A^T A - I|``, ``|A n_M - n|`` and the slip at round-off. The ground chart of ``z`` is the one ``reference_state`` chose, kept for the
 run (as in ``Reference``). A contact event of the shape met by the field (a disk falling flat)
 ends the run with a :class:`~nhphys.errors.ContactEvent` naming the interval it happened in.
 
@@ -187,6 +188,9 @@ class AdaptiveRun(Run):
         The first trial step of the next interval (from the last interval's accepted steps,
         :meth:`_next_guess`; 0 at the start: the solver's own estimate). Part of the state, so
         a resumed run is identical.
+    energy_level : ndarray, shape (1,), or None
+        With ``conserve_energy``, the level of the first integral every projection holds
+        (the start's), part of the state; else None.
     field : SuslovField, RollingField or CoordinateField
         The right-hand side (compiled or twin), with ``evaluations`` counting its calls.
     """
@@ -263,10 +267,25 @@ class AdaptiveRun(Run):
         return np.empty((n_saved, self.state.size + 1))
 
     def _loop(self, n_steps, save_every, saved, info):
-        if self.energy_level is not None:  # the field holds the run's level (restore)
-            self.field.energy_level = float(self.energy_level[0])
-        if self.compiled:
-            return self._compiled_loop(n_steps, save_every, saved, info)
+        if self.energy_level is None:
+            loop = self._compiled_loop if self.compiled else self._scipy_loop
+            return loop(n_steps, save_every, saved, info)
+        field = self.field
+        field.energy_level = float(self.energy_level[0])  # the run's level (restore)
+        before = field.energy_misses
+        try:
+            loop = self._compiled_loop if self.compiled else self._scipy_loop
+            return loop(n_steps, save_every, saved, info)
+        finally:
+            missed = field.energy_misses - before
+            if missed:
+                warnings.warn(f"Adaptive(conserve_energy=True): {missed} projections could not "
+                              f"reach the energy level (the velocities alone cannot: a body "
+                              f"at rest, or too high); the energy was not projected there.",
+                              RuntimeWarning, stacklevel=3)
+
+    def _scipy_loop(self, n_steps, save_every, saved, info):
+        """The intervals on ``scipy.integrate.ode`` (module docstring)."""
         solver, field, dt, accepted = self.solver, self.field, self.dt, self._accepted
         # with more than one interval, watch the accepted steps (a Python call a step, 10-20 %
         # of a step's cost here) to restart each interval with the step the solver had reached

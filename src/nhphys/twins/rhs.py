@@ -47,8 +47,9 @@ quadratic with Hessian ``M``, so the level is reached in one step, at the root o
 keeps ``a . Omega = 0``. Like the other projections it moves the state by the distance to the
 level set, which the exact flow keeps, so of the size of the global error: the order is kept
 (Hairer, Lubich & Wanner, IV.4, projection onto first integrals), and the energy error no
-longer grows with the run's length. Where the level cannot be reached by the velocities (a
-state at rest, or with its potential energy above the level) the velocities are left alone.
+longer grows with the run's length. Where the velocities cannot reach the level (at rest, or
+where the least ``E`` over the velocities, ``E - a/2``, is above it) they are left alone for
+that step and the field's ``energy_misses`` counts it; ``Adaptive`` warns.
 """
 
 import numpy as np
@@ -76,6 +77,8 @@ class SuslovField:
     energy_level : float
         The kinetic energy :meth:`project` holds (module docstring, "Holding the energy"), or
         NaN (the default): the energy is not projected.
+    energy_misses : int
+        Projections that could not reach the level (the top at rest).
     """
 
     def __init__(self, inertia, axis):
@@ -87,6 +90,7 @@ class SuslovField:
         self.denominator = float(self.axis @ self.inertia_inv_axis)
         self.evaluations = 0
         self.energy_level = float("nan")
+        self.energy_misses = 0
 
     def __call__(self, t, y):
         """``dy/dt`` (12,) at the state ``y`` (12,); ``t`` is unused (autonomous)."""
@@ -122,7 +126,10 @@ class SuslovField:
             # the gradient of the energy in the kinetic metric is Omega itself, and scaling
             # Omega keeps a . Omega = 0
             kinetic = self.energy(y)
-            y[9:12] += energy_correction(kinetic - self.energy_level, 2.0 * kinetic) * y[9:12]
+            mu = energy_correction(kinetic - self.energy_level, 2.0 * kinetic)
+            if mu == 0.0 and kinetic != self.energy_level:
+                self.energy_misses += 1  # at rest: no scaling reaches the level
+            y[9:12] += mu * y[9:12]
 
     def integrate(self, y, t0, t1, rtol, atol, h_abs, max_steps, project=True):
         """Advance ``y`` (12,) in place from ``t0`` to ``t1`` by DOP853, projecting every
@@ -254,8 +261,8 @@ def energy_correction(excess, metric_square):
     Returns
     -------
     float
-        ``mu``; 0 if ``a`` is 0 (at rest) or the level is below what the velocities alone can
-        reach (``1 - 2 excess / a < 0``: the potential energy alone is above it).
+        ``mu``; 0 if ``a`` is 0 (at rest) or the level is below the least energy over the
+        velocities, ``E - a / 2`` (``1 - 2 excess / a < 0``).
     """
     if not metric_square > 0.0:
         return 0.0

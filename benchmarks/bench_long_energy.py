@@ -10,7 +10,7 @@ rate 0.1 rad/s). Side by side:
   1e-6 at 10 s in ``bench_work_precision.py --case disk``): variational, constraints exact;
 * ``Adaptive(conserve_energy=True)``: DOP853 compiled with the field, every accepted step
   projected onto SO(3) and onto the start's energy (``docs/adaptive.md``);
-* ``Adaptive``: the same, projected onto SO(3) only;
+* ``Adaptive``: the same without the energy projection;
 * the DOP853 contenders on the same compiled eq.-29 field (``RollingField``), unprojected:
   ``scipy.integrate.ode("dop853")`` (Hairer's code) and the field's own compiled loop
   (``RollingField.integrate(..., project=False)``, scipy's ``solve_ivp`` DOP853 algorithm).
@@ -112,7 +112,7 @@ def main(argv=None):
     adaptive = {
         "Adaptive(conserve_energy=True)":
             lambda r: nhphys_run(Adaptive(r, r * 1e-2, conserve_energy=True), FRAME),
-        "Adaptive (projected onto SO(3) only)":
+        "Adaptive (conserve_energy=False)":
             lambda r: nhphys_run(Adaptive(r, r * 1e-2), FRAME),
         "DOP853: ode('dop853') on the compiled field (unprojected)":
             lambda r: field_run(r, "ode"),

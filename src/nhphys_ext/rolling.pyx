@@ -1704,8 +1704,8 @@ cdef int _field_rates(object field, double t, const double* y, double* out) noex
 
 
 cdef int _field_project(object field, double t, double* y) noexcept:
-    # dop853_integrate's projection: A to the closest rotation, then Omega onto the energy
-    # level when the field holds one
+    # dop853_integrate's projection: A to the rotation that keeps the body's normal
+    # direction, then Omega onto the energy level when the field holds one
     return (<RollingField>field)._project(t, y)
 
 

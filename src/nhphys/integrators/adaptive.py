@@ -50,8 +50,8 @@ The projection replaces ``A`` by the rotation that keeps the body's normal direc
 ``A^T n / |A^T n|`` (its orthogonal polar factor, then the smallest rotation putting that
 direction back on ``n``: :class:`nhphys.twins.rolling.RollingField` explains why the polar
 factor alone is not enough) and leaves ``z``, ``Omega`` and ``W`` alone; the frames then have
-``|A^T A - I|``, ``|A n_M - n|`` and the slip at round-off. The ground chart of ``z`` is the one ``reference_state`` chose, kept for the
-run (as in ``Reference``). A contact event of the shape met by the field (a disk falling flat)
+``|A^T A - I|``, ``|A n_M - n|`` and the slip at round-off. The ground chart of ``z`` is the
+one ``reference_state`` chose, kept for the run (as in ``Reference``). A contact event of the shape met by the field (a disk falling flat)
 ends the run with a :class:`~nhphys.errors.ContactEvent` naming the interval it happened in.
 
 With ``Adaptive(conserve_energy=True)`` each projection then also moves the velocities onto the
@@ -273,16 +273,15 @@ class AdaptiveRun(Run):
         field = self.field
         field.energy_level = float(self.energy_level[0])  # the run's level (restore)
         before = field.energy_misses
-        try:
-            loop = self._compiled_loop if self.compiled else self._scipy_loop
-            return loop(n_steps, save_every, saved, info)
-        finally:
-            missed = field.energy_misses - before
-            if missed:
-                warnings.warn(f"Adaptive(conserve_energy=True): {missed} projections could not "
-                              f"reach the energy level (the velocities alone cannot: a body "
-                              f"at rest, or too high); the energy was not projected there.",
-                              RuntimeWarning, stacklevel=3)
+        loop = self._compiled_loop if self.compiled else self._scipy_loop
+        code = loop(n_steps, save_every, saved, info)
+        missed = field.energy_misses - before
+        if missed:
+            warnings.warn(f"Adaptive(conserve_energy=True): {missed} projections could not "
+                          f"reach the energy level (the velocities alone cannot: a body at "
+                          f"rest, or too high); the energy was not projected there.",
+                          RuntimeWarning, stacklevel=4)
+        return code
 
     def _scipy_loop(self, n_steps, save_every, saved, info):
         """The intervals on ``scipy.integrate.ode`` (module docstring)."""

@@ -1212,21 +1212,21 @@ class RollingField:
     ``gap = 0`` hold by construction for any rotation ``A``; the no-slip condition holds by
     construction too, since the centre's velocity is ``-A (Omega x s)`` (``Omega`` is free: 3
     velocities for the 3 degrees of freedom of rolling on a surface). So only ``A`` is projected,
-    and ``z``, ``Omega`` and ``W`` are left alone. Which rotation: the body's contact point, and
-    with it the centre's place and height, depend on ``A`` only through the body's normal
-    direction ``b = A^T n / |A^T n|``, which the field used at the accepted state. The
-    projection keeps it: ``A`` goes to its orthogonal polar factor ``U`` (the closest rotation
+    and ``z``, ``Omega`` and ``W`` are left alone. Which rotation: the body's contact point
+    ``s = S(-A^T n)`` depends on ``A`` only through the body's normal direction
+    ``b = A^T n / |A^T n|``, which the field used at the accepted state. The projection keeps
+    it, so that ``s`` stays where the step put it: ``A`` goes to its orthogonal polar factor ``U`` (the closest rotation
     in the Frobenius norm, :func:`nhphys.twins.so3.polar_factor`), then to ``T U`` with ``T``
     the smallest rotation taking ``U b`` back to ``n`` (:func:`tilt_onto`), so that
     ``(T U)^T n = b``. ``T`` turns by the angle between ``U b`` and ``n``, of the size of ``A``'s
     distance from SO(3), so a state off SO(3) by ``e`` moves by ``O(e)``; ``e`` is of the size of
     the solver's global error (the exact flow keeps SO(3)), so the order is kept (Hairer, Lubich
     & Wanner, Geometric Numerical Integration, 2nd ed., IV.4). The polar factor alone tilts the
-    body's normal by ``O(e)`` too, and so moves the contact point on the body and the centre
-    while ``z`` stays: on the wobbling disk of ``benchmarks/bench_disk.py`` that made the 10-s
-    error 3-60 times the unprojected solver's (3.3e-2 against 6.5e-4 at rtol 1e-5, 1.7e-4
-    against 2.8e-6 at 1e-7, 8.3e-7 against 8.6e-8 at 1e-9), where keeping ``b`` gives
-    9.5e-4, 1.6e-6 and 8.9e-8 with the same steps. After the projection the contact's residual
+    body's normal by ``O(e)`` too, and so moves the contact point on the body while ``z``
+    stays: on the wobbling disk of ``benchmarks/bench_disk.py`` that made the 10-s error 10-60
+    times the unprojected solver's (3.3e-2 against 6.5e-4 at rtol 1e-5, 1.7e-4 against 2.8e-6
+    at 1e-7, 8.3e-7 against 8.6e-8 at 1e-9), where keeping ``b`` gives 9.5e-4, 1.6e-6 and
+    8.9e-8 with the same steps. After the projection the contact's residual
     ``|A n_M - n|`` and the slip are at round-off.
 
 

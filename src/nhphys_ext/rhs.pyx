@@ -15,6 +15,7 @@ from libc.math cimport fabs
 from nhphys_ext.dense cimport solve_small
 from nhphys_ext.so3 cimport cross3, polar_factor
 from nhphys_ext.field_state cimport as_state, energy_correction, writable_state
+from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX
 from nhphys_ext.dop853 cimport (
     DOP_NMAX, Dop853Table, dop853_run,
@@ -29,7 +30,7 @@ DEF SINGULAR = 1  # the coordinate field's status for a singular mu M^-1 mu^T (a
 
 
 cdef int _suslov_rates(object field, double t, const double* y, double* out) noexcept:
-    (<SuslovField>field)._rhs(y, out)
+    (<SuslovField>field)._rhs(t, y, out)
     return 0
 
 
@@ -47,21 +48,24 @@ cdef int _coordinate_project(object field, double t, double* y) noexcept:
 
 
 cdef class SuslovField:
-    """The Suslov right-hand side ``field(t, y)`` and its projection (see the twin,
-    :class:`nhphys.twins.rhs.SuslovField`)."""
+    """The Suslov right-hand side ``field(t, y)`` and its projection, with built-in force
+    elements about the fixed point (see the twin, :class:`nhphys.twins.rhs.SuslovField`)."""
 
     cdef double inertia_[9]
     cdef double inertia_inv_[9]
     cdef double a[3]
     cdef double Ia[3]      # I^-1 a
     cdef double denom      # a . I^-1 a
+    cdef ForceSet forces   # None without force elements
+    cdef double pivot_[3]  # the fixed point in space
+    cdef readonly Py_ssize_t size  # 12, or 13 with force elements (the work W)
     cdef public long evaluations
     cdef public double energy_level  # NaN: the energy is not projected
     cdef public long energy_misses   # projections that could not reach the level
     cdef bint have_table
     cdef Dop853Table table
 
-    def __init__(self, inertia, axis):
+    def __init__(self, inertia, axis, ForceSet forces=None, pivot=(0.0, 0.0, 0.0)):
         I = np.array(inertia, dtype=float).reshape(3, 3)
         I_inv = np.linalg.inv(I)
         a = np.array(axis, dtype=float).reshape(3)
@@ -71,10 +75,13 @@ cdef class SuslovField:
         for i in range(3):
             self.a[i] = a[i]
             self.Ia[i] = Ia[i]
+            self.pivot_[i] = float(pivot[i])
             for j in range(3):
                 self.inertia_[3 * i + j] = I[i, j]
                 self.inertia_inv_[3 * i + j] = I_inv[i, j]
         self.denom = float(a @ Ia)
+        self.forces = None if forces is None or forces.empty else forces
+        self.size = SUSLOV_STATE + (self.forces is not None)
         self.evaluations = 0
         self.energy_level = float("nan")
         self.energy_misses = 0
@@ -90,23 +97,24 @@ cdef class SuslovField:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     def __call__(self, double t, y):
-        """``dy/dt`` (12,) at the state ``y`` (12,); ``t`` is unused (autonomous)."""
-        cdef cnp.ndarray arr = as_state(y, SUSLOV_STATE)
-        cdef cnp.npy_intp dim = SUSLOV_STATE
+        """``dy/dt`` at the state ``y`` ((12,), or (13,) with force elements) and time ``t``
+        (scheduled forces; else unused)."""
+        cdef cnp.ndarray arr = as_state(y, self.size)
+        cdef cnp.npy_intp dim = self.size
         cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, &dim, cnp.NPY_DOUBLE, 0)
         self.evaluations += 1
-        self._rhs(<const double*>cnp.PyArray_DATA(arr), <double*>cnp.PyArray_DATA(out))
+        self._rhs(t, <const double*>cnp.PyArray_DATA(arr), <double*>cnp.PyArray_DATA(out))
         return out
 
     def energy(self, y, double t=0.0):
-        """The kinetic energy of the state ``y`` (12,) (the twin's docstring)."""
-        cdef cnp.ndarray arr = as_state(y, SUSLOV_STATE)
-        return self._kinetic(<const double*>cnp.PyArray_DATA(arr))
+        """``E - W`` of the state ``y`` (the twin's docstring)."""
+        cdef cnp.ndarray arr = as_state(y, self.size)
+        return self._energy(<const double*>cnp.PyArray_DATA(arr))
 
     def project(self, y, double t=0.0):
-        """Put the state ``y`` (12,) back on the manifold, in place, and onto the energy level
-        when it is finite (the twin's docstring)."""
-        self._project(writable_state(y, SUSLOV_STATE))
+        """Put the state ``y`` back on the manifold, in place, and onto the energy level when
+        it is finite (the twin's docstring)."""
+        self._project(writable_state(y, self.size))
 
     cdef double _kinetic(self, const double* y) noexcept:
         cdef const double* w = y + 9
@@ -117,30 +125,59 @@ cdef class SuslovField:
                 twice += w[i] * self.inertia_[3 * i + j] * w[j]
         return 0.5 * twice
 
+    cdef double _energy(self, const double* y) noexcept:
+        # kinetic energy, plus the springs' and less the work with force elements
+        cdef double energy = self._kinetic(y)
+        if self.forces is not None:
+            energy += self.forces.potential(y, self.pivot_) - y[12]
+        return energy
+
     def integrate(self, y, double t0, double t1, double rtol, double atol, double h_abs,
                   long max_steps, bint project=True):
-        """Advance ``y`` (12,) in place from ``t0`` to ``t1`` by DOP853 with the field in C,
+        """Advance ``y`` in place from ``t0`` to ``t1`` by DOP853 with the field in C,
         projecting every accepted step unless ``project`` is False; returns ``(status,
         solver_code, h_next, steps)`` (the twin's docstring)."""
-        cdef double* data = writable_state(y, SUSLOV_STATE)
+        cdef double* data = writable_state(y, self.size)
         return dop853_run(self, _suslov_rates, _suslov_project, project, &self.table,
-                          &self.have_table, SUSLOV_STATE, data, t0, t1, rtol, atol, h_abs,
+                          &self.have_table, <int>self.size, data, t0, t1, rtol, atol, h_abs,
                           max_steps, &self.evaluations)
 
-    cdef void _rhs(self, const double* y, double* out) noexcept:
-        # dR/dt = R hat(Omega): row r of R crossed with Omega; dOmega/dt = g - (a.g)/(a.Ia) Ia
+    cdef void _rhs(self, double t, const double* y, double* out) noexcept:
+        # dR/dt = R hat(Omega): row r of R crossed with Omega; dOmega/dt = g - (a.g)/(a.Ia) Ia,
+        # g = I^-1 ((I Omega) x Omega + tau_0 - D Omega); dW/dt = (tau_a - D Omega) . Omega
         cdef const double* w = y + 9
         cdef double L[3]
         cdef double gyro[3]
         cdef double g[3]
+        cdef double f[3]
+        cdef double tau[3]
+        cdef double tau_a[3]
+        cdef double D[9]
+        cdef double Dw[3]
+        cdef double e3[3]
         cdef double s
-        cdef int i, r
+        cdef int i, j, r
         for r in range(3):
             cross3(y + 3 * r, w, out + 3 * r)
         for i in range(3):
             L[i] = (self.inertia_[3 * i] * w[0] + self.inertia_[3 * i + 1] * w[1]
                     + self.inertia_[3 * i + 2] * w[2])
         cross3(L, w, gyro)
+        if self.forces is not None:  # the twin's torques(), as Suslov.torques makes them
+            for i in range(3):
+                f[i] = tau[i] = tau_a[i] = 0.0
+                e3[i] = 0.0
+            for i in range(9):
+                D[i] = 0.0
+            e3[2] = 1.0
+            self.forces.potential_wrench(y, self.pivot_, f, tau)
+            self.forces.applied_wrench(t, y, self.pivot_, f, tau_a)
+            self.forces.damping(y, e3, D)
+            for i in range(3):
+                Dw[i] = D[3 * i] * w[0] + D[3 * i + 1] * w[1] + D[3 * i + 2] * w[2]
+                gyro[i] += tau[i] + tau_a[i] - Dw[i]
+            out[12] = ((tau_a[0] - Dw[0]) * w[0] + (tau_a[1] - Dw[1]) * w[1]
+                       + (tau_a[2] - Dw[2]) * w[2])
         for i in range(3):
             g[i] = (self.inertia_inv_[3 * i] * gyro[0] + self.inertia_inv_[3 * i + 1] * gyro[1]
                     + self.inertia_inv_[3 * i + 2] * gyro[2])
@@ -149,7 +186,7 @@ cdef class SuslovField:
             out[9 + i] = g[i] - s * self.Ia[i]
 
     cdef void _project(self, double* y) noexcept:
-        cdef double s, kinetic
+        cdef double s, kinetic, energy
         cdef int k
         polar_factor(y)  # R: the closest rotation
         # Omega: along I^-1 a onto a . Omega = 0 (orthogonal in the kinetic-energy metric)
@@ -158,8 +195,9 @@ cdef class SuslovField:
             y[9 + k] -= s * self.Ia[k]
         if self.energy_level == self.energy_level:  # not NaN: scale Omega onto the level
             kinetic = self._kinetic(y)
-            s = energy_correction(kinetic - self.energy_level, 2.0 * kinetic)
-            if s == 0.0 and kinetic != self.energy_level:
+            energy = self._energy(y)
+            s = energy_correction(energy - self.energy_level, 2.0 * kinetic)
+            if s == 0.0 and energy != self.energy_level:
                 self.energy_misses += 1  # at rest: no scaling reaches the level
             for k in range(3):
                 y[9 + k] += s * y[9 + k]

@@ -68,7 +68,7 @@ solver from the projected state, with the step the solver had reached as its fir
 step; short output intervals still cost extra steps (each interval ends on an output time).
 Choose ``dt`` no shorter than the frames you need.
 
-Systems: :class:`nhphys.systems.Suslov` without force elements,
+Systems: :class:`nhphys.systems.Suslov` with built-in force elements,
 :class:`nhphys.systems.RollingBody` with built-in force elements on a ground at rest or under a
 built-in motion (a turntable, a moving floor), and the
 systems on coordinates (:class:`~nhphys.systems.KnifeEdge`, :class:`~nhphys.systems.VerticalDisk`,
@@ -105,8 +105,8 @@ SOLVER_FAILED = status.CODES["NOT_CONVERGED"]  # the status a failed interval re
 def field_of(system, backend):
     """The right-hand side of ``system`` for ``backend``, with the backend that evaluates it.
 
-    Suslov bodies without force elements get the ``SuslovField`` of ``nhphys_ext.rhs`` (or its
-    twin :mod:`nhphys.twins.rhs`); a :class:`~nhphys.systems.RollingBody` with built-in force
+    Suslov bodies with built-in force elements get the ``SuslovField`` of ``nhphys_ext.rhs``
+    (or its twin :mod:`nhphys.twins.rhs`); a :class:`~nhphys.systems.RollingBody` with built-in force
     elements on a ground at rest or under a built-in motion (``SteadyRotation``,
     ``UniformTranslation``) the ``RollingField`` of ``nhphys_ext.rolling`` (or its twin
     :mod:`nhphys.twins.rolling`), on the ground chart of its last ``reference_state`` (call
@@ -125,8 +125,8 @@ def field_of(system, backend):
     ------
     ValueError
         ``system`` has no field (the message names the systems that have one and says to use
-        ``Reference``): a Suslov body with force elements, a rolling body on a ground moved by
-        a ``PrescribedMotion``, a Python callable force.
+        ``Reference``): a rolling body on a ground moved by a ``PrescribedMotion``, a Python
+        callable force.
     """
     from nhphys.forces import uses_callables
     from nhphys.systems.constrained import CoordinateSystem
@@ -135,11 +135,12 @@ def field_of(system, backend):
     from nhphys.twins.models import compiled_counterpart
 
     if isinstance(system, Suslov):
-        if system.forces:
-            raise ValueError("Adaptive integrates a Suslov body without force elements so far; "
-                             "use Reference() (or a Retraction) with forces.")
+        if uses_callables(system.forces):
+            raise ValueError("Adaptive integrates a Suslov body with built-in force elements; "
+                             "a Python callable needs Reference().")
         module, used = _backend.choose("rhs", backend)
-        return module.SuslovField(system.inertia, system.axis), used
+        return module.SuslovField(system.inertia, system.axis, system.force_set(used),
+                                  system.pivot), used
     if isinstance(system, RollingBody):
         if uses_callables(system.forces):
             raise ValueError("Adaptive integrates a RollingBody with built-in force elements; "
@@ -180,9 +181,9 @@ class AdaptiveRun(Run):
 
     Attributes
     ----------
-    state : ndarray, shape (12,), (15,) or (2 n + 1,)
-        The field's state at the last output time (projected): ``R.ravel()`` and ``Omega``
-        (Suslov), ``A.ravel()``, ``z``, ``Omega``, ``W`` (``RollingBody.reference_state``), or
+    state : ndarray, shape (12,), (13,), (15,) or (2 n + 1,)
+        The field's state at the last output time (projected): ``R.ravel()``, ``Omega`` and,
+        with force elements, the work ``W`` (Suslov), ``A.ravel()``, ``z``, ``Omega``, ``W`` (``RollingBody.reference_state``), or
         ``q``, ``v`` and the work ``W`` (a coordinate model).
     step_guess : ndarray, shape (1,)
         The first trial step of the next interval (from the last interval's accepted steps,
@@ -254,9 +255,11 @@ class AdaptiveRun(Run):
 
             frames = np.array([self.field.frame(y, t) for y, t in zip(states, times)])
             return self.system.observables(unpack_frames(frames.reshape(len(states), FRAME_SIZE)))
-        if self._kind == "suslov":  # R and Omega
-            return self.system.observables({"R": states[:, :9].reshape(-1, 3, 3).copy(),
-                                            "omega": states[:, 9:12].copy()})
+        if self._kind == "suslov":  # R and Omega (and the work, with force elements)
+            saved = {"R": states[:, :9].reshape(-1, 3, 3).copy(), "omega": states[:, 9:12].copy()}
+            if states.shape[1] > 12:
+                saved["work"] = states[:, 12].copy()
+            return self.system.observables(saved)
         return self.system.observables(self.system.reference_unpack(states.copy()))
 
     def _initial_frame(self):
@@ -443,7 +446,7 @@ class Adaptive:
         ------
         ValueError
             A system without a compiled field (the message names the supported ones), or a
-            Suslov body with force elements; bad initial conditions (those of ``Reference``).
+            Python callable force; bad initial conditions (those of ``Reference``).
         TypeError
             An initial condition the system does not know (the message lists its own).
         """
@@ -459,7 +462,7 @@ class Adaptive:
         if rolling:  # after reference_state: the field works on the ground chart it chose
             field, used = field_of(system, backend)
         if type(field).__name__ == "SuslovField":
-            state = state[:12]  # no work without force elements
+            state = state[:field.size]  # no work without force elements
         if self.conserve_energy and not hasattr(field, "energy"):
             raise ValueError(f"Adaptive(conserve_energy=True) holds the energy of a Suslov body "
                              f"or a RollingBody so far, not of {type(system).__name__}; use "

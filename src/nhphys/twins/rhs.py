@@ -15,6 +15,12 @@ State ``y`` (12,): ``R.ravel()`` (row-major, body to space) then ``Omega``. With
 
 which is ``Suslov.reference_rhs`` without force elements (and without its work entry).
 
+Force elements (``SuslovField(..., forces, pivot)``, built-in elements only): the torque about
+the fixed point ``tau = tau_0 + tau_a(t) - D Omega`` (springs and applied torques, moments of
+forces at body points, damping; ``Suslov.torques``) joins ``(I Omega) x Omega`` in ``g``, and
+the state gains the work ``W``, ``dW/dt = (tau_a - D Omega) . Omega`` (13,): the equations of
+``Suslov.reference_rhs`` with forces.
+
 The projection (:meth:`SuslovField.project`, in place) puts a state back on the constraint
 manifold ``SO(3) x {Omega : a . Omega = 0}``:
 
@@ -69,76 +75,117 @@ class SuslovField:
         Symmetric positive definite inertia about the fixed point (body axes).
     axis : array_like, shape (3,)
         The constraint axis ``a`` (normalised here).
+    forces : nhphys.twins.forces.ForceSet, optional
+        Built-in force elements (no Python callables) about the fixed point (module
+        docstring, "Force elements"); the state then carries their work ``W``: ``y`` (13,).
+    pivot : array_like, shape (3,)
+        The fixed point in space (where the springs' and forces' moments are taken).
 
     Attributes
     ----------
+    size : int
+        The state's length: 12, or 13 with force elements.
     evaluations : int
         Calls of the field so far.
     energy_level : float
-        The kinetic energy :meth:`project` holds (module docstring, "Holding the energy"), or
-        NaN (the default): the energy is not projected.
+        The level of ``E - W`` (:meth:`energy`) :meth:`project` holds (module docstring,
+        "Holding the energy"), or NaN (the default): the energy is not projected.
     energy_misses : int
         Projections that could not reach the level (the top at rest).
     """
 
-    def __init__(self, inertia, axis):
+    def __init__(self, inertia, axis, forces=None, pivot=(0.0, 0.0, 0.0)):
         self.inertia = np.array(inertia, dtype=float).reshape(3, 3)
         self.inertia_inv = np.linalg.inv(self.inertia)
         a = np.array(axis, dtype=float).reshape(3)
         self.axis = a / np.linalg.norm(a)
         self.inertia_inv_axis = self.inertia_inv @ self.axis
         self.denominator = float(self.axis @ self.inertia_inv_axis)
+        if forces is not None and forces.callables:
+            raise ValueError("Expected built-in force elements: a Python callable needs "
+                             "Reference().")
+        self.forces = None if forces is None or forces.empty else forces
+        self.pivot = np.array(pivot, dtype=float).reshape(3)
+        self.size = SUSLOV_STATE + (self.forces is not None)
         self.evaluations = 0
         self.energy_level = float("nan")
         self.energy_misses = 0
 
     def __call__(self, t, y):
-        """``dy/dt`` (12,) at the state ``y`` (12,); ``t`` is unused (autonomous)."""
+        """``dy/dt`` (12,) or (13,) at the state ``y`` and time ``t`` (scheduled forces; else
+        unused)."""
         y = np.asarray(y, dtype=float)
-        if y.shape != (SUSLOV_STATE,):
-            raise ValueError(f"Expected a state of shape ({SUSLOV_STATE},), got {y.shape}.")
+        if y.shape != (self.size,):
+            raise ValueError(f"Expected a state of shape ({self.size},), got {y.shape}.")
         self.evaluations += 1
         R = y[:9].reshape(3, 3)
         omega = y[9:12]
-        g = self.inertia_inv @ np.cross(self.inertia @ omega, omega)
+        torque = np.cross(self.inertia @ omega, omega)
+        if self.forces is not None:
+            tau_0, tau_a, D = self.torques(t, R)
+            damped = D @ omega
+            torque = torque + tau_0 - damped
+        g = self.inertia_inv @ torque
         omega_dot = g - (self.axis @ g) / self.denominator * self.inertia_inv_axis
-        return np.concatenate([np.cross(R, omega).ravel(), omega_dot])
+        rates = [np.cross(R, omega).ravel(), omega_dot]
+        if self.forces is not None:
+            rates.append([(tau_a - damped) @ omega])
+        return np.concatenate(rates)
+
+    def torques(self, t, R):
+        """``(tau_0, tau_a, D)``: the force elements' torque about the fixed point (body frame)
+        but the damping's (springs and applied), the applied part alone, and the damping
+        matrix (the torque ``-D Omega``), as ``Suslov.torques`` makes them."""
+        f, tau = np.zeros(3), np.zeros(3)
+        self.forces.potential_wrench(R, self.pivot, f, tau)
+        fa, tau_a = np.zeros(3), np.zeros(3)
+        self.forces.applied_wrench(t, R, self.pivot, fa, tau_a)
+        D = np.zeros((3, 3))
+        self.forces.damping(R, np.array([0.0, 0.0, 1.0]), D)
+        return tau + tau_a, tau_a, D
 
     def energy(self, y, t=0.0):
-        """The kinetic energy ``Omega . I Omega / 2`` of the state ``y`` (12,), the first
-        integral that :meth:`project` holds at :attr:`energy_level` (``t`` is unused)."""
-        omega = np.asarray(y, dtype=float)[9:12]
-        return 0.5 * float(omega @ self.inertia @ omega)
+        """``E - W`` of the state ``y``: the kinetic energy ``Omega . I Omega / 2``, plus the
+        springs' energy and less the work ``y[12]`` with force elements; the first integral
+        :meth:`project` holds at :attr:`energy_level` (``t`` is unused)."""
+        y = np.asarray(y, dtype=float)
+        omega = y[9:12]
+        energy = 0.5 * float(omega @ self.inertia @ omega)
+        if self.forces is not None:
+            energy += self.forces.potential(y[:9].reshape(3, 3), self.pivot) - y[12]
+        return energy
 
     def project(self, y, t=0.0):
-        """Put the state ``y`` (12,) back on the manifold, in place (module docstring), and,
-        with a finite :attr:`energy_level`, onto that energy (:func:`energy_correction`);
+        """Put the state ``y`` back on the manifold, in place (module docstring), and, with a
+        finite :attr:`energy_level`, onto that level of ``E - W`` (:func:`energy_correction`);
         ``t`` is unused.
 
-        ``y`` must be a writable C-contiguous float64 array of shape (12,) (a ``ValueError``
-        otherwise), as for the kernel.
+        ``y`` must be a writable C-contiguous float64 array of shape ``(size,)`` (a
+        ``ValueError`` otherwise), as for the kernel.
         """
-        dop853.check_state(y, SUSLOV_STATE)
+        dop853.check_state(y, self.size)
         y[:9] = polar_factor(y[:9].reshape(3, 3)).ravel()  # the closest rotation
         omega = y[9:12]
         y[9:12] = omega - (self.axis @ omega) / self.denominator * self.inertia_inv_axis
         if self.energy_level == self.energy_level:  # not NaN: hold the energy
             # the gradient of the energy in the kinetic metric is Omega itself, and scaling
             # Omega keeps a . Omega = 0
-            kinetic = self.energy(y)
-            mu = energy_correction(kinetic - self.energy_level, 2.0 * kinetic)
-            if mu == 0.0 and kinetic != self.energy_level:
+            omega = y[9:12]
+            kinetic = 0.5 * float(omega @ self.inertia @ omega)
+            mu = energy_correction(self.energy(y) - self.energy_level, 2.0 * kinetic)
+            if mu == 0.0 and self.energy(y) != self.energy_level:
                 self.energy_misses += 1  # at rest: no scaling reaches the level
             y[9:12] += mu * y[9:12]
 
     def integrate(self, y, t0, t1, rtol, atol, h_abs, max_steps, project=True):
-        """Advance ``y`` (12,) in place from ``t0`` to ``t1`` by DOP853, projecting every
-        accepted step (:meth:`project`) unless ``project`` is False; see
+        """Advance ``y`` in place from ``t0`` to ``t1`` by DOP853, projecting every accepted
+        step (:meth:`project`) unless ``project`` is False; see
         :func:`nhphys.twins.dop853.integrate` for the algorithm, the arguments and the returned
         ``(status, solver_code, h_next, steps)`` (status is always 0 here)."""
-        dop853.check_state(y, SUSLOV_STATE)
+        dop853.check_state(y, self.size)
         return dop853.integrate(lambda t, state: (0, self(t, state)), y, t0, t1, rtol, atol,
                                 h_abs, max_steps, _projection(self) if project else None)
+
 
 class CoordinateField:
     """The right-hand side of a coordinate model (the knife edge, the vertical disk, the

@@ -291,6 +291,7 @@ def test_forced_run_agrees_with_the_reference(backend, case):
 
 def test_names_options_and_unsupported_systems():
     assert integrator_from_name("dop853") == Adaptive()
+    assert integrator_from_name("DOP853-energy") == Adaptive(conserve_energy=True)
     assert Adaptive(method="dopri5").method == "dopri5"
     for bad in [dict(rtol=0.0), dict(atol=1.0), dict(rtol=True), dict(method="RK45"),
                 dict(max_steps=0), dict(max_steps=2.5)]:

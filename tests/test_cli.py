@@ -85,6 +85,17 @@ def test_list_names_the_bundled_scenes(tmp_path):
     assert "suslov_paper" in result.stdout and "(script" in result.stdout
 
 
+def test_a_reader_that_leaves_early_is_no_error(tmp_path):
+    # `nhphys list | head -1`: the pipe closes before the listing ends
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    with subprocess.Popen([sys.executable, "-m", "nhphys", "list"], cwd=tmp_path, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        process.stdout.close()  # the reader leaves before the first line is written
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert b"Traceback" not in err and b"BrokenPipe" not in err
+
+
 @pytest.mark.parametrize("args, message", [
     (["run", "NOSCENE"], "define `scene = nhphys.Scene"),
     (["run", TOP, "--integrator", "rk4"], "one of ('exp', 'cayley'"),

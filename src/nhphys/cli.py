@@ -696,7 +696,8 @@ def build_parser():
         p.add_argument("--dt", type=_positive(float), help="step size [s]")
         p.add_argument("--integrator", help="exp, cayley, newmark, dla or reference; exp4, "
                        "exp6, exp8, cayley4, cayley6, cayley8: the retraction composed to "
-                       "order 4, 6 or 8")
+                       "order 4, 6 or 8; dop853 (adaptive, projected), dop853-energy (the "
+                       "same, holding the energy)")
         p.add_argument("--backend", default="auto", choices=("auto", "cython", "python"))
         p.add_argument("--fps", type=_parsed(float, _fps_value), help="frames per second")
         p.add_argument("--speed", type=_positive(float),
@@ -769,6 +770,11 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("nhphys: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader of the output left (`nhphys list | head`): nothing more to say; stdout
+        # goes to devnull so that the interpreter's own flush at exit does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -26,7 +26,10 @@ INTEGRATORS = {
     "dla": (lambda: DLA(), "DLA('midpoint'): discrete Lagrange-d'Alembert, order 2"),
     "reference": (lambda: Reference(), "Reference(): scipy DOP853, rtol 1e-11 (cross-checks)"),
     "dop853": (lambda: Adaptive(), "Adaptive(1e-10, 1e-12): DOP853 on the compiled right-hand "
-                                   "side, projected at every frame (Suslov)"),
+                                   "side, projected after every accepted step"),
+    "dop853-energy": (lambda: Adaptive(conserve_energy=True),
+                      "Adaptive(1e-10, 1e-12, conserve_energy=True): the same, holding the "
+                      "energy (less the work) to round-off"),
 }
 # the symmetric compositions of the retraction step: "exp4" ... "cayley8" (Suslov, LiePoisson
 # and RollingBody; nhphys.integrators.coefficients)
@@ -47,7 +50,8 @@ def integrator_from_name(value, name="integrator"):
     ----------
     value : str, integrator or None
         One of ``INTEGRATOR_NAMES`` (``"exp"``, ``"cayley"``, ``"newmark"``, ``"dla"``,
-        ``"reference"``, ``"dop853"`` (``Adaptive()``), and the compositions ``"exp4"``,
+        ``"reference"``, ``"dop853"`` (``Adaptive()``), ``"dop853-energy"``
+        (``Adaptive(conserve_energy=True)``), and the compositions ``"exp4"``,
         ``"exp6"``, ``"exp8"``, ``"cayley4"``, ``"cayley6"``, ``"cayley8"``, i.e.
         ``Retraction(map, order=k)``; case
         and surrounding spaces ignored), an object with a ``start`` method

@@ -51,11 +51,13 @@ The projection replaces ``A`` by the rotation that keeps the body's normal direc
 direction back on ``n``: :class:`nhphys.twins.rolling.RollingField` explains why the polar
 factor alone is not enough) and leaves ``z``, ``Omega`` and ``W`` alone; the frames then have
 ``|A^T A - I|``, ``|A n_M - n|`` and the slip at round-off. The ground chart of ``z`` is the
-one ``reference_state`` chose, kept for the run (as in ``Reference``). A contact event of the shape met by the field (a disk falling flat)
-ends the run with a :class:`~nhphys.errors.ContactEvent` naming the interval it happened in.
+one ``reference_state`` chose, kept for the run (as in ``Reference``). A contact event of the
+shape met by the field (a disk falling flat) ends the run with a
+:class:`~nhphys.errors.ContactEvent` naming the interval it happened in.
 
 With ``Adaptive(conserve_energy=True)`` each projection then also moves the velocities onto the
-start's level of the first integral (Suslov's kinetic energy, a rolling body's ``E - W``) along
+start's level of the first integral (the energy less the work ``E - W``: kinetic, springs' and
+gravity's energy) along
 its gradient in the kinetic-energy metric, in one exact step (:mod:`nhphys.twins.rhs`, "Holding
 the energy"); the level is part of the run's state (``energy_level``).
 
@@ -106,8 +108,8 @@ def field_of(system, backend):
     """The right-hand side of ``system`` for ``backend``, with the backend that evaluates it.
 
     Suslov bodies with built-in force elements get the ``SuslovField`` of ``nhphys_ext.rhs``
-    (or its twin :mod:`nhphys.twins.rhs`); a :class:`~nhphys.systems.RollingBody` with built-in force
-    elements on a ground at rest or under a built-in motion (``SteadyRotation``,
+    (or its twin :mod:`nhphys.twins.rhs`); a :class:`~nhphys.systems.RollingBody` with
+    built-in force elements on a ground at rest or under a built-in motion (``SteadyRotation``,
     ``UniformTranslation``) the ``RollingField`` of ``nhphys_ext.rolling`` (or its twin
     :mod:`nhphys.twins.rolling`), on the ground chart of its last ``reference_state`` (call
     that first); the systems described by a coordinate model (the knife edge, the vertical
@@ -183,7 +185,8 @@ class AdaptiveRun(Run):
     ----------
     state : ndarray, shape (12,), (13,), (15,) or (2 n + 1,)
         The field's state at the last output time (projected): ``R.ravel()``, ``Omega`` and,
-        with force elements, the work ``W`` (Suslov), ``A.ravel()``, ``z``, ``Omega``, ``W`` (``RollingBody.reference_state``), or
+        with force elements, the work ``W`` (Suslov), ``A.ravel()``, ``z``, ``Omega``, ``W``
+        (``RollingBody.reference_state``), or
         ``q``, ``v`` and the work ``W`` (a coordinate model).
     step_guess : ndarray, shape (1,)
         The first trial step of the next interval (from the last interval's accepted steps,
@@ -398,8 +401,8 @@ class Adaptive:
         compiled loop for DOP853, scipy's for DOPRI5.
     conserve_energy : bool
         Also project onto the start's level of the first integral after every accepted step
-        (every output time in scipy's loop): Suslov's kinetic energy, a rolling body's energy
-        less its work (:mod:`nhphys.twins.rhs`, "Holding the energy"). The energy error then
+        (every output time in scipy's loop): the energy less the work ``E - W`` of a Suslov
+        body or a rolling body (:mod:`nhphys.twins.rhs`, "Holding the energy"). The energy error then
         stays at round-off over any run, and the order is kept. Not for the systems on
         coordinates (a ``ValueError``).
 

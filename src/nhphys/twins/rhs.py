@@ -7,7 +7,8 @@ specification, checked against the kernel and against the system's own ``referen
 
 Suslov (:class:`SuslovField`)
 -----------------------------
-State ``y`` (12,): ``R.ravel()`` (row-major, body to space) then ``Omega``. With the inertia
+State ``y`` (12,): ``R.ravel()`` (row-major, body to space) then ``Omega`` (and the work
+``W`` with force elements, below: (13,)). With the inertia
 ``I``, the unit axis ``a``, ``Ia = I^-1 a`` and ``g = I^-1 ((I Omega) x Omega)``::
 
     dR/dt = R hat(Omega)                        (row r of R: r x Omega)
@@ -44,7 +45,8 @@ Holding the energy
 ------------------
 With a finite ``energy_level`` (``Adaptive(conserve_energy=True)`` sets it to the start's),
 the projection then moves the velocities onto that level of a first integral ``E`` that is
-quadratic in them: the kinetic energy for Suslov, the energy less the work for a rolling body
+quadratic in them: the energy less the work ``E - W`` (kinetic energy, springs' energy, and
+gravity's for a rolling body; ``W`` the work of the other elements and of a moving ground)
 (:class:`nhphys.twins.rolling.RollingField`). It steps along the gradient of ``E`` in the
 kinetic-energy metric, ``d = M^-1 g`` (``g`` the Euclidean gradient in the velocities, ``M``
 the metric): ``E(v + mu d) = E + a (mu + mu^2 / 2)`` with ``a = g . d`` exactly, since ``E`` is

@@ -29,6 +29,23 @@ def test_a_ground_point_off_the_ground_is_an_error_naming_the_distance():
     assert abs(np.linalg.norm(traj.contact_point[0]) - 1.0) <= 1e-12
 
 
+def test_the_twin_evaluators_are_made_once_for_the_body_and_ground_held():
+    # reference_rhs and the placement ask for them at every call: the same objects come back
+    # while the system holds the same body and ground, new ones after either is replaced
+    system = RollingBody(solid_ball(), Plane())
+    first = system._twins()
+    assert all(a is b for a, b in zip(system._twins(), first))
+    bowl = Sphere(1.0).as_ground("inside")
+    system.ground = bowl
+    shape, ground = system._twins()
+    assert ground is not first[1]
+    x = ground.point(np.array([0]), np.array([[0.1, 0.2]]))
+    np.testing.assert_allclose(x, bowl.with_backend("python").kernel.point(
+        np.array([0]), np.array([[0.1, 0.2]])), rtol=0, atol=0)
+    system.body = solid_ball(0.2)
+    assert system._twins()[0] is not shape
+
+
 def test_body_size_is_its_largest_radius():
     assert RollingBody(solid_ball(0.25), Plane()).size == pytest.approx(0.25, rel=1e-12)
     ellipsoid = nhphys.RigidBody(1.0, [1, 1, 1], nhphys.surfaces.Ellipsoid([0.3, 0.2, 0.1]))

@@ -288,7 +288,16 @@ class RollingBody:
         return rolling_shape(self.body, module, backend)
 
     def _twins(self):
-        return self.contact_shape(spec, "python"), self.ground.with_backend("python").kernel
+        """The contact shape and the ground as the twins evaluate them, made once for the
+        body, shape and ground this system holds (``reference_rhs`` asks at every call)."""
+        key = (self.body, self.body.shape, self.ground)
+        cached = getattr(self, "_twin_cache", None)
+        if cached is None or any(a is not b for a, b in zip(cached[0], key)) \
+                or not np.array_equal(cached[1], self.body.com):
+            twins = (self.contact_shape(spec, "python"),
+                     self.ground.with_backend("python").kernel)
+            cached = self._twin_cache = (key, np.array(self.body.com, dtype=float), twins)
+        return cached[2]
 
     def place(self, R0, omega0, ground_point):
         """Initial state touching the ground near ``ground_point`` with orientation ``R0``.

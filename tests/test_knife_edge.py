@@ -3,7 +3,7 @@ SE(2) retraction integrator's order, symmetry and constraint; errors."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import nhphys
@@ -182,6 +182,8 @@ def test_disk_and_edge_reject_bad_initial_conditions():
 @given(v=st.floats(-2, 2), w=st.floats(-3, 3), spin=st.floats(-3, 3),
        h=st.floats(-0.3, 0.3).filter(lambda x: abs(x) > 1e-3), map_code=st.sampled_from([0, 1]),
        disk=st.booleans())
+# a turning rate of subnormal size: the Newton floor's lower bound (tests/test_newton.py)
+@example(v=0.0, w=2.2250738585e-313, spin=0.0, h=0.25, map_code=0, disk=False)
 def test_retraction_single_step_kernel_matches_twin(v, w, spin, h, map_code, disk):
     if disk:
         system, R = VerticalDisk(1.0, 0.5, 0.125, 0.0625), 0.5
@@ -205,6 +207,17 @@ def test_retraction_single_step_kernel_matches_twin(v, w, spin, h, map_code, dis
         results.append((g, p))
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-14)
+
+
+def test_a_turning_rate_of_subnormal_size_steps(backend):
+    # a sleigh barely turning (2e-313 rad/s: a rate decayed below the smallest normal double)
+    # has a step of subnormal size, where no relative correction test can pass: the Newton
+    # floor is never below the smallest normal double (nhphys.twins.newton, "The stopping
+    # rule"); this run used to end in NewtonError at its first step
+    traj = nhphys.simulate(SLEIGH, 1.0, 0.25, Retraction("exp"), backend=backend,
+                           velocity0=0.0, omega0=2.2250738585e-313)
+    assert traj.meta["backend"] == backend and len(traj) == 5
+    assert traj.constraint_residual.max() <= 1e-300
 
 
 SE2_SYSTEMS = {

@@ -8,7 +8,8 @@
 # statuses below must match its STATUS table (tests/test_newton.py checks it through
 # nhphys_ext.newton.status_table()).
 
-from libc.math cimport fabs, isfinite, INFINITY
+from libc.float cimport DBL_MIN
+from libc.math cimport fabs, fmax, isfinite, INFINITY
 
 from nhphys_ext.dense cimport solve_small
 
@@ -86,7 +87,8 @@ cdef inline int newton_solve(residual_fn residual, jacobian_fn jacobian, void* p
             x[i] -= F[i]
             if not isfinite(x[i]):
                 return NOT_FINITE
-            if fabs(F[i]) > rule.correction_tol * (fabs(x[i]) + x_floor[i]):
+            # (the floor never below the smallest normal double: the twin's stopping rule)
+            if fabs(F[i]) > rule.correction_tol * (fabs(x[i]) + fmax(x_floor[i], DBL_MIN)):
                 small = False
         if small:
             return OK
@@ -166,7 +168,7 @@ cdef inline int newton_solve_damped(residual_fn residual, jacobian_fn jacobian, 
         small = lam == 1.0
         for i in range(n):
             x[i] = y[i]
-            if fabs(dx[i]) > rule.correction_tol * (fabs(x[i]) + x_floor[i]):
+            if fabs(dx[i]) > rule.correction_tol * (fabs(x[i]) + fmax(x_floor[i], DBL_MIN)):
                 small = False
         if small:
             return OK

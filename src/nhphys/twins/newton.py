@@ -10,7 +10,10 @@ its own size (an unknown of order 1e-8 next to one of order 1 is not judged by t
 * **correction test**, after each correction ``dx = J^-1 F``: converged when, for every ``i``,
   ``|dx_i| <= correction_tol * (|x_i| + x_floor_i)``. ``x_floor_i`` (given by the caller) is the
   size below which ``x_i`` counts as zero: a step's typical size, so that an unknown passing
-  through zero does not demand an impossible relative accuracy;
+  through zero does not demand an impossible relative accuracy. It is never taken below the
+  smallest normal double (``SMALLEST_NORMAL``, 2.2e-308): subnormal numbers lose relative
+  precision, so a step whose every unknown is subnormal (a velocity decayed to 1e-313) could
+  otherwise pass no relative test;
 * **residual test**, before each correction (only when ``residual_tol > 0``): converged when,
   for every ``i``, ``|F_i| <= residual_tol * F_scale_i``, where ``F_scale_i`` (returned by the
   residual) is the size of the terms that make up ``F_i``. Set to a few units of round-off, it
@@ -33,6 +36,8 @@ enum in ``newton.pxd`` has the same codes; a test checks it), whether it is a co
 from dataclasses import dataclass
 
 import numpy as np
+
+SMALLEST_NORMAL = float(np.finfo(float).tiny)  # the least x_floor (the stopping rule)
 
 # name: (code, contact event?, message of the failure)
 STATUS = {
@@ -130,7 +135,7 @@ def newton_solve(residual, jacobian, x, x_floor, rule):
     int
         ``OK`` or the status that ended the solve.
     """
-    x_floor = np.asarray(x_floor, dtype=float)
+    x_floor = np.maximum(np.asarray(x_floor, dtype=float), SMALLEST_NORMAL)
     for _ in range(rule.max_iter):
         status, F, F_scale = residual(x)
         if status != OK:
@@ -190,7 +195,7 @@ def newton_solve_damped(residual, jacobian, x, x_floor, rule):
 
     Parameters and result as for :func:`newton_solve`.
     """
-    x_floor = np.asarray(x_floor, dtype=float)
+    x_floor = np.maximum(np.asarray(x_floor, dtype=float), SMALLEST_NORMAL)
     status, F, F_scale = residual(x)
     if status != OK:
         return status

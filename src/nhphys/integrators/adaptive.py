@@ -57,9 +57,9 @@ shape met by the field (a disk falling flat) ends the run with a
 
 With ``Adaptive(conserve_energy=True)`` each projection then also moves the velocities onto the
 start's level of the first integral (the energy less the work ``E - W``: kinetic, springs' and
-gravity's energy) along
-its gradient in the kinetic-energy metric, in one exact step (:mod:`nhphys.twins.rhs`, "Holding
-the energy"); the level is part of the run's state (``energy_level``).
+gravity's energy) along its gradient in the kinetic-energy metric, in one exact step
+(:mod:`nhphys.twins.rhs`, "Holding the energy"); the level is part of the run's state
+(``energy_level``).
 
 The solution of the unprojected equations leaves the manifold only by the size of its global
 error (the manifold is invariant), and the projection moves the state by no more than that
@@ -273,13 +273,12 @@ class AdaptiveRun(Run):
         return np.empty((n_saved, self.state.size + 1))
 
     def _loop(self, n_steps, save_every, saved, info):
+        loop = self._compiled_loop if self.compiled else self._scipy_loop
         if self.energy_level is None:
-            loop = self._compiled_loop if self.compiled else self._scipy_loop
             return loop(n_steps, save_every, saved, info)
         field = self.field
         field.energy_level = float(self.energy_level[0])  # the run's level (restore)
         before = field.energy_misses
-        loop = self._compiled_loop if self.compiled else self._scipy_loop
         code = loop(n_steps, save_every, saved, info)
         missed = field.energy_misses - before
         if missed:
@@ -402,9 +401,9 @@ class Adaptive:
     conserve_energy : bool
         Also project onto the start's level of the first integral after every accepted step
         (every output time in scipy's loop): the energy less the work ``E - W`` of a Suslov
-        body or a rolling body (:mod:`nhphys.twins.rhs`, "Holding the energy"). The energy error then
-        stays at round-off over any run, and the order is kept. Not for the systems on
-        coordinates (a ``ValueError``).
+        body or a rolling body (:mod:`nhphys.twins.rhs`, "Holding the energy"). The energy
+        error then stays at round-off over any run, and the order is kept. Not for the systems
+        on coordinates (a ``ValueError``).
 
     Examples
     --------

@@ -1215,9 +1215,10 @@ class RollingField:
     and ``z``, ``Omega`` and ``W`` are left alone. Which rotation: the body's contact point
     ``s = S(-A^T n)`` depends on ``A`` only through the body's normal direction
     ``b = A^T n / |A^T n|``, which the field used at the accepted state. The projection keeps
-    it, so that ``s`` stays where the step put it: ``A`` goes to its orthogonal polar factor ``U`` (the closest rotation
-    in the Frobenius norm, :func:`nhphys.twins.so3.polar_factor`), then to ``T U`` with ``T``
-    the smallest rotation taking ``U b`` back to ``n`` (:func:`tilt_onto`), so that
+    it, so that ``s`` stays where the step put it: ``A`` goes to its orthogonal polar factor
+    ``U`` (the closest rotation in the Frobenius norm, :func:`nhphys.twins.so3.polar_factor`),
+    then to ``T U`` with ``T`` the smallest rotation taking ``U b`` back to ``n``
+    (:func:`tilt_onto`), so that
     ``(T U)^T n = b``. ``T`` turns by the angle between ``U b`` and ``n``, of the size of ``A``'s
     distance from SO(3), so a state off SO(3) by ``e`` moves by ``O(e)``; ``e`` is of the size of
     the solver's global error (the exact flow keeps SO(3)), so the order is kept (Hairer, Lubich

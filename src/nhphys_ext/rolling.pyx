@@ -1820,11 +1820,15 @@ cdef class RollingField:
     def energy(self, y, double t):
         """``E - W`` at the state ``y`` (15,) and time ``t`` (the twin's docstring)."""
         cdef cnp.ndarray arr = as_state(y, FIELD_STATE)
+        cdef const double* Y = <const double*>cnp.PyArray_DATA(arr)
         cdef double energy
         cdef double d[3]
+        cdef double x[3]
+        cdef double n[3]
         cdef double metric_square
-        cdef int st = self._energy(t, <const double*>cnp.PyArray_DATA(arr), &energy, d,
-                                   &metric_square)
+        cdef int st = self._ground_point(t, Y, x, n)
+        if st == OK:
+            st = self._energy(t, Y, x, n, &energy, d, &metric_square)
         if self.ground.raised:
             self.ground.raise_pending()
         if st != OK:
@@ -1846,7 +1850,7 @@ cdef class RollingField:
         cdef double T[9]
         cdef double U[9]
         cdef int st, i, j, k
-        st = self._ground_point(t, y, x, n)
+        st = self._ground_point(t, y, x, n)  # (z and t only: the same after A's projection)
         if st != OK:
             return st
         matTvec3(y, n, b)
@@ -1868,7 +1872,7 @@ cdef class RollingField:
         matmul3(T, U, y)
         if self.energy_level != self.energy_level:  # NaN: the energy is not held
             return OK
-        st = self._energy(t, y, &energy, d, &metric_square)
+        st = self._energy(t, y, x, n, &energy, d, &metric_square)
         if st != OK:
             return st
         mu = energy_correction(energy - self.energy_level, metric_square)
@@ -1900,28 +1904,14 @@ cdef class RollingField:
                 n[i] = r[i]
         return OK
 
-    cdef int _contact(self, double t, const double* y, double* s, double* x) noexcept:
-        # the body's contact point s (body frame) and the ground's x (space) at y (twin:
-        # _contact): the support point in the direction -A^T n
-        cdef double n[3]
-        cdef double r[3]
+    cdef int _energy(self, double t, const double* y, const double* x, const double* n,
+                     double* energy, double* d, double* metric_square) noexcept:
+        # E - W at y with the ground's point x and normal n (space, _ground_point), the metric
+        # gradient d = I~^-1 g of E in Omega and a = g . d (twin: _energy); the body's contact
+        # point s is its support point in the direction -A^T n
+        cdef double s[3]
         cdef double Sp[9]
         cdef double n_M[3]
-        cdef int i
-        cdef int st = self._ground_point(t, y, x, n)
-        if st != OK:
-            return st
-        matTvec3(y, n, r)
-        for i in range(3):
-            r[i] = -r[i]
-        return self.shape.support(r, s, Sp, n_M)
-
-    cdef int _energy(self, double t, const double* y, double* energy, double* d,
-                     double* metric_square) noexcept:
-        # E - W at y, the metric gradient d = I~^-1 g of E in Omega and a = g . d (twin:
-        # _energy)
-        cdef double s[3]
-        cdef double x[3]
         cdef double ws[3]
         cdef double v[3]
         cdef double V[3]
@@ -1936,7 +1926,10 @@ cdef class RollingField:
         cdef double height = 0.0
         cdef double m = self.mass
         cdef int i, j, k, st
-        st = self._contact(t, y, s, x)
+        matTvec3(A, n, q)
+        for i in range(3):
+            q[i] = -q[i]
+        st = self.shape.support(q, s, Sp, n_M)
         if st != OK:
             return st
         V[0] = V[1] = V[2] = 0.0

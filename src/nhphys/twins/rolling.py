@@ -1425,19 +1425,22 @@ class RollingField:
         ValueError
             The contact of ``y`` fails (a contact event, a singular contact).
         """
-        status, energy, _ = self._energy(np.asarray(y, dtype=float), t)
+        y = np.asarray(y, dtype=float)
+        status, energy, _ = self._energy(y, t, *self._ground_point(y, t))
         if status != OK:
             raise ValueError(f"Expected a state with a regular contact (status {status}).")
         return energy
 
-    def _energy(self, y, t):
-        """``(status, E - W, (g, d, a))`` at ``y``: the first integral (:meth:`energy`) and its
-        gradient in ``Omega``, Euclidean ``g`` and in the kinetic metric ``d = I~^-1 g``, and
-        ``a = g . d`` (:meth:`project`)."""
-        status, s, x = self._contact(y, t)
+    def _energy(self, y, t, x, n):
+        """``(status, E - W, (g, d, a))`` at ``y``, with the ground's point ``x`` and normal ``n``
+        (space) under its contact (:meth:`_ground_point`): the first integral (:meth:`energy`)
+        and its gradient in ``Omega``, Euclidean ``g`` and in the kinetic metric
+        ``d = I~^-1 g``, and ``a = g . d`` (:meth:`project`). The body's contact point is its
+        support point in the direction ``-A^T n``, as :meth:`_rates` finds it."""
+        A, omega = y[:9].reshape(3, 3), y[11:14]
+        status, s, _, _ = self.shape.support(-(A.T @ n))
         if status != OK:
             return status, None, None
-        A, omega = y[:9].reshape(3, 3), y[11:14]
         m = self.mass
         V = np.zeros(3)
         if self.motion is not None:
@@ -1462,13 +1465,6 @@ class RollingField:
             x, n = Q @ x + d, Q @ n
         return x, n
 
-    def _contact(self, y, t):
-        """``(status, s, x)``: the body's contact point (body frame) and the ground's (space)
-        at the state ``y``, as :meth:`_rates` finds them."""
-        x, n = self._ground_point(y, t)
-        status, s, _, _ = self.shape.support(-(y[:9].reshape(3, 3).T @ n))
-        return status, s, x
-
     def project(self, y, t=0.0):
         """Put the state ``y`` (15,) at time ``t`` back on the manifold, in place: ``A`` to the
         rotation that keeps the body's normal direction (class docstring), the rest unchanged;
@@ -1480,14 +1476,14 @@ class RollingField:
         energy is then not projected)."""
         dop853.check_state(y, FIELD_STATE)
         A = y[:9].reshape(3, 3)
-        _, n = self._ground_point(y, t)
+        x, n = self._ground_point(y, t)  # (z and t only: the same after A's projection)
         b = A.T @ n
         b /= np.linalg.norm(b)  # the body's normal direction the contact was found with
         U = so3.polar_factor(A)
         y[:9] = (tilt_onto(U @ b, n) @ U).ravel()
         if self.energy_level != self.energy_level:  # NaN: the energy is not held
             return OK
-        status, energy, gradient = self._energy(y, t)
+        status, energy, gradient = self._energy(y, t, x, n)
         if status != OK:
             return status
         _, d, metric_square = gradient

@@ -655,6 +655,18 @@ cdef class UniformTranslation(GroundMotion):
             M.v[i] = self.velocity[i]
 
 
+cdef inline void ground_in_space(const Placement* M, double* x, double* n) noexcept nogil:
+    # the ground's point x and normal n from its own frame to space, in place: Q x + d, Q n
+    cdef double r[3]
+    cdef int i
+    matvec3(M.Q, x, r)
+    for i in range(3):
+        x[i] = r[i] + M.d[i]
+    matvec3(M.Q, n, r)
+    for i in range(3):
+        n[i] = r[i]
+
+
 cdef inline void ground_velocity(const Placement* M, const double* x, double* V) noexcept nogil:
     # V = w x (x - d) + v
     cdef double r[3]
@@ -673,7 +685,6 @@ cdef int contact_at(ConvexShape shape, ChartSurface ground, const Placement* M,
     cdef double Ag[9]
     cdef double ag[3]
     cdef double r[3]
-    cdef double y[3]
     cdef double B[9]
     cdef int i, j, k, st
     if M == NULL:
@@ -685,12 +696,7 @@ cdef int contact_at(ConvexShape shape, ChartSurface ground, const Placement* M,
     matTvec3(M.Q, r, ag)
     st = contact(shape, ground, Ag, ag, chart, z0, tol, max_iter, c)
     if st == OK:
-        matvec3(M.Q, c.x, y)
-        for i in range(3):
-            c.x[i] = y[i] + M.d[i]
-        matvec3(M.Q, c.n, y)
-        for i in range(3):
-            c.n[i] = y[i]
+        ground_in_space(M, c.x, c.n)
         for i in range(3):  # ds/da <- ds/da Q^T
             for j in range(3):
                 B[3 * i + j] = 0.0
@@ -1888,20 +1894,13 @@ cdef class RollingField:
         cdef double J[6]
         cdef double H[12]
         cdef double WH[4]
-        cdef double r[3]
         cdef Placement now
-        cdef int i
         ground_geometry(self.ground, self.chart, y + 9, x, J, H, n, WH)
         if self.ground.raised:
             return CALLBACK_RAISED
         if self.motion is not None:
             self.motion.at(t, &now)
-            matvec3(now.Q, x, r)
-            for i in range(3):
-                x[i] = r[i] + now.d[i]
-            matvec3(now.Q, n, r)
-            for i in range(3):
-                n[i] = r[i]
+            ground_in_space(&now, x, n)
         return OK
 
     cdef int _energy(self, double t, const double* y, const double* x, const double* n,
@@ -2150,12 +2149,8 @@ cdef class RollingField:
         if moving:
             # the contact in space; V = w x r + v and, the built-in motions having a constant w
             # and dv/dt = w x v, a_V = w x (w x r) + w x v + w x (A ds/dt), r = x - d
-            matvec3(now.Q, x, rg)
+            ground_in_space(&now, x, n)
             for i in range(3):
-                x[i] = rg[i] + now.d[i]
-            matvec3(now.Q, n, rg)
-            for i in range(3):
-                n[i] = rg[i]
                 rg[i] = x[i] - now.d[i]
             cross3(now.w, rg, V)
             for i in range(3):

@@ -19,7 +19,7 @@
 cimport cython
 from cython.parallel cimport prange
 from cpython.ref cimport PyObject
-from libc.math cimport sqrt, fabs, isfinite, atan, atan2, sin, cos, M_PI, INFINITY
+from libc.math cimport sqrt, fabs, isfinite, atan, atan2, sin, cos, asinh, M_PI, INFINITY
 
 from nhphys_ext.so3 cimport (
     polar_factor, cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3, hat3,
@@ -732,6 +732,7 @@ cdef struct State:
     double face_v[3]   # a disk lying flat: its velocities at the start of the step (its
     double face_w      # guard's)
     double graze       # the depth a flight's guard is lowered by after a graze (twin: grazes)
+    double side_ref[3]  # a cylinder sliding on its side: its line's slip at the step's start
 
 
 cdef struct StepProblem:
@@ -2302,7 +2303,10 @@ DEF MODE_ROLLING = 0
 DEF MODE_FLIGHT = 1
 DEF MODE_SLIDING = 2
 DEF MODE_FACE = 3
+DEF MODE_SIDE = 4  # a cylinder rolling on its side (twin: SIDE)
+DEF MODE_SIDE_SLIDING = 5  # ... sliding on it (twin: SIDE_SLIDING)
 DEF EVENT_FALL_FLAT = 5
+DEF EVENT_FALL_SIDE = 6
 DEF FACE_POINTS = 256  # the twin's (nhphys.twins.face)
 DEF TRANSLATION_LIMIT = 1e12
 DEF FACE_FLOOR = 1e-9
@@ -2365,6 +2369,9 @@ cdef class ModesModel:
     cdef int map_code, max_newton, options
     cdef double face_radius, flat_angle, face_inertia  # a disk that can lie flat (twin: Model)
     cdef double face_offset  # ... its face's distance from the centre of mass (a cylinder's)
+    # a cylinder that can lie on its side (twin: Model): radius (0: none), half length, side
+    # angle, and its inertia about a diameter
+    cdef double side_radius, side_length, side_angle, side_inertia
     cdef bint forced  # force elements act (twin: Model.forced)
     cdef double weight[3]
 
@@ -2503,6 +2510,9 @@ cdef int flight_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     st = contact(m.shape, m.ground, A1, a1, S.chart, S.z, m.newton_tol, m.max_newton, c)
     if st == FLAT and m.face_radius > 0.0:  # a disk over a plane, turning flat in the air
         flat_flight_contact(m, A1, a1, S.chart, S.z, c)
+        st = OK
+    elif st == RIM_TO_SIDE and m.side_radius > 0.0:  # a cylinder level in the air
+        side_flight_contact(m, A1, a1, S.chart, S.z, c)
         st = OK
     if st:
         return st
@@ -3013,7 +3023,7 @@ cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) n
     cdef Py_ssize_t n_sub = m.n_sub
     cdef const double* fractions = m.substeps
     cdef bint armed = False
-    cdef bint basic = mode == MODE_FACE
+    cdef bint basic = mode == MODE_FACE or mode == MODE_SIDE or mode == MODE_SIDE_SLIDING
     cdef State begin
     if mode == MODE_SLIDING:
         slip_direction(m, S, ref)
@@ -3028,6 +3038,10 @@ cdef int composed_step(ModesModel m, int mode, State* S, double h, Contact* c) n
         size = h * (1.0 if basic else fractions[j])
         if mode == MODE_FACE:
             st = face_step(m, size, S, c)
+        elif mode == MODE_SIDE:
+            st = side_roll_step(m, size, S, c)
+        elif mode == MODE_SIDE_SLIDING:
+            st = side_slide_step(m, size, S, c)
         elif mode == MODE_FLIGHT:
             st = flight_step(m, size, S, c)
         elif mode == MODE_SLIDING:
@@ -3534,9 +3548,11 @@ cdef void land_flat(ModesModel m, State* S, double* impulse, double* change) noe
     S.work = S.work + change[0]
 
 
-cdef int locate_fall(ModesModel m, int mode, State* S, double h, double* theta) noexcept:
-    # the partial step in which the disk reaches its flat angle, by bisection on the step's
-    # FLAT status; *S is left at it (twin: locate_fall)
+cdef int locate_fall(ModesModel m, int mode, State* S, double h, double* theta,
+                     int event) noexcept:
+    # the partial step in which the disk reaches its flat angle (event FLAT), or the cylinder
+    # its side angle (RIM_TO_SIDE), by bisection on the step's status; *S is left at it (twin:
+    # locate_fall)
     cdef double lo = 0.0, hi = h, mid
     cdef State trial, at_lo = S[0]
     cdef Contact ct
@@ -3547,18 +3563,626 @@ cdef int locate_fall(ModesModel m, int mode, State* S, double h, double* theta) 
         mid = 0.5 * (lo + hi)
         trial = S[0]
         st = composed_step(m, mode, &trial, mid, &ct)
-        if st == FLAT:
+        if st == event:
             hi = mid
         elif st:
             return st
         else:
             lo = mid
             at_lo = trial
-    if not lands_flat(m, &at_lo):  # a Newton iterate met the event, not the body
-        return FLAT
+    if not (lands_flat(m, &at_lo) if event == FLAT else lands_on_side(m, &at_lo)):
+        return event  # a Newton iterate met the event, not the body
     S[0] = at_lo
     theta[0] = lo
     return OK
+
+
+# -- a cylinder lying on its side (twins: nhphys.twins.side and the "Lying on its side" part of
+# nhphys.twins.modes) ---------------------------------------------------------------------------
+
+DEF LINE_POINTS = 12  # the twin's (nhphys.twins.side)
+DEF QUADRATURE_LIMIT = 0.25
+cdef double LINE_NODES[LINE_POINTS]
+cdef double LINE_WEIGHTS[LINE_POINTS]
+LINE_NODES[:] = [-0.9815606342467192, -0.9041172563704748, -0.7699026741943047,
+                 -0.5873179542866175, -0.3678314989981802, -0.1252334085114689,
+                 0.1252334085114689, 0.3678314989981802, 0.5873179542866175,
+                 0.7699026741943047, 0.9041172563704748, 0.9815606342467192]
+LINE_WEIGHTS[:] = [0.04717533638651141, 0.10693932599531907, 0.16007832854334642,
+                   0.20316742672306573, 0.2334925365383546, 0.2491470458134027,
+                   0.2491470458134027, 0.2334925365383546, 0.20316742672306573,
+                   0.16007832854334642, 0.10693932599531907, 0.04717533638651141]
+
+
+cdef void line_integrals(double a, double b, double c, double L, double* I) noexcept nogil:
+    # (int a / r, int x / r, int s x / r) over [-L, L] of a slip (a, b, c) that is not zero
+    # (twin: side.line_integrals)
+    cdef double size = sqrt(a * a + b * b)
+    cdef double s, x, r, wr, x1, x2, r1, r2, delta
+    cdef double along = 0.0, a2_delta = 0.0
+    cdef int k
+    if fabs(c) * L <= QUADRATURE_LIMIT * size:
+        I[0] = I[1] = I[2] = 0.0
+        for k in range(LINE_POINTS):
+            s = L * LINE_NODES[k]
+            x = b + c * s
+            r = sqrt(a * a + x * x)
+            wr = L * LINE_WEIGHTS[k] / r
+            I[0] += wr * a
+            I[1] += wr * x
+            I[2] += wr * (s * x)
+        return
+    x1 = b - c * L
+    x2 = b + c * L
+    r1 = sqrt(a * a + x1 * x1)
+    r2 = sqrt(a * a + x2 * x2)
+    if a != 0.0:
+        if x1 * x2 >= 0.0:  # one sign: the difference of the asinh's without cancellation
+            delta = asinh(4.0 * b * c * L / (x2 * r1 + x1 * r2))
+        else:
+            delta = asinh(x2 / fabs(a)) - asinh(x1 / fabs(a))
+        along = a * delta / c
+        a2_delta = a * a * delta
+    I[0] = along
+    I[1] = 4.0 * b * L / (r1 + r2)
+    I[2] = (L * (r1 + r2) - (x2 * r2 - x1 * r1 + a2_delta) / (2.0 * c)) / c
+
+
+def line_friction_py(double a, double b, double c, double half_length, double normal_force,
+                     double mu):
+    """The kernel's line friction (the twin: :func:`nhphys.twins.side.line_friction`), for
+    the parity tests: ``(F_u, F_w, M)``."""
+    cdef double I[3]
+    cdef double scale
+    if a == 0.0 and b == 0.0 and c == 0.0:
+        raise ValueError("The line's friction has no direction at rest.")
+    line_integrals(a, b, c, half_length, I)
+    scale = -mu * normal_force / (2.0 * half_length)
+    return scale * I[0], scale * I[1], scale * I[2]
+
+
+cdef struct SideLoad:
+    # what acts on a cylinder on its side besides its line's friction (twin: SideLoad)
+    double N
+    double F_t[3]
+    double tau_u
+    double tau_n
+    double f_np[3]
+    double tau_np[3]
+
+
+cdef inline double side_load_power(const SideLoad* L, const double* v,
+                                   const double* omega) noexcept nogil:
+    return dot3(L.f_np, v) + dot3(L.tau_np, omega)
+
+
+cdef inline void side_axes(const double* A, const double* n, double* u, double* w) noexcept nogil:
+    # the axis (body z) in space and w = n x u (twin: side_axes)
+    u[0] = A[2]
+    u[1] = A[5]
+    u[2] = A[8]
+    cross3(n, u, w)
+
+
+cdef void side_velocities(ModesModel m, const State* S, double* v, double* psi,
+                          double* phi) noexcept:
+    # (v, psi, phi) of a cylinder on its side (twin: side_velocities)
+    cdef double W[3]
+    cdef double omega[3]
+    cdef int i
+    matvec3(m.Iinv, S.Pi, W)
+    matvec3(S.A, W, omega)
+    for i in range(3):
+        v[i] = S.p[i] / m.mass
+    psi[0] = dot3(S.n, omega)
+    phi[0] = S.A[2] * omega[0] + S.A[5] * omega[1] + S.A[8] * omega[2]
+
+
+cdef inline void side_slip(ModesModel m, const double* v, double psi, double phi,
+                           const double* u, const double* w, double* slip) noexcept nogil:
+    # (a, b, c) of the line (twin: side_slip)
+    slip[0] = dot3(v, u)
+    slip[1] = dot3(v, w) + m.side_radius * phi
+    slip[2] = psi
+
+
+cdef void side_load(ModesModel m, double t, const double* A, const double* a, const double* n,
+                    const double* v, double psi, double phi, SideLoad* L) noexcept:
+    # the load at (t, A, a) and the velocities (v, psi, phi) (twin: side_load)
+    cdef double u[3]
+    cdef double omega[3]
+    cdef double omega_b[3]
+    cdef double f_pot[3]
+    cdef double tau_pot[3]
+    cdef double f_app[3]
+    cdef double tau_app[3]
+    cdef double D[9]
+    cdef double Dw[3]
+    cdef double body[3]
+    cdef double q[3]
+    cdef double f[3]
+    cdef double tau[3]
+    cdef double un = dot3(m.up, n)
+    cdef double drag, fn
+    cdef int i
+    u[0] = A[2]
+    u[1] = A[5]
+    u[2] = A[8]
+    L.N = m.mass * m.gravity * un
+    for i in range(3):
+        L.F_t[i] = -m.mass * m.gravity * (m.up[i] - un * n[i])
+        L.f_np[i] = 0.0
+        L.tau_np[i] = 0.0
+    L.tau_u = L.tau_n = 0.0
+    if not m.forced:
+        return
+    for i in range(3):
+        omega[i] = psi * n[i] + phi * u[i]
+    matTvec3(A, omega, omega_b)
+    drag = m.forces.wrench(t, A, a, n, f_pot, tau_pot, f_app, tau_app, D)
+    for i in range(3):
+        L.f_np[i] = f_app[i] - drag * v[i]
+        f[i] = f_pot[i] + L.f_np[i]
+    fn = dot3(n, f)
+    L.N = max(L.N - fn, 0.0)
+    matvec3(D, omega_b, Dw)
+    for i in range(3):
+        body[i] = tau_app[i] - Dw[i]
+    matvec3(A, body, L.tau_np)
+    if m.forces.rolling != 0.0:
+        for i in range(3):
+            L.tau_np[i] = L.tau_np[i] - (m.forces.rolling * L.N * phi) * u[i]
+    matvec3(A, tau_pot, q)
+    for i in range(3):
+        tau[i] = q[i] + L.tau_np[i]
+        L.F_t[i] = L.F_t[i] + (f[i] - fn * n[i])
+    L.tau_u = dot3(u, tau)
+    L.tau_n = dot3(n, tau)
+
+
+cdef inline double side_roll_rate(ModesModel m, const SideLoad* L,
+                                  const double* w) noexcept nogil:
+    # phi'' of a cylinder rolling on its side (twin: side_roll_rate)
+    cdef double R = m.side_radius
+    return (L.tau_u - R * dot3(L.F_t, w)) / (m.face_inertia + m.mass * R * R)
+
+
+cdef inline double side_needed(ModesModel m, const SideLoad* L, const double* w,
+                               double* F) noexcept nogil:
+    # the friction (F, returned M) a cylinder rolling on its side needs (twin: side_needed)
+    cdef double acc = side_roll_rate(m, L, w)
+    cdef int i
+    for i in range(3):
+        F[i] = -m.mass * m.side_radius * acc * w[i] - L.F_t[i]
+    return -L.tau_n
+
+
+cdef double side_margin(ModesModel m, const State* S) noexcept:
+    # the guard of a cylinder rolling on its side (twin: side_margin)
+    cdef double u[3]
+    cdef double w[3]
+    cdef double v[3]
+    cdef double F[3]
+    cdef double vv[3]
+    cdef double psi, phi, M, limit, half, g1, g2
+    cdef SideLoad L
+    cdef int i
+    if not isfinite(m.mu):
+        return INFINITY
+    side_axes(S.A, S.n, u, w)
+    side_velocities(m, S, v, &psi, &phi)
+    for i in range(3):
+        vv[i] = -m.side_radius * phi * w[i]
+    side_load(m, S.t, S.A, S.a, S.n, vv, 0.0, phi, &L)
+    M = side_needed(m, &L, w, F)
+    limit = m.mu * L.N
+    half = 0.5 * m.side_length
+    g1 = limit - norm3(F)
+    g2 = (half * limit - fabs(M)) / half
+    return g1 if g1 < g2 else g2
+
+
+cdef inline double side_speed(ModesModel m, const double* v, double psi,
+                              double phi) noexcept nogil:
+    # |v| + R |phi'| + L |psi'| (twin: side_speed)
+    return norm3(v) + m.side_radius * fabs(phi) + m.side_length * fabs(psi)
+
+
+cdef double side_friction(ModesModel m, const double* slip, double speed, const double* u,
+                          const double* w, const SideLoad* L, double* F) noexcept:
+    # the line's friction (F, returned M) at the slip (twin: side_friction)
+    cdef double I[3]
+    cdef double limit, size, M, scale, half
+    cdef int i
+    scale = fabs(slip[0]) + fabs(slip[1]) + m.side_length * fabs(slip[2])
+    if not scale > SLIP_FLOOR * speed:  # a line at rest
+        M = side_needed(m, L, w, F)
+        limit = m.mu * L.N
+        size = norm3(F)
+        if size > limit:
+            for i in range(3):
+                F[i] = (limit / size) * F[i]
+        half = 0.5 * m.side_length * limit
+        return max(-half, min(M, half))
+    line_integrals(slip[0], slip[1], slip[2], m.side_length, I)
+    scale = -m.mu * L.N / (2.0 * m.side_length)
+    for i in range(3):
+        F[i] = scale * I[0] * u[i] + scale * I[1] * w[i]
+    return scale * I[2]
+
+
+cdef double side_progress(ModesModel m, const double* slip, const double* slip0) noexcept:
+    # how the slip still moves on from slip0 (twin: side_progress)
+    cdef double scale = fabs(slip0[0]) + fabs(slip0[1]) + m.side_length * fabs(slip0[2])
+    cdef double g = -INFINITY
+    cdef bint any_part = False
+    if fabs(slip0[0]) > FACE_FLOOR * scale:
+        g = m.mass * slip[0] * slip0[0]
+        any_part = True
+    if fabs(slip0[1]) > FACE_FLOOR * scale:
+        g = max(g, m.mass * slip[1] * slip0[1])
+        any_part = True
+    if m.side_length * fabs(slip0[2]) > FACE_FLOOR * scale:
+        g = max(g, m.side_inertia * slip[2] * slip0[2])
+        any_part = True
+    return g if any_part else INFINITY
+
+
+cdef void side_state_slip(ModesModel m, const State* S, double* slip) noexcept:
+    cdef double u[3]
+    cdef double w[3]
+    cdef double v[3]
+    cdef double psi, phi
+    side_axes(S.A, S.n, u, w)
+    side_velocities(m, S, v, &psi, &phi)
+    side_slip(m, v, psi, phi, u, w, slip)
+
+
+cdef double side_guard(ModesModel m, const State* S) noexcept:
+    # side_progress from the step's starting slip (twin: side_guard)
+    cdef double slip[3]
+    side_state_slip(m, S, slip)
+    return side_progress(m, slip, S.side_ref)
+
+
+cdef inline void rotation_about(const double* axis, double angle, double* Q) noexcept nogil:
+    cdef double xi[3]
+    xi[0] = angle * axis[0]
+    xi[1] = angle * axis[1]
+    xi[2] = angle * axis[2]
+    exp3(xi, Q)
+
+
+cdef int side_roll_step(ModesModel m, double h, State* S, Contact* c) noexcept:
+    # one step of a cylinder rolling on its side (twin: side_roll_step)
+    cdef double u[3]
+    cdef double w[3]
+    cdef double v[3]
+    cdef double v0[3]
+    cdef double v1[3]
+    cdef double om0[3]
+    cdef double om1[3]
+    cdef double Q[9]
+    cdef double Ap[9]
+    cdef double A1[9]
+    cdef double ap[3]
+    cdef double vp[3]
+    cdef double ob[3]
+    cdef double psi, phi0, acc0, acc1, phi_p, phi1, turn, R = m.side_radius
+    cdef SideLoad L0, L1
+    cdef int i
+    side_axes(S.A, S.n, u, w)
+    side_velocities(m, S, v, &psi, &phi0)
+    for i in range(3):
+        v0[i] = -R * phi0 * w[i]
+    side_load(m, S.t, S.A, S.a, S.n, v0, 0.0, phi0, &L0)
+    acc0 = side_roll_rate(m, &L0, w)
+    L1 = L0
+    if m.forced:  # the forces at the predictor's time, pose and velocities
+        phi_p = phi0 + h * acc0
+        rotation_about(u, h * phi0, Q)
+        matmul3(Q, S.A, Ap)
+        for i in range(3):
+            ap[i] = S.a[i] - (R * h * phi0) * w[i]
+            vp[i] = -R * phi_p * w[i]
+        side_load(m, S.t + h, Ap, ap, S.n, vp, 0.0, phi_p, &L1)
+    acc1 = side_roll_rate(m, &L1, w)
+    phi1 = phi0 + 0.5 * h * (acc0 + acc1)
+    turn = 0.5 * h * (phi0 + phi1)
+    rotation_about(u, turn, Q)
+    matmul3(Q, S.A, A1)
+    reorthonormalize(A1)
+    for i in range(3):
+        v1[i] = -R * phi1 * w[i]
+        om0[i] = phi0 * u[i]
+        om1[i] = phi1 * u[i]
+    S.work = S.work + 0.5 * h * (side_load_power(&L0, v0, om0) + side_load_power(&L1, v1, om1))
+    S.t += h
+    S.normal_force = L0.N
+    for i in range(9):
+        S.A[i] = A1[i]
+    matTvec3(A1, u, ob)
+    for i in range(3):
+        S.a[i] = S.a[i] - (R * turn) * w[i]
+        S.p[i] = m.mass * v1[i]
+        ob[i] = phi1 * ob[i]
+    matvec3(m.I, ob, S.Pi)
+    side_contact(m, S, c)
+    return OK
+
+
+cdef void side_rates(ModesModel m, const SideLoad* L, const double* F, double M,
+                     const double* w, double* dv, double* dphi, double* dpsi) noexcept:
+    cdef int i
+    for i in range(3):
+        dv[i] = (L.F_t[i] + F[i]) / m.mass
+    dphi[0] = (L.tau_u + m.side_radius * dot3(F, w)) / m.face_inertia
+    dpsi[0] = (L.tau_n + M) / m.side_inertia
+
+
+cdef int side_slide_step(ModesModel m, double h, State* S, Contact* c) noexcept:
+    # one step of a cylinder sliding on its side (twin: side_slide_step)
+    cdef double u0[3]
+    cdef double w0[3]
+    cdef double up_[3]
+    cdef double wp[3]
+    cdef double u1[3]
+    cdef double w1[3]
+    cdef double v0[3]
+    cdef double vraw[3]
+    cdef double vp[3]
+    cdef double v1[3]
+    cdef double dv0[3]
+    cdef double dv1[3]
+    cdef double F0[3]
+    cdef double F1[3]
+    cdef double slip0[3]
+    cdef double slip_p[3]
+    cdef double slip_f[3]
+    cdef double om0[3]
+    cdef double om1[3]
+    cdef double ob[3]
+    cdef double ap[3]
+    cdef double Q1[9]
+    cdef double Q2[9]
+    cdef double T[9]
+    cdef double Ap[9]
+    cdef double A1[9]
+    cdef double psi0, phi0, M0, M1, dphi0, dpsi0, dphi1, dpsi1, phi_p, psi_p, phi1, psi1
+    cdef double sign, power0, power1, R = m.side_radius
+    cdef SideLoad L0, L1
+    cdef int i
+    side_axes(S.A, S.n, u0, w0)
+    side_velocities(m, S, vraw, &psi0, &phi0)
+    tangential(vraw, S.n, v0)
+    side_slip(m, v0, psi0, phi0, u0, w0, slip0)
+    if not (fabs(slip0[0]) + fabs(slip0[1]) + m.side_length * fabs(slip0[2])
+            > SLIP_FLOOR * side_speed(m, v0, psi0, phi0)):
+        slip0[0] = slip0[1] = slip0[2] = 0.0  # a line at rest (twin: side_slide_step)
+    side_load(m, S.t, S.A, S.a, S.n, v0, psi0, phi0, &L0)
+    M0 = side_friction(m, slip0, side_speed(m, v0, psi0, phi0), u0, w0, &L0, F0)
+    side_rates(m, &L0, F0, M0, w0, dv0, &dphi0, &dpsi0)
+    for i in range(3):
+        vp[i] = v0[i] + h * dv0[i]
+    phi_p = phi0 + h * dphi0
+    psi_p = psi0 + h * dpsi0
+    rotation_about(S.n, h * psi0, Q1)
+    rotation_about(u0, h * phi0, Q2)
+    matmul3(Q1, Q2, T)
+    matmul3(T, S.A, Ap)
+    side_axes(Ap, S.n, up_, wp)
+    side_slip(m, vp, psi_p, phi_p, up_, wp, slip_p)
+    # through a stop the friction is continued as it was before it (twin: side_slide_step)
+    sign = -1.0 if side_progress(m, slip_p, slip0) < 0.0 else 1.0
+    L1 = L0
+    if m.forced:
+        for i in range(3):
+            ap[i] = S.a[i] + h * v0[i]
+        side_load(m, S.t + h, Ap, ap, S.n, vp, psi_p, phi_p, &L1)
+    for i in range(3):
+        slip_f[i] = sign * slip_p[i]
+    if slip_f[0] == 0.0 and slip_f[1] == 0.0 and slip_f[2] == 0.0:
+        for i in range(3):
+            slip_f[i] = slip0[i]
+    M1 = side_friction(m, slip_f, side_speed(m, vp, psi_p, phi_p), up_, wp, &L1, F1)
+    side_rates(m, &L1, F1, M1, wp, dv1, &dphi1, &dpsi1)
+    for i in range(3):
+        v1[i] = v0[i] + 0.5 * h * (dv0[i] + dv1[i])
+    phi1 = phi0 + 0.5 * h * (dphi0 + dphi1)
+    psi1 = psi0 + 0.5 * h * (dpsi0 + dpsi1)
+    rotation_about(S.n, 0.5 * h * (psi0 + psi1), Q1)
+    rotation_about(u0, 0.5 * h * (phi0 + phi1), Q2)
+    matmul3(Q1, Q2, T)
+    matmul3(T, S.A, A1)
+    reorthonormalize(A1)
+    side_axes(A1, S.n, u1, w1)
+    for i in range(3):
+        om0[i] = psi0 * S.n[i] + phi0 * u0[i]
+        om1[i] = psi1 * S.n[i] + phi1 * u1[i]
+    power0 = dot3(F0, v0) + R * dot3(F0, w0) * phi0 + M0 * psi0 + side_load_power(&L0, v0, om0)
+    power1 = dot3(F1, v1) + R * dot3(F1, wp) * phi1 + M1 * psi1 + side_load_power(&L1, v1, om1)
+    S.work = S.work + 0.5 * h * (power0 + power1)
+    S.t += h
+    S.normal_force = L0.N
+    for i in range(3):
+        S.side_ref[i] = slip0[i]
+        S.a[i] = S.a[i] + 0.5 * h * (v0[i] + v1[i])
+        S.p[i] = m.mass * v1[i]
+    for i in range(9):
+        S.A[i] = A1[i]
+    matTvec3(A1, om1, ob)
+    matvec3(m.I, ob, S.Pi)
+    side_contact(m, S, c)
+    return OK
+
+
+cdef void side_contact(ModesModel m, const State* S, Contact* c) noexcept:
+    # the frame's contact of a cylinder on its side (twin: side_contact)
+    cdef double x[3]
+    cdef double J[6]
+    cdef double H[12]
+    cdef double nn[3]
+    cdef double W[4]
+    cdef double As[3]
+    cdef double P[3]
+    cdef int i
+    ground_geometry(m.ground, S.chart, S.z, x, J, H, nn, W)
+    matTvec3(S.A, S.n, c.n_M)
+    for i in range(3):
+        c.s[i] = -m.side_radius * c.n_M[i]
+    matvec3(S.A, c.s, As)
+    for i in range(3):
+        P[i] = S.a[i] + As[i]
+    c.chart = S.chart
+    c.z[0] = S.z[0]
+    c.z[1] = S.z[1]
+    c.gap = dot3(S.n, P) - dot3(S.n, x)
+    for i in range(3):
+        c.n[i] = S.n[i]
+        c.x[i] = P[i] - c.gap * S.n[i]
+    for i in range(9):
+        c.Sp[i] = 0.0
+
+
+cdef void side_flight_contact(ModesModel m, const double* A, const double* a, int chart,
+                              const double* z, Contact* c) noexcept:
+    # the closest-approach pair of a cylinder level in the air (twin: side_flight_contact)
+    cdef double x0[3]
+    cdef double J[6]
+    cdef double H[12]
+    cdef double n[3]
+    cdef double W[4]
+    cdef double d[3]
+    cdef double As[3]
+    cdef double P[3]
+    cdef double diff[3]
+    cdef double perp
+    cdef int i
+    ground_geometry(m.ground, chart, z, x0, J, H, n, W)
+    matTvec3(A, n, c.n_M)
+    for i in range(3):
+        d[i] = -c.n_M[i]
+    perp = sqrt(d[0] * d[0] + d[1] * d[1])
+    c.s[0] = m.side_radius * d[0] / perp
+    c.s[1] = m.side_radius * d[1] / perp
+    c.s[2] = m.side_length if d[2] >= 0.0 else -m.side_length
+    matvec3(A, c.s, As)
+    for i in range(3):
+        P[i] = a[i] + As[i]
+        diff[i] = P[i] - x0[i]
+    c.gap = dot3(n, diff)
+    for i in range(3):
+        c.x[i] = P[i] - c.gap * n[i]
+        c.n[i] = n[i]
+        diff[i] = c.x[i] - x0[i]
+    for i in range(9):
+        c.Sp[i] = 0.0
+    c.chart = chart
+    c.z[0] = z[0] + J[0] * diff[0] + J[2] * diff[1] + J[4] * diff[2]
+    c.z[1] = z[1] + J[1] * diff[0] + J[3] * diff[1] + J[5] * diff[2]
+
+
+cdef bint lands_on_side(ModesModel m, const State* S) noexcept:
+    # a centred cylinder with its axis within twice its side angle of the plane (twin)
+    if m.side_radius <= 0.0:
+        return False
+    return fabs(S.A[2] * S.n[0] + S.A[5] * S.n[1] + S.A[8] * S.n[2]) <= sin(2.0 * m.side_angle)
+
+
+cdef int onto_side(ModesModel m, State* S, bint rough) noexcept:
+    # the velocities of a cylinder on its side (twin: onto_side); returns its mode
+    cdef double u[3]
+    cdef double w[3]
+    cdef double vraw[3]
+    cdef double v[3]
+    cdef double om[3]
+    cdef double ob[3]
+    cdef double psi, phi, R = m.side_radius, Ia = m.face_inertia
+    cdef int i, mode = MODE_SIDE_SLIDING
+    side_axes(S.A, S.n, u, w)
+    side_velocities(m, S, vraw, &psi, &phi)
+    tangential(vraw, S.n, v)
+    if rough:
+        phi = (Ia * phi - m.mass * R * dot3(v, w)) / (Ia + m.mass * R * R)
+        for i in range(3):
+            v[i] = -R * phi * w[i]
+        psi = 0.0
+        mode = MODE_SIDE
+    for i in range(3):
+        S.p[i] = m.mass * v[i]
+        om[i] = psi * S.n[i] + phi * u[i]
+        S.side_ref[i] = 0.0
+    matTvec3(S.A, om, ob)
+    matvec3(m.I, ob, S.Pi)
+    return mode
+
+
+cdef int land_side(ModesModel m, State* S, double* impulse, double* change) noexcept:
+    # the landing of a cylinder falling onto its side (twin: land_side); returns its mode
+    cdef double axis[3]
+    cdef double along[3]
+    cdef double k[3]
+    cdef double Q[9]
+    cdef double A1[9]
+    cdef double As[3]
+    cdef double x_rim[3]
+    cdef double r[3]
+    cdef double Qr[3]
+    cdef double x[3]
+    cdef double J[6]
+    cdef double H[12]
+    cdef double nn[3]
+    cdef double W[4]
+    cdef double before, size, off, p_n
+    cdef int i, mode
+    for i in range(3):
+        axis[i] = S.A[3 * i + 2]
+    tangential(axis, S.n, along)
+    cross3(axis, along, k)
+    size = norm3(k)
+    if size > 0.0:
+        for i in range(3):
+            k[i] = k[i] / size
+        rotation_about(k, atan2(size, dot3(axis, along)), Q)
+    else:
+        for i in range(9):
+            Q[i] = 1.0 if i % 4 == 0 else 0.0
+    matvec3(S.A, S.s, As)
+    for i in range(3):
+        x_rim[i] = S.a[i] + As[i]
+        r[i] = S.a[i] - x_rim[i]
+    matvec3(Q, r, Qr)
+    matmul3(Q, S.A, A1)
+    reorthonormalize(A1)
+    before = kinetic_energy(m, S) + potential_energy(m, S)
+    p_n = dot3(S.n, S.p)
+    ground_geometry(m.ground, S.chart, S.z, x, J, H, nn, W)
+    for i in range(9):
+        S.A[i] = A1[i]
+    for i in range(3):
+        S.a[i] = x_rim[i] + Qr[i]
+    off = dot3(S.n, S.a) - dot3(S.n, x) - m.side_radius
+    for i in range(3):
+        S.a[i] = S.a[i] - off * S.n[i]
+    mode = onto_side(m, S, not isfinite(m.mu))
+    matTvec3(S.A, S.n, As)
+    for i in range(3):
+        S.s[i] = -m.side_radius * As[i]
+    S.normal_force = 0.0
+    change[0] = kinetic_energy(m, S) + potential_energy(m, S) - before
+    impulse[0] = dot3(S.n, S.p) - p_n
+    S.work = S.work + change[0]
+    return mode
+
+
+cdef int side_stick(ModesModel m, State* S, double* change) noexcept:
+    # a line that has stopped slipping, brought to rolling on its side (twin: side_stick);
+    # returns the mode
+    cdef double before = kinetic_energy(m, S)
+    onto_side(m, S, True)
+    change[0] = kinetic_energy(m, S) - before
+    S.work = S.work + change[0]
+    return MODE_SIDE if side_margin(m, S) >= 0.0 else MODE_SIDE_SLIDING
 
 
 cdef int contact_force(ModesModel m, const State* S, double* N, double* F) noexcept:
@@ -3756,6 +4380,12 @@ cdef int guard_of(ModesModel m, int mode, const State* S, const Contact* c,
         return OK
     if mode == MODE_FACE:
         g[0] = face_guard(m, S)
+        return OK
+    if mode == MODE_SIDE:
+        g[0] = side_margin(m, S)
+        return OK
+    if mode == MODE_SIDE_SLIDING:
+        g[0] = side_guard(m, S)
         return OK
     if mode == MODE_SLIDING:
         st = slide_guards(m, S, &gn, &gs)
@@ -3963,7 +4593,7 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
                 m.face_radius > 0.0):
             if n_found[0] >= MAX_EVENTS_PER_STEP:
                 return TOO_MANY_EVENTS
-            st = locate_fall(m, mode[0], S, remaining, &theta)
+            st = locate_fall(m, mode[0], S, remaining, &theta, FLAT)
             if st:
                 return st
             before = mode[0]
@@ -3974,6 +4604,24 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
             n_found[0] += 1
             row[0], row[1], row[2], row[3], row[4], row[5] = (
                 S.t, EVENT_FALL_FLAT, before, MODE_FACE, impulse, change)
+            remaining = remaining - theta
+            if fabs(remaining) <= LOCATE_TOL * fabs(h):
+                break
+            continue
+        if st == RIM_TO_SIDE and (mode[0] == MODE_ROLLING or mode[0] == MODE_SLIDING) and (
+                m.side_radius > 0.0):
+            if n_found[0] >= MAX_EVENTS_PER_STEP:
+                return TOO_MANY_EVENTS
+            st = locate_fall(m, mode[0], S, remaining, &theta, RIM_TO_SIDE)
+            if st:
+                return st
+            before = mode[0]
+            mode[0] = land_side(m, S, &impulse, &change)
+            side_contact(m, S, c)
+            row = &events[EVENT_SIZE * n_found[0]]
+            n_found[0] += 1
+            row[0], row[1], row[2], row[3], row[4], row[5] = (
+                S.t, EVENT_FALL_SIDE, before, mode[0], impulse, change)
             remaining = remaining - theta
             if fabs(remaining) <= LOCATE_TOL * fabs(h):
                 break
@@ -3994,6 +4642,11 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
         elif mode[0] == MODE_FACE:
             face_state(m, S, u, &w, &load)
             g0 = face_progress(m, u, w, u, w)
+        elif mode[0] == MODE_SIDE_SLIDING:  # the slip against itself
+            side_state_slip(m, S, u)
+            g0 = side_progress(m, u, u)
+        elif mode[0] == MODE_SIDE:
+            g0 = side_margin(m, S)
         elif mode[0] == MODE_SLIDING:
             st = sliding_normal_force(m, S, &gn)
             if st:
@@ -4066,6 +4719,17 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
             mode[0] = MODE_FACE
             face_contact(m, S, c)
             kind = EVENT_TOUCHDOWN
+        elif mode[0] == MODE_FLIGHT and m.side_radius > 0.0 and fabs(
+                S.A[2] * c.n[0] + S.A[5] * c.n[1] + S.A[8] * c.n[2]) <= sin(m.side_angle):
+            for it in range(3):  # it lands on its side (twin: modes_step)
+                S.s[it] = c.s[it]
+                S.n[it] = c.n[it]
+            S.chart = c.chart
+            S.z[0] = c.z[0]
+            S.z[1] = c.z[1]
+            mode[0] = land_side(m, S, &impulse, &change)
+            side_contact(m, S, c)
+            kind = EVENT_TOUCHDOWN
         elif mode[0] == MODE_FLIGHT:
             st = impact(m, S, c, h, &after, &impulse, &change)
             if st:
@@ -4090,6 +4754,12 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
             S.face_w = 0.0
             S.work = S.work + change
             kind = EVENT_STICK
+        elif mode[0] == MODE_SIDE_SLIDING:  # the line has stopped slipping (twin)
+            mode[0] = side_stick(m, S, &change)
+            kind = EVENT_STICK
+        elif mode[0] == MODE_SIDE:  # the needed friction left the line's limits (twin)
+            mode[0] = MODE_SIDE_SLIDING
+            kind = EVENT_SLIP
         elif mode[0] == MODE_SLIDING:
             st = slide_guards(m, S, &gn, &gs)
             if st:
@@ -4163,7 +4833,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
               double[::1] s, double[::1] n, double[::1] F, double[::1] slip,
               Py_ssize_t[::1] chart, double[::1] z, double[::1] clock, Py_ssize_t[::1] mode,
               double[:, ::1] out, double[:, ::1] events, Py_ssize_t[::1] n_events,
-              Py_ssize_t[::1] info):
+              Py_ssize_t[::1] info, const double[::1] side=None):
     """Advance ``n_steps`` steps through mode changes, saving every ``save_every``-th frame
     (see the twin, :func:`nhphys.twins.modes.modes_run`). Returns 0, or ``k + 1`` if step ``k``
     failed (``info[0]`` says why)."""
@@ -4190,6 +4860,10 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
     m.impact_law = impact_law
     m.face_radius, m.flat_angle, m.face_inertia = face[0], face[1], inertia[2, 2]
     m.face_offset = face[2] if face.shape[0] > 2 else 0.0
+    m.side_radius = m.side_length = m.side_angle = 0.0
+    if side is not None and side.shape[0] >= 3:
+        m.side_radius, m.side_length, m.side_angle = side[0], side[1], side[2]
+    m.side_inertia = inertia[0, 0]
     m.forced = not forces.empty
     for i in range(3):
         m.weight[i] = mass * gravity * up[i]
@@ -4211,6 +4885,7 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
         S.xi[i] = 0.0
     S.slip_armed = True
     S.face_v[0] = S.face_v[1] = S.face_v[2] = S.face_w = 0.0
+    S.side_ref[0] = S.side_ref[1] = S.side_ref[2] = 0.0
     S.graze = clock[3] if clock.shape[0] > 3 else 0.0
     S.chart = <int>chart[0]
     S.z[0] = z[0]

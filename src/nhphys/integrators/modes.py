@@ -45,6 +45,10 @@ def start_modes(integrator, system, dt, backend, R0=None, omega0=None,
     if flat is not None:
         return ModesRun(system, flat, dt, integrator, backend,
                         spec.FLIGHT if height > 0 else spec.FACE)
+    side = start_side(system, R0, omega0, ground_point, height, velocity0)
+    if side is not None:
+        state, mode = side
+        return ModesRun(system, state, dt, integrator, backend, mode)
     state = system.place(R0, omega0, ground_point)  # (a pulling ground is not refused here)
     state["slip"] = np.zeros(3)
     n = state["contact"].n
@@ -123,6 +127,87 @@ def start_flat(system, R0, omega0, ground_point, height, velocity0):
             "z": z, "n": n, "slip": np.zeros(3)}
 
 
+def start_side(system, R0, omega0, ground_point, height, velocity0):
+    """``(state, mode)`` of a cylinder that starts lying on its side (``R0`` puts its axis
+    within its side angle of the ground's plane; it is turned exactly onto its side), or
+    ``None`` for any other start. Its line's midpoint is put on the ground point nearest
+    ``ground_point``. Its angular velocity ``omega0`` (body) may turn it about the normal and
+    roll it about its axis, not tilt it; its centre moves at ``velocity0`` (in the ground's
+    plane; by default at the rolling speed of its roll). With ``mu = inf`` it must roll. With
+    ``height > 0`` it starts in flight instead, its lowest point that far above the ground."""
+    side = side_of(system)
+    R0 = as_rotation(R0, "R0")
+    point = as_vector3(ground_point, "ground_point")
+    if side[0] <= 0.0:
+        return None
+    loc = system.ground.project(point)
+    chart, z = int(loc.chart), np.array(loc.uv, dtype=float)
+    x, _, _, n, _ = rolling_spec.ground_geometry(system._twins()[1], chart, z)
+    if abs(R0[:, 2] @ n) > np.sin(side[2]):
+        return None
+    omega0 = R0 @ as_vector3(omega0, "omega0")
+    velocity = None if velocity0 is None else as_vector3(velocity0, "velocity0")
+    radius, half = side[0], side[1]
+    if height > 0:  # the lowest point `height` above the ground
+        lowest = radius * np.sqrt(max(0.0, 1.0 - (R0[:, 2] @ n) ** 2)) + half * abs(
+            R0[:, 2] @ n)
+        state = {"A": R0.copy(), "a": x + (height + lowest) * n, "Pi": system.inertia @ (
+            R0.T @ omega0), "p": system.mass * (np.zeros(3) if velocity is None else velocity),
+            "s": np.zeros(3), "chart": chart, "z": z, "n": n, "slip": np.zeros(3)}
+        return state, spec.FLIGHT
+    axis = R0[:, 2]
+    along = axis - (axis @ n) * n
+    along /= np.linalg.norm(along)
+    k = np.cross(axis, along)
+    turn = np.eye(3)
+    if np.any(k):
+        turn = spec.rotation_about(k / np.linalg.norm(k),
+                                   np.arctan2(np.linalg.norm(k), axis @ along))
+    A = spec.reorthonormalize(turn @ R0)
+    u = A[:, 2]
+    w = np.cross(n, u)
+    scale = max(np.linalg.norm(omega0), 1e-300)
+    if abs(omega0 @ w) > 1e-12 * scale or (
+            velocity is not None and abs(velocity @ n) > 1e-12 * max(np.linalg.norm(velocity),
+                                                                    1.0)):
+        raise ValueError(
+            "Expected a cylinder that starts on its side to move in the ground's plane only: "
+            f"`omega0` about the normal and its axis (not tilting it: {omega0 @ w:.4g} rad/s) "
+            f"and `velocity0` along the ground ({0.0 if velocity is None else velocity @ n:.4g}"
+            " m/s along the normal).")
+    psi, phi = float(omega0 @ n), float(omega0 @ u)
+    v = -radius * phi * w if velocity is None else velocity - (velocity @ n) * n
+    slip = np.array([v @ u, v @ w + radius * phi, psi])
+    speed = np.linalg.norm(v) + radius * abs(phi) + half * abs(psi)
+    slips = np.abs(slip[:2]).sum() + half * abs(slip[2]) > spec.SLIP_FLOOR * speed
+    if slips and not np.isfinite(system.mu):
+        raise ValueError("Expected a cylinder that starts on its side with `mu=inf` to roll "
+                         "(no turn about the normal, and `velocity0` the rolling speed, or "
+                         "none): a rough line cannot slide; give a finite `mu`.")
+    state = {"A": A, "a": x + radius * n, "Pi": system.inertia @ (A.T @ (psi * n + phi * u)),
+             "p": system.mass * v, "s": -radius * (A.T @ n), "chart": chart, "z": z, "n": n,
+             "slip": np.zeros(3)}
+    mode = spec.SIDE_SLIDING if slips else spec.SIDE
+    return state, mode
+
+
+def side_of(system):
+    """``(radius, half_length, side_angle)`` (3,) of a cylinder that goes on lying on its side
+    when it falls onto it (:mod:`nhphys.twins.modes`, "Lying on its side"): centred, its inertia
+    ``diag(I_d, I_d, I_a)`` in its axes, on a plane; zeros for any other body, whose fall onto
+    its side ends the run with a contact event."""
+    from nhphys.shapes import Cylinder
+    from nhphys.surfaces import Plane
+
+    body = system.body
+    I = np.asarray(system.inertia, dtype=float)
+    if (isinstance(body.shape, Cylinder) and isinstance(system.ground, Plane)
+            and not np.any(body.com) and I[0, 0] == I[1, 1]
+            and not np.any(I - np.diag(np.diag(I)))):
+        return np.array([body.shape.radius, body.shape.half_length, body.shape.side_angle])
+    return np.zeros(3)
+
+
 def face_of(system):
     """``(radius, flat_angle, offset)`` (3,) of a body that goes on lying flat when it falls
     flat (:mod:`nhphys.twins.modes`, "Lying flat"): a thin disk, or a cylinder on an end face,
@@ -190,6 +275,7 @@ class ModesRun(Run):
         self.inertia = np.ascontiguousarray(system.inertia, dtype=float)
         self.inertia_inv = np.linalg.inv(self.inertia)
         self.face = face_of(system)
+        self.side = side_of(system)
         self.up = np.ascontiguousarray(system.up, dtype=float)
         self.dt = dt
         self.map_code = get_retraction(integrator.map).code
@@ -215,15 +301,22 @@ class ModesRun(Run):
         st, c = OK, None
         model = spec.Model(shape, ground, None, None, system.mass, system.inertia,
                            system.inertia_inv, system.gravity, system.up, system.support_shape,
-                           system.restitution, system.mu, 0, 1e-14, 50, 0, face=self.face)
+                           system.restitution, system.mu, 0, 1e-14, 50, 0, face=self.face,
+                           side=self.side)
         if mode == spec.FACE:
             c = spec.face_contact(model, {"A": self.A, "a": self.a, "n": self.n,
+                                          "chart": int(self.chart[0]), "z": self.z})
+        elif mode in (spec.SIDE, spec.SIDE_SLIDING):
+            c = spec.side_contact(model, {"A": self.A, "a": self.a, "n": self.n,
                                           "chart": int(self.chart[0]), "z": self.z})
         else:
             st, c = rolling_spec.contact(shape, ground, self.A, self.a, int(self.chart[0]),
                                          self.z, 1e-14, 50)
             if st == spec.FLAT and self.face[0] > 0.0:  # a disk flat in the air
                 st, c = OK, spec.flat_flight_contact(model, self.A, self.a,
+                                                     int(self.chart[0]), self.z)
+            elif st == spec.RIM_TO_SIDE and self.side[0] > 0.0:  # a cylinder level in the air
+                st, c = OK, spec.side_flight_contact(model, self.A, self.a,
                                                      int(self.chart[0]), self.z)
         if st:
             raise ValueError("Could not find the body's closest point to the ground at the "
@@ -252,7 +345,7 @@ class ModesRun(Run):
                 self.substeps, self.slide_substeps, n_steps, save_every,
                 self.map_code, self.newton_tol, self.max_newton, self.options, self.A, self.a,
                 self.Pi, self.p, self.s, self.n, self.F, self.slip, self.chart, self.z,
-                self.clock, self.mode, out, events, n_events, info)
+                self.clock, self.mode, out, events, n_events, info, side=self.side)
         finally:  # the events of the committed steps, however the loop ended
             self.events = np.concatenate([self.events, events[:int(n_events[0])]])
 
@@ -263,7 +356,8 @@ class ModesRun(Run):
         fields = self.system.observables(rolling_spec.unpack_frames(saved[:, :-1]))
         mode = saved[:, -1].astype(np.int8)
         flying = mode == spec.FLIGHT
-        sliding = (mode == spec.SLIDING) | (mode == spec.FACE)  # a face slides too
+        # a face slides too, and a side's line
+        sliding = (mode == spec.SLIDING) | (mode == spec.FACE) | (mode == spec.SIDE_SLIDING)
         # in flight the contact and no-slip conditions do not apply, sliding the no-slip one:
         # their residuals there are 0 (the slip is its own field)
         slip = fields["slip_residual"]

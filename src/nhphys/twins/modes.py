@@ -301,7 +301,9 @@ is 0), then the mode (1): ``MODES_FRAME_SIZE`` numbers.
 import numpy as np
 
 from nhphys.twins.face import face_friction
-from nhphys.twins.newton import CODES, FLAT, INFO_COMMITTED, OK, NewtonRule, newton_solve
+from nhphys.twins.newton import CODES, FLAT, INFO_COMMITTED, OK, RIM_TO_SIDE, NewtonRule
+from nhphys.twins.newton import newton_solve
+from nhphys.twins.side import line_friction
 from nhphys.twins.forces import tangent_projector
 from nhphys.twins.newton import NOT_CONVERGED, NOT_FINITE, SINGULAR_JACOBIAN
 from nhphys.twins.rolling import (
@@ -336,13 +338,14 @@ from nhphys.twins.suslov import (
     retraction_step,
 )
 
-ROLLING, FLIGHT, SLIDING, FACE = 0, 1, 2, 3
+ROLLING, FLIGHT, SLIDING, FACE, SIDE, SIDE_SLIDING = 0, 1, 2, 3, 4, 5
 ROUGH, COULOMB = 0, 1  # the impact laws (module docstring, "The impact")
 IMPACT_LAWS = {"rough": ROUGH, "coulomb": COULOMB}
-MODE_NAMES = {ROLLING: "rolling", FLIGHT: "flight", SLIDING: "sliding", FACE: "flat"}
-LIFT_OFF, TOUCHDOWN, SLIP, STICK, FALL_FLAT = 1, 2, 3, 4, 5
+MODE_NAMES = {ROLLING: "rolling", FLIGHT: "flight", SLIDING: "sliding", FACE: "flat",
+              SIDE: "side rolling", SIDE_SLIDING: "side sliding"}
+LIFT_OFF, TOUCHDOWN, SLIP, STICK, FALL_FLAT, FALL_SIDE = 1, 2, 3, 4, 5, 6
 EVENT_NAMES = {LIFT_OFF: "lift-off", TOUCHDOWN: "touchdown", SLIP: "slip", STICK: "stick",
-               FALL_FLAT: "fall flat"}
+               FALL_FLAT: "fall flat", FALL_SIDE: "fall on side"}
 EVENT_FIELDS = ("t", "kind", "mode_before", "mode_after", "impulse", "energy_change")
 EVENT_SIZE = len(EVENT_FIELDS)
 MODES_FRAME_SIZE = FRAME_SIZE + 1
@@ -363,8 +366,10 @@ class Model:
 
     def __init__(self, shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
                  support_form, restitution, mu, map_code, newton_tol, max_newton, options,
-                 impact=ROUGH, face=(0.0, 0.0), slide_substeps=(1.0,)):
+                 impact=ROUGH, face=(0.0, 0.0), slide_substeps=(1.0,), side=(0.0, 0.0, 0.0)):
         self.shape, self.ground, self.motion, self.forces = shape, ground, motion, forces
+        # a cylinder that can lie on its side: its radius (0: none), half length and side angle
+        self.side_radius, self.side_length, self.side_angle = (float(x) for x in side)
         # the composition a sliding step takes (composed_step)
         self.slide_substeps = tuple(float(f) for f in slide_substeps)
         # a thin disk that can lie flat: its radius (0: none) and its flat angle
@@ -372,6 +377,7 @@ class Model:
         # ... and the distance of its face from the centre of mass (a cylinder's half length)
         self.face_offset = float(face[2]) if len(face) > 2 else 0.0
         self.face_inertia = float(inertia[2, 2])  # about the disk's axis, body z
+        self.side_inertia = float(inertia[0, 0])  # about a diameter (a cylinder's, body x)
         self.mass, self.gravity = float(mass), float(gravity)
         self.inertia, self.inertia_inv = inertia, inertia_inv
         self.up = up
@@ -407,6 +413,8 @@ def flight_step(model, h, state):
                     model.newton_tol, model.max_newton)
     if st == FLAT and model.face_radius > 0.0:  # a disk over a plane, turning flat in the air
         st, c = OK, flat_flight_contact(model, A1, a1, state["chart"], state["z"])
+    elif st == RIM_TO_SIDE and model.side_radius > 0.0:  # a cylinder level in the air
+        st, c = OK, side_flight_contact(model, A1, a1, state["chart"], state["z"])
     if st:
         return st, None, None
     p1, work = p_half - half_weight, state["work"]
@@ -974,6 +982,326 @@ def land_flat(model, state):
     return new, float(n @ (new["p"] - state["p"])), after - before
 
 
+# -- lying on its side ------------------------------------------------------------------------
+
+class SideLoad:
+    """What acts on a cylinder lying on its side besides its line's friction
+    (:func:`side_load`): the normal force ``N``, the tangential force ``F_t`` (3,) of gravity
+    and the applied forces, their torques ``tau_u`` about the axis and ``tau_n`` about the
+    normal, and the non-potential part of their wrench, ``f_np`` and ``tau_np`` (3,, space),
+    whose power goes into ``work``."""
+
+    __slots__ = ("N", "F_t", "tau_u", "tau_n", "f_np", "tau_np")
+
+    def power(self, v, omega):
+        """The non-potential elements' power at the velocities ``v``, ``omega`` (space)."""
+        return float(self.f_np @ v + self.tau_np @ omega)
+
+
+def side_axes(A, n):
+    """``(u, w)``: a cylinder's axis (body z) in space and the direction ``w = n x u`` it
+    rolls in."""
+    u = A[:, 2]
+    return u, cross(n, u)
+
+
+def side_velocities(model, state):
+    """``(v, psi, phi)``: the centre's velocity (3,), the turn about the normal and the roll
+    about the axis of a cylinder on its side."""
+    omega = state["A"] @ (model.inertia_inv @ state["Pi"])
+    return state["p"] / model.mass, float(state["n"] @ omega), float(state["A"][:, 2] @ omega)
+
+
+def side_slip(model, v, psi, phi, u, w):
+    """``(a, b, c)`` (3,): the line's slip (:mod:`nhphys.twins.side`): its midpoint's along the
+    axis and across it, and the turn."""
+    return np.array([float(v @ u), float(v @ w) + model.side_radius * phi, psi])
+
+
+def side_load(model, t, A, a, n, v, psi, phi):
+    """The :class:`SideLoad` on a cylinder on its side at ``(t, A, a)`` moving at ``v``,
+    ``psi``, ``phi`` (module docstring, "Lying on its side"): gravity, and the force
+    elements' force (at the centre) and torque, with rolling resistance against the roll,
+    ``-mu_r N phi u``. ``N = m g n . k - n . f``, not below 0. Their torque about ``w`` is taken
+    by the line."""
+    u = A[:, 2]
+    load = SideLoad()
+    load.N = model.mass * model.gravity * float(n @ model.up)
+    load.F_t = -model.mass * model.gravity * tangential(model.up, n)
+    load.tau_u = load.tau_n = 0.0
+    load.f_np, load.tau_np = np.zeros(3), np.zeros(3)
+    if model.forced:
+        omega = psi * n + phi * u
+        f_pot, tau_pot, f_app, tau_app, D, drag = model.forces.wrench(t, A, a, n, v,
+                                                                      A.T @ omega)
+        load.f_np = f_app - drag * v
+        f = f_pot + load.f_np
+        load.N = max(load.N - float(n @ f), 0.0)
+        load.tau_np = A @ (tau_app - D @ (A.T @ omega))
+        if model.forces.rolling:
+            load.tau_np = load.tau_np - (model.forces.rolling * load.N * phi) * u
+        tau = A @ tau_pot + load.tau_np
+        load.F_t = load.F_t + tangential(f, n)
+        load.tau_u, load.tau_n = float(u @ tau), float(n @ tau)
+    return load
+
+
+def side_roll_rate(model, load, w):
+    """``phi''`` of a cylinder rolling on its side: ``(tau_u - R F_t . w) / (I_a + m R^2)``."""
+    R = model.side_radius
+    return (load.tau_u - R * float(load.F_t @ w)) / (model.face_inertia + model.mass * R * R)
+
+
+def side_needed(model, load, w):
+    """``(F (3,), M)``: the friction a cylinder rolling on its side needs: ``m dv/dt - F_t``
+    with ``dv/dt = -R phi'' w``, and the moment ``-tau_n`` that keeps it from turning."""
+    acc = side_roll_rate(model, load, w)
+    return -model.mass * model.side_radius * acc * w - load.F_t, -load.tau_n
+
+
+def side_margin(model, state):
+    """The guard of a cylinder rolling on its side, in newtons: the smaller of ``mu N - |F|``
+    and ``(mu N L / 2 - |M|) / (L / 2)`` for the friction ``(F, M)`` it needs (``inf`` for
+    ``mu = inf``)."""
+    if not np.isfinite(model.mu):
+        return np.inf
+    A, n = state["A"], state["n"]
+    u, w = side_axes(A, n)
+    _, _, phi = side_velocities(model, state)
+    load = side_load(model, state["t"], A, state["a"], n, -model.side_radius * phi * w, 0.0,
+                     phi)
+    F, M = side_needed(model, load, w)
+    limit = model.mu * load.N
+    half = 0.5 * model.side_length
+    return min(limit - float(np.linalg.norm(F)), (half * limit - abs(M)) / half)
+
+
+def side_speed(model, v, psi, phi):
+    """The speed of a cylinder on its side, ``|v| + R |phi'| + L |psi'|``: what its line's slip
+    is measured against."""
+    return (float(np.linalg.norm(v)) + model.side_radius * abs(phi)
+            + model.side_length * abs(psi))
+
+
+def side_friction(model, slip, speed, u, w, load):
+    """``(F (3,), M)``: the line's friction at the slip ``(a, b, c)``. A slip not above
+    ``SLIP_FLOOR`` of the cylinder's ``speed`` is a line at rest, which starts to slide with
+    the friction it needs held to its limits: ``mu N`` along the needed force, the needed
+    moment within ``mu N L / 2``."""
+    L = model.side_length
+    scale = abs(slip[0]) + abs(slip[1]) + L * abs(slip[2])
+    if not scale > SLIP_FLOOR * speed:
+        F, M = side_needed(model, load, w)
+        limit = model.mu * load.N
+        size = float(np.linalg.norm(F))
+        if size > limit:
+            F = (limit / size) * F
+        return F, float(np.clip(M, -0.5 * L * limit, 0.5 * L * limit))
+    F_u, F_w, M = line_friction(slip[0], slip[1], slip[2], L, load.N, model.mu)
+    return F_u * u + F_w * w, M
+
+
+def side_progress(model, slip, slip0):
+    """How the slip ``(a, b, c)`` still moves on from ``slip0`` (the step's start): the larger
+    of ``m a a_0``, ``m b b_0`` and ``I_d c c_0`` over the parts that were moving (above
+    ``FACE_FLOOR`` of ``|a_0| + |b_0| + L |c_0|``; ``inf`` if none was). Negative once every
+    one has turned back: the line has stopped slipping."""
+    scale = abs(slip0[0]) + abs(slip0[1]) + model.side_length * abs(slip0[2])
+    weights = (model.mass, model.mass, model.side_inertia)
+    sizes = (abs(slip0[0]), abs(slip0[1]), model.side_length * abs(slip0[2]))
+    parts = [wt * slip[i] * slip0[i] for i, (wt, size) in enumerate(zip(weights, sizes))
+             if size > FACE_FLOOR * scale]
+    return max(parts) if parts else np.inf
+
+
+def side_state_slip(model, state):
+    """The slip (3,) of a cylinder on its side at ``state``."""
+    u, w = side_axes(state["A"], state["n"])
+    v, psi, phi = side_velocities(model, state)
+    return side_slip(model, v, psi, phi, u, w)
+
+
+def side_guard(model, state):
+    """The guard of a cylinder sliding on its side: :func:`side_progress` of its slip from
+    that at the start of the step."""
+    return side_progress(model, side_state_slip(model, state),
+                         state.get("side_ref", np.zeros(3)))
+
+
+def side_roll_step(model, h, state):
+    """One step of size ``h`` of a cylinder rolling on its side (module docstring, "Lying on
+    its side"): ``(status, new_state, contact)``."""
+    A, a, n, t, R = state["A"], state["a"], state["n"], state["t"], model.side_radius
+    u, w = side_axes(A, n)
+    _, _, phi0 = side_velocities(model, state)
+    v0 = -R * phi0 * w
+    load0 = side_load(model, t, A, a, n, v0, 0.0, phi0)
+    acc0 = side_roll_rate(model, load0, w)
+    load1 = load0
+    if model.forced:  # the forces at the predictor's time, pose and velocities
+        phi_p = phi0 + h * acc0
+        load1 = side_load(model, t + h, rotation_about(u, h * phi0) @ A, a - (R * h * phi0) * w,
+                          n, -R * phi_p * w, 0.0, phi_p)
+    acc1 = side_roll_rate(model, load1, w)
+    phi1 = phi0 + 0.5 * h * (acc0 + acc1)
+    turn = 0.5 * h * (phi0 + phi1)
+    A1 = reorthonormalize(rotation_about(u, turn) @ A)
+    v1 = -R * phi1 * w
+    power = load0.power(v0, phi0 * u) + load1.power(v1, phi1 * u)
+    new = dict(state, t=t + h, A=A1, a=a - (R * turn) * w, p=model.mass * v1,
+               Pi=model.inertia @ (phi1 * (A1.T @ u)), normal_force=load0.N,
+               work=state["work"] + 0.5 * h * power)
+    return OK, new, side_contact(model, new)
+
+
+def side_slide_step(model, h, state):
+    """One step of size ``h`` of a cylinder sliding on its side (module docstring, "Lying on
+    its side"): ``(status, new_state, contact)``."""
+    A, a, n, t = state["A"], state["a"], state["n"], state["t"]
+    m, R, Ia, Id = model.mass, model.side_radius, model.face_inertia, model.side_inertia
+    u0, w0 = side_axes(A, n)
+    v0, psi0, phi0 = side_velocities(model, state)
+    v0 = tangential(v0, n)
+    slip0 = side_slip(model, v0, psi0, phi0, u0, w0)
+    if not (np.abs(slip0[:2]).sum() + model.side_length * abs(slip0[2])
+            > SLIP_FLOOR * side_speed(model, v0, psi0, phi0)):
+        slip0 = np.zeros(3)  # a line at rest (its round-off has no direction)
+    load0 = side_load(model, t, A, a, n, v0, psi0, phi0)
+
+    def rates(load, F, M, w):
+        return (load.F_t + F) / m, (load.tau_u + R * float(F @ w)) / Ia, (load.tau_n + M) / Id
+
+    F0, M0 = side_friction(model, slip0, side_speed(model, v0, psi0, phi0), u0, w0, load0)
+    dv0, dphi0, dpsi0 = rates(load0, F0, M0, w0)
+    v_p, phi_p, psi_p = v0 + h * dv0, phi0 + h * dphi0, psi0 + h * dpsi0
+    A_p = rotation_about(n, h * psi0) @ rotation_about(u0, h * phi0) @ A
+    u_p, w_p = side_axes(A_p, n)
+    slip_p = side_slip(model, v_p, psi_p, phi_p, u_p, w_p)
+    # through a stop the friction is continued as it was before it (as on a face)
+    sign = -1.0 if side_progress(model, slip_p, slip0) < 0.0 else 1.0
+    load1 = load0
+    if model.forced:
+        load1 = side_load(model, t + h, A_p, a + h * v0, n, v_p, psi_p, phi_p)
+    slip_f = sign * slip_p
+    if not np.any(slip_f):
+        slip_f = slip0
+    F1, M1 = side_friction(model, slip_f, side_speed(model, v_p, psi_p, phi_p), u_p, w_p,
+                           load1)
+    dv1, dphi1, dpsi1 = rates(load1, F1, M1, w_p)
+    v1 = v0 + 0.5 * h * (dv0 + dv1)
+    phi1 = phi0 + 0.5 * h * (dphi0 + dphi1)
+    psi1 = psi0 + 0.5 * h * (dpsi0 + dpsi1)
+    A1 = reorthonormalize(rotation_about(n, 0.5 * h * (psi0 + psi1))
+                          @ rotation_about(u0, 0.5 * h * (phi0 + phi1)) @ A)
+    u1 = A1[:, 2]
+    omega0, omega1 = psi0 * n + phi0 * u0, psi1 * n + phi1 * u1
+    # the work of the friction (its power F . v + R F_w phi' + M psi') and of the forces'
+    # non-potential part: the trapezoidal rule, with the force of each stage
+    power0 = float(F0 @ v0) + R * float(F0 @ w0) * phi0 + M0 * psi0 + load0.power(v0, omega0)
+    power1 = float(F1 @ v1) + R * float(F1 @ w_p) * phi1 + M1 * psi1 + load1.power(v1, omega1)
+    new = dict(state, t=t + h, A=A1, a=a + 0.5 * h * (v0 + v1), p=m * v1,
+               Pi=model.inertia @ (A1.T @ omega1), normal_force=load0.N, side_ref=slip0,
+               work=state["work"] + 0.5 * h * (power0 + power1))
+    return OK, new, side_contact(model, new)
+
+
+def side_contact(model, state):
+    """The contact of a cylinder on its side, as a frame reads it: the midpoint of its line,
+    ``s = -R A^T n``, its point ``x`` on the plane, ``n``, ``n_M = A^T n`` and the gap."""
+    c = FaceContact()
+    n, A = state["n"], state["A"]
+    x_g = ground_geometry(model.ground, int(state["chart"]), state["z"])[0]
+    c.s = -model.side_radius * (A.T @ n)
+    P = state["a"] + A @ c.s
+    c.chart, c.z, c.n = state["chart"], state["z"], n.copy()
+    c.gap = float(n @ (P - x_g))
+    c.x = P - c.gap * n
+    c.Sp, c.n_M = np.zeros((3, 3)), A.T @ n
+    return c
+
+
+def side_flight_contact(model, A, a, chart, z):
+    """The closest-approach pair of a cylinder in flight over a plane with its axis near the
+    plane (where the support map stops at ``RIM_TO_SIDE``): its lowest point ``s = R w +- L
+    e_z``, ``w`` the unit projection of ``-A^T n`` on its end plane and the end the lower one
+    (either where they are level), and the point below it."""
+    x0, J, _, n, _ = ground_geometry(model.ground, int(chart), z)
+    d = -A.T @ n
+    perp = np.hypot(d[0], d[1])
+    c = FaceContact()
+    c.s = np.array([model.side_radius * d[0] / perp, model.side_radius * d[1] / perp,
+                    model.side_length if d[2] >= 0.0 else -model.side_length])
+    P = a + A @ c.s
+    c.gap = float(n @ (P - x0))
+    c.x = P - c.gap * n
+    c.chart, c.z = int(chart), np.asarray(z, float) + J.T @ (c.x - x0)  # a plane's chart
+    c.n, c.n_M, c.Sp = n.copy(), A.T @ n, np.zeros((3, 3))
+    return c
+
+
+def lands_on_side(model, state):
+    """Whether a body whose step met the ``RIM_TO_SIDE`` contact event can go on lying on its
+    side: a centred cylinder (``side_radius > 0``) whose axis is within twice its side angle
+    of the ground's plane."""
+    if model.side_radius <= 0.0:
+        return False
+    return abs(state["A"][:, 2] @ state["n"]) <= np.sin(2.0 * model.side_angle)
+
+
+def onto_side(model, state, rough):
+    """``(new_state, mode)``: a cylinder's velocities made those of one on its side, its axis
+    ``u`` in the plane: the centre's along the plane and the angular velocity's about ``n``
+    and ``u`` are kept (the velocities out of the plane taken out); on a ``rough`` line the
+    motion is then brought to rolling, the roll keeping the angular momentum about the line,
+    ``I_a phi' - m R v . w`` (mode ``SIDE``), else it slides (mode ``SIDE_SLIDING``)."""
+    A, n, m, R, Ia = state["A"], state["n"], model.mass, model.side_radius, model.face_inertia
+    u, w = side_axes(A, n)
+    v, psi, phi = side_velocities(model, state)
+    v = tangential(v, n)
+    mode = SIDE_SLIDING
+    if rough:
+        phi = (Ia * phi - m * R * float(v @ w)) / (Ia + m * R * R)
+        v, psi, mode = -R * phi * w, 0.0, SIDE
+    new = dict(state, p=m * v, Pi=model.inertia @ (A.T @ (psi * n + phi * u)),
+               side_ref=np.zeros(3))
+    return new, mode
+
+
+def land_side(model, state):
+    """The landing of a cylinder falling onto its side (module docstring, "Lying on its
+    side"): ``(new_state, mode, normal_impulse, energy_change)``."""
+    A, a, n = state["A"], state["a"], state["n"]
+    x_rim = a + A @ state["s"]
+    axis = A[:, 2]
+    along = tangential(axis, n)
+    k = cross(axis, along)
+    turn = EYE
+    if np.any(k):
+        turn = rotation_about(k / np.linalg.norm(k),
+                              np.arctan2(np.linalg.norm(k), axis @ along))
+    A1 = reorthonormalize(turn @ A)
+    a1 = x_rim + turn @ (a - x_rim)
+    x_g = ground_geometry(model.ground, int(state["chart"]), state["z"])[0]
+    a1 = a1 - (float(n @ (a1 - x_g)) - model.side_radius) * n
+    new, mode = onto_side(model, dict(state, A=A1, a=a1), not np.isfinite(model.mu))
+    new.update(s=-model.side_radius * (A1.T @ n), normal_force=0.0)
+    before = kinetic_energy(model, state) + potential_energy(model, A, a)
+    after = kinetic_energy(model, new) + potential_energy(model, A1, a1)
+    new["work"] = state["work"] + (after - before)
+    return new, mode, float(n @ (new["p"] - state["p"])), after - before
+
+
+def side_stick(model, state):
+    """A cylinder whose line has stopped slipping, brought to rolling on its side (what is
+    left of its slip taken out, the roll keeping the angular momentum about the line):
+    ``(new_state, mode, energy_change)``, the mode ``SIDE`` where static friction holds the
+    line, else ``SIDE_SLIDING`` from rest."""
+    new, _ = onto_side(model, state, True)
+    change = kinetic_energy(model, new) - kinetic_energy(model, state)
+    new["work"] = state["work"] + change
+    return new, (SIDE if side_margin(model, new) >= 0.0 else SIDE_SLIDING), change
+
+
 def composed_step(model, mode, state, h, substeps):
     """A whole step of size ``h`` in ``mode``: the sub-steps ``h * substeps`` one after another;
     ``(status, new_state, contact)``. A sliding step's end state keeps the slip direction of
@@ -996,7 +1324,7 @@ def composed_step(model, mode, state, h, substeps):
     armed = mode == SLIDING and slipping(model, state)[0]
     if mode == SLIDING:
         substeps = model.slide_substeps if armed else (1.0,)
-    if mode == FACE:
+    if mode in (FACE, SIDE, SIDE_SLIDING):
         substeps = (1.0,)
     begin = state
     j = 0
@@ -1004,6 +1332,10 @@ def composed_step(model, mode, state, h, substeps):
         size = h * substeps[j]
         if mode == FACE:
             st, state, c = face_step(model, size, state)
+        elif mode == SIDE:
+            st, state, c = side_roll_step(model, size, state)
+        elif mode == SIDE_SLIDING:
+            st, state, c = side_slide_step(model, size, state)
         elif mode == FLIGHT:
             st, state, c = flight_step(model, size, state)
         elif mode == SLIDING:
@@ -1108,6 +1440,10 @@ def guard(model, mode, state, c):
         return OK, c.gap + state.get("graze", 0.0)
     if mode == FACE:
         return OK, face_guard(model, state)
+    if mode == SIDE:
+        return OK, side_margin(model, state)
+    if mode == SIDE_SLIDING:
+        return OK, side_guard(model, state)
     if mode == SLIDING:
         st, N, slip = slide_guards(model, state)
         return st, min(N, slip)
@@ -1270,23 +1606,25 @@ def impact(model, state, c, h):
     return new, mode, n @ P, change
 
 
-def locate_fall(model, mode, state, h, substeps):
-    """The partial step in which a disk reaches its flat angle, by bisection on the step's
-    ``FLAT`` status (module docstring, "Lying flat"): ``(status, theta, state at theta)``."""
+def locate_fall(model, mode, state, h, substeps, event=FLAT):
+    """The partial step in which a disk reaches its flat angle (``event`` ``FLAT``), or a
+    cylinder its side angle (``RIM_TO_SIDE``), by bisection on the step's status (module
+    docstring, "Lying flat"): ``(status, theta, state at theta)``."""
     lo, hi, at_lo = 0.0, h, state
     for _ in range(LOCATE_ITER):
         if abs(hi - lo) <= LOCATE_TOL * abs(h):
             break
         theta = 0.5 * (lo + hi)
         st, new, _ = composed_step(model, mode, state, theta, substeps)
-        if st == FLAT:
+        if st == event:
             hi = theta
         elif st:
             return st, None, None
         else:
             lo, at_lo = theta, new
-    if not lands_flat(model, at_lo):  # a Newton iterate met the event, not the body
-        return FLAT, None, None
+    lands = lands_flat if event == FLAT else lands_on_side
+    if not lands(model, at_lo):  # a Newton iterate met the event, not the body
+        return event, None, None
     return OK, lo, at_lo
 
 
@@ -1311,6 +1649,21 @@ def modes_step(model, mode, state, h, substeps, events):
             if abs(remaining) <= LOCATE_TOL * abs(h):
                 break
             continue
+        if st == RIM_TO_SIDE and mode in (ROLLING, SLIDING) and model.side_radius > 0.0:
+            if len(events) >= MAX_EVENTS_PER_STEP:
+                return TOO_MANY_EVENTS, mode, None, None
+            st, theta, state = locate_fall(model, mode, state, remaining, substeps,
+                                           RIM_TO_SIDE)
+            if st:
+                return st, mode, None, None
+            before = mode
+            state, mode, impulse, change = land_side(model, state)
+            c = side_contact(model, state)
+            events.append([state["t"], FALL_SIDE, before, mode, impulse, change])
+            remaining = remaining - theta
+            if abs(remaining) <= LOCATE_TOL * abs(h):
+                break
+            continue
         if st:
             return st, mode, None, None
         st, g_end = guard(model, mode, new, c)
@@ -1326,6 +1679,11 @@ def modes_step(model, mode, state, h, substeps, events):
         elif mode == FACE:  # the velocities against themselves
             v, w, _ = face_state(model, state)
             g0 = face_progress(model, v, w, v, w)
+        elif mode == SIDE_SLIDING:  # the slip against itself
+            slip = side_state_slip(model, state)
+            g0 = side_progress(model, slip, slip)
+        elif mode == SIDE:
+            g0 = side_margin(model, state)
         elif mode == SLIDING:  # the slip along its own direction is its size
             st, N = sliding_normal_force(model, state)
             if st:
@@ -1362,6 +1720,11 @@ def modes_step(model, mode, state, h, substeps, events):
                 state["A"][:, 2] @ c.n) >= np.cos(model.flat_angle):  # it lands on its face
             state, impulse, change = land_flat(model, dict(state, s=c.s, n=c.n.copy()))
             mode, c, kind = FACE, face_contact(model, state), TOUCHDOWN
+        elif mode == FLIGHT and model.side_radius > 0.0 and abs(
+                state["A"][:, 2] @ c.n) <= np.sin(model.side_angle):  # it lands on its side
+            state, mode, impulse, change = land_side(
+                model, dict(state, s=c.s, n=c.n.copy(), chart=c.chart, z=c.z))
+            c, kind = side_contact(model, state), TOUCHDOWN
         elif mode == FLIGHT:
             state, mode, impulse, change = impact(model, state, c, h)
             kind = TOUCHDOWN
@@ -1377,6 +1740,11 @@ def modes_step(model, mode, state, h, substeps, events):
             change = -before_energy
             state["work"] = state["work"] + change
             impulse, kind = 0.0, STICK
+        elif mode == SIDE_SLIDING:  # the line has stopped slipping: it rolls on its side
+            state, mode, change = side_stick(model, state)
+            impulse, kind = 0.0, STICK
+        elif mode == SIDE:  # the needed friction left the line's limits: it starts to slide
+            mode, kind = SIDE_SLIDING, SLIP
         elif mode == SLIDING and np.subtract(*slide_guards(model, state)[1:]) <= 0.0:
             state, mode, kind = dict(state, normal_force=0.0), FLIGHT, LIFT_OFF
         elif mode == SLIDING:  # the slip has stopped: the contact point is brought to rest
@@ -1407,7 +1775,7 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
               support_form, restitution, mu, impact_law, face, h, substeps, slide_substeps,
               n_steps, save_every, map_code,
               newton_tol, max_newton, options, A, a, Pi, p, s, n, F, slip, chart, z, clock, mode,
-              out, events, n_events, info):
+              out, events, n_events, info, side=(0.0, 0.0, 0.0)):
     """Advance ``n_steps`` steps through mode changes, saving every ``save_every``-th frame.
 
     Parameters
@@ -1458,7 +1826,7 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
     """
     model = Model(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity, up,
                   support_form, restitution, mu, map_code, newton_tol, max_newton, options,
-                  impact_law, face, slide_substeps)
+                  impact_law, face, slide_substeps, side)
     state = {"A": A.copy(), "a": a.copy(), "Pi": Pi.copy(), "p": p.copy(), "s": s.copy(),
              "n": n.copy(), "F": F.copy(), "slip": slip.copy(), "xi": np.zeros(3),
              "chart": int(chart[0]), "z": z.copy(), "t": float(clock[0]),

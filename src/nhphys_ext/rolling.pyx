@@ -3812,20 +3812,11 @@ cdef double side_friction(ModesModel m, const double* slip, double speed, const 
 
 
 cdef double side_progress(ModesModel m, const double* slip, const double* slip0) noexcept:
-    # how the slip still moves on from slip0 (twin: side_progress)
-    cdef double scale = fabs(slip0[0]) + fabs(slip0[1]) + m.side_length * fabs(slip0[2])
-    cdef double g = -INFINITY
-    cdef bint any_part = False
-    if fabs(slip0[0]) > FACE_FLOOR * scale:
-        g = m.mass * slip[0] * slip0[0]
-        any_part = True
-    if fabs(slip0[1]) > FACE_FLOOR * scale:
-        g = max(g, m.mass * slip[1] * slip0[1])
-        any_part = True
-    if m.side_length * fabs(slip0[2]) > FACE_FLOOR * scale:
-        g = max(g, m.side_inertia * slip[2] * slip0[2])
-        any_part = True
-    return g if any_part else INFINITY
+    # how the slip still moves on along slip0 (twin: side_progress)
+    if slip0[0] == 0.0 and slip0[1] == 0.0 and slip0[2] == 0.0:
+        return INFINITY
+    return (m.mass * (slip[0] * slip0[0] + slip[1] * slip0[1])
+            + m.side_inertia * slip[2] * slip0[2])
 
 
 cdef void side_state_slip(ModesModel m, const State* S, double* slip) noexcept:

@@ -47,6 +47,7 @@ from nhphys.twins.suslov import cross
 
 STOP_SLIP = 1e-9  # a slip this small (relative to the body's speeds) at its event has stopped
 ONSET_SLIP = 1e-7  # below this (relative) a slip takes the segment's direction
+FALL_MARGIN = 1e-9  # a side fall's event this much (relative) before the side angle
 MAX_SEGMENTS = 10_000  # per call of advance: more is a cascade, reported as a failure
 
 
@@ -66,8 +67,10 @@ class ModesReferenceRun:
         self.model = spec.Model(shape, ground, None, forces, system.mass, system.inertia,
                                 system.inertia_inv, system.gravity, system.up,
                                 system.support_shape, system.restitution, system.mu, 0,
-                                1e-14, 50, 0, spec.IMPACT_LAWS[system.impact], run.face)
+                                1e-14, 50, 0, spec.IMPACT_LAWS[system.impact], run.face,
+                                side=run.side)
         self.face_ref = (np.zeros(3), 0.0)  # a face's velocities at its segment's start
+        self.side_ref = np.zeros(3)  # a side's slip at its segment's start
         self.dt, self.rtol, self.atol = run.dt, rtol, atol
         self.steps_done = 0
         self.events = np.empty((0, spec.EVENT_SIZE))
@@ -81,6 +84,8 @@ class ModesReferenceRun:
         if self.mode == spec.FACE:  # a start lying flat: its first segment's velocities
             v, w, _ = spec.face_state(self.model, self._state(self.y)[0])
             self.face_ref = (v, w)
+        if self.mode == spec.SIDE_SLIDING:  # a start sliding on its side: its slip
+            self.side_ref = spec.side_state_slip(self.model, self._state(self.y)[0])
 
     # -- states ---------------------------------------------------------------------------
     @staticmethod
@@ -98,6 +103,13 @@ class ModesReferenceRun:
                      "chart": self.chart, "z": self.z, "t": t, "work": y[18],
                      "slip": self.slip}
             return state, spec.face_contact(m, state)
+        if self.mode in (spec.SIDE, spec.SIDE_SLIDING):  # on its side: the line's midpoint
+            n = self._normal()
+            state = {"A": A, "a": y[9:12], "Pi": self.system.inertia @ y[12:15],
+                     "p": self.system.mass * y[15:18], "s": -m.side_radius * (A.T @ n),
+                     "n": n, "chart": self.chart, "z": self.z, "t": t, "work": y[18],
+                     "slip": self.slip}
+            return state, spec.side_contact(m, state)
         st, c = rolling_spec.contact(m.shape, m.ground, A, y[9:12], self.chart, self.z, 1e-14,
                                      50)
         if st:
@@ -187,6 +199,52 @@ class ModesReferenceRun:
         return np.concatenate([np.cross(A, w * axis).ravel(), v, dw * axis, dv,
                                [F @ v + T * w + load.f_np @ v + load.tau_np * w]])
 
+    def _side_rhs(self, t, y):
+        """A cylinder on its side (:mod:`nhphys.twins.modes`, "Lying on its side"): rolling,
+        ``phi''`` of :func:`~nhphys.twins.modes.side_roll_rate` about the fixed axis ``u``;
+        sliding, the line's friction and the rates of ``v``, ``phi'`` and ``psi'``, with
+        ``d Omega / dt = psi'' n + phi'' u + phi' psi' w`` (the axis turns at ``psi' w``)."""
+        m = self.model
+        state, _ = self._state(y, t)
+        A, n, R = state["A"], state["n"], m.side_radius
+        u, w = spec.side_axes(A, n)
+        v, psi, phi = spec.side_velocities(m, state)
+        if self.mode == spec.SIDE:
+            load = spec.side_load(m, t, A, state["a"], n, -R * phi * w, 0.0, phi)
+            acc = spec.side_roll_rate(m, load, w)
+            dv, domega, power = -R * acc * w, acc * u, load.power(-R * phi * w, phi * u)
+        else:
+            v = spec.tangential(v, n)
+            load = spec.side_load(m, t, A, state["a"], n, v, psi, phi)
+            slip = spec.side_slip(m, v, psi, phi, u, w)
+            F, M = spec.side_friction(m, slip, spec.side_speed(m, v, psi, phi), u, w, load)
+            dv = (load.F_t + F) / m.mass
+            dphi = (load.tau_u + R * float(F @ w)) / m.face_inertia
+            dpsi = (load.tau_n + M) / m.side_inertia
+            domega = dpsi * n + dphi * u + (phi * psi) * w
+            power = (float(F @ v) + R * float(F @ w) * phi + M * psi
+                     + load.power(v, psi * n + phi * u))
+        omega_b = y[12:15]
+        return np.concatenate([np.cross(A, omega_b).ravel(), v, A.T @ domega, dv, [power]])
+
+    def _side_fall_state(self, y_mode, t):
+        """The twin's state of a cylinder at its side angle: its lowest rim point, without the
+        support map's test (:func:`nhphys.twins.modes.side_flight_contact`)."""
+        A = y_mode[:9].reshape(3, 3)
+        n = self._normal()
+        if self.mode == spec.ROLLING:
+            z = y_mode[9:11]
+            c = spec.side_flight_contact(self.model, A, np.zeros(3), self.chart, z)
+            x = rolling_spec.ground_geometry(self.model.ground, self.chart, z)[0]
+            omega, work = y_mode[11:14], y_mode[14]
+            a, v = x - A @ c.s, -A @ cross(omega, c.s)
+        else:
+            a, omega, v, work, z = y_mode[9:12], y_mode[12:15], y_mode[15:18], y_mode[18], self.z
+            c = spec.side_flight_contact(self.model, A, a, self.chart, z)
+        return {"A": A, "a": a, "Pi": self.system.inertia @ omega, "p": self.system.mass * v,
+                "s": c.s, "n": n, "chart": self.chart, "z": np.array(z, float), "t": t,
+                "work": work, "slip": self.slip}
+
     def _direction(self, state, u):
         """The slip direction: the slip's own, once it is above ``ONSET_SLIP`` of the speeds,
         else the segment's (a slip just started grows from zero along it; below that size its
@@ -206,7 +264,35 @@ class ModesReferenceRun:
 
     # -- events ---------------------------------------------------------------------------
     def _events(self):
+        """The event functions of the current mode; ``self._kinds`` names them (``"guard"``,
+        ``"fall flat"``, ``"fall on side"``)."""
+        events = self._mode_events()
+        self._kinds = ["guard"] * len(events)
         model = self.model
+        if self.mode in (spec.ROLLING, spec.SLIDING) and model.face_radius > 0.0:
+            self._kinds[-1] = "fall flat"
+        if self.mode in (spec.ROLLING, spec.SLIDING) and model.side_radius > 0.0:
+            def side_fall(t, y):  # just before the support map stops (its rates with it)
+                return abs(y[:9].reshape(3, 3)[:, 2] @ self._normal()) - np.sin(
+                    model.side_angle) * (1.0 + FALL_MARGIN)
+            events.append(side_fall)
+            self._kinds.append("fall on side")
+        return events
+
+    def _mode_events(self):
+        model = self.model
+        if self.mode == spec.SIDE:
+            return [lambda t, y: spec.side_margin(model, self._state(y, t)[0])]
+        if self.mode == spec.SIDE_SLIDING:
+            ref = self.side_ref
+
+            scale = abs(ref[0]) + abs(ref[1]) + model.side_length * abs(ref[2])
+
+            def side_stop(t, y):  # the slip is down to STOP_SLIP of the segment's start
+                slip = spec.side_state_slip(model, self._state(y, t)[0])
+                return (abs(slip[0]) + abs(slip[1]) + model.side_length * abs(slip[2])
+                        - STOP_SLIP * scale)
+            return [side_stop] if np.any(ref) else []
         if self.mode == spec.FACE:
             v0, w0 = self.face_ref
 
@@ -244,7 +330,8 @@ class ModesReferenceRun:
 
     def _rhs(self):
         return {spec.ROLLING: self._rolling_rhs, spec.FLIGHT: self._flight_rhs,
-                spec.SLIDING: self._sliding_rhs, spec.FACE: self._face_rhs}[self.mode]
+                spec.SLIDING: self._sliding_rhs, spec.FACE: self._face_rhs,
+                spec.SIDE: self._side_rhs, spec.SIDE_SLIDING: self._side_rhs}[self.mode]
 
     def _y_of_mode(self):
         return self._rolling_y(self._state(self.y, self.t)[0]) if self.mode == spec.ROLLING \
@@ -255,8 +342,15 @@ class ModesReferenceRun:
         """Apply the law of the event ``which`` of the current mode at time ``t``."""
         model = self.model
         before, impulse, change = self.mode, 0.0, 0.0
-        falls = self.mode in (spec.ROLLING, spec.SLIDING) and which == len(self._events()) - 1 \
-            and model.face_radius > 0.0
+        kinds = list(self._kinds)
+        if kinds[which] == "fall on side":  # at the side angle: the rim point by hand
+            state, self.mode, impulse, change = spec.land_side(
+                model, self._side_fall_state(y_mode, t))
+            self.side_ref = spec.side_state_slip(model, state) if \
+                self.mode == spec.SIDE_SLIDING else np.zeros(3)
+            self._record(state, t, spec.FALL_SIDE, before, impulse, change)
+            return
+        falls = kinds[which] == "fall flat"
         if falls:  # at the flat angle, where the support map stops: the rim point by hand
             state, impulse, change = spec.land_flat(model, self._fall_state(y_mode, t))
             self.mode = spec.FACE
@@ -266,7 +360,14 @@ class ModesReferenceRun:
             return
         y = self._from_rolling(y_mode) if self.mode == spec.ROLLING else y_mode
         state, c = self._state(y, t)
-        if self.mode == spec.FACE:
+        if self.mode == spec.SIDE:  # the needed friction left the line's limits
+            self.mode, kind = spec.SIDE_SLIDING, spec.SLIP
+            self.side_ref = np.zeros(3)
+        elif self.mode == spec.SIDE_SLIDING:  # the slip has stopped
+            state, self.mode, change = spec.side_stick(model, state)
+            self.side_ref = np.zeros(3)
+            kind = spec.STICK
+        elif self.mode == spec.FACE:
             v, w, _ = spec.face_state(model, state)
             speed = np.linalg.norm(v) + self.model.face_radius * abs(w)
             v0, w0 = self.face_ref
@@ -327,6 +428,10 @@ class ModesReferenceRun:
         N = spec.sliding_normal_force(self.model, state)[1] if mode == spec.SLIDING else 0.0
         if mode == spec.FACE:
             N = spec.face_state(self.model, state)[2].N
+        if mode in (spec.SIDE, spec.SIDE_SLIDING):
+            _, psi, phi = spec.side_velocities(self.model, state)
+            N = spec.side_load(self.model, t, state["A"], state["a"], state["n"],
+                               state["p"] / self.system.mass, psi, phi).N
         state.update(normal_force=N, t=t)
         return np.concatenate([rolling_spec.frame(state, c), [mode]])
 
@@ -355,7 +460,11 @@ class ModesReferenceRun:
             # ground: the touchdown missed); a flight lasts more than dt (shorter bounces are
             # plastic), so steps of at most dt/2 sample the gap inside every flight
             max_step = 0.5 * self.dt if self.mode == spec.FLIGHT else np.inf
-            sol = solve_ivp(self._rhs(), (self.t, t1), y0, method="DOP853", rtol=self.rtol,
+            # a line that starts to slide from rest has no slip to stop yet: its first
+            # segment lasts a step, and its slip there is the next segment's reference
+            from_rest = self.mode == spec.SIDE_SLIDING and not np.any(self.side_ref)
+            t_stop = min(t1, self.t + self.dt) if from_rest else t1
+            sol = solve_ivp(self._rhs(), (self.t, t_stop), y0, method="DOP853", rtol=self.rtol,
                             atol=self.atol, dense_output=True, events=events,
                             max_step=max_step)
             if sol.status == -1:
@@ -372,6 +481,8 @@ class ModesReferenceRun:
                 if self.mode == spec.ROLLING:
                     y = self._from_rolling(y)
                 self.y, self.t = y, t_end
+                if from_rest:
+                    self.side_ref = spec.side_state_slip(self.model, self._state(y, t_end)[0])
         self.steps_done += n_steps
         out = np.array(frames).reshape(-1, spec.MODES_FRAME_SIZE)
         return self.mirror._observables(out)

@@ -1102,16 +1102,14 @@ def side_friction(model, slip, speed, u, w, load):
 
 
 def side_progress(model, slip, slip0):
-    """How the slip ``(a, b, c)`` still moves on from ``slip0`` (the step's start): the larger
-    of ``m a a_0``, ``m b b_0`` and ``I_d c c_0`` over the parts that were moving (above
-    ``FACE_FLOOR`` of ``|a_0| + |b_0| + L |c_0|``; ``inf`` if none was). Negative once every
-    one has turned back: the line has stopped slipping."""
-    scale = abs(slip0[0]) + abs(slip0[1]) + model.side_length * abs(slip0[2])
-    weights = (model.mass, model.mass, model.side_inertia)
-    sizes = (abs(slip0[0]), abs(slip0[1]), model.side_length * abs(slip0[2]))
-    parts = [wt * slip[i] * slip0[i] for i, (wt, size) in enumerate(zip(weights, sizes))
-             if size > FACE_FLOOR * scale]
-    return max(parts) if parts else np.inf
+    """How the slip ``(a, b, c)`` still moves on along ``slip0`` (the step's start's): ``m a
+    a_0 + m b b_0 + I_d c c_0`` (``inf`` where ``slip0`` is zero, a line at rest). Negative
+    once the slip has turned back against its start's, as it does through a stop (the
+    friction carried on past it), the guard's sign change."""
+    if not np.any(slip0):
+        return np.inf
+    return (model.mass * (slip[0] * slip0[0] + slip[1] * slip0[1])
+            + model.side_inertia * slip[2] * slip0[2])
 
 
 def side_state_slip(model, state):

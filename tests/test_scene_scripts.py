@@ -33,6 +33,7 @@ SCENES = {  # name: (arguments that keep the run short, figures)
     "tippe_top": (["--t-final", "0.5"], ["inversion.png"]),  # inverts while it slides
     "hump": (["--t-final", "2"], ["jump.png"]),  # leaves a hump, lands, bounces, rolls on
     "euler_disk_to_rest": ([], ["to_rest.png"]),  # falls flat, slides on its face, stops
+    "can_falls_over": (["--t-final", "0.3", "--dt", "1e-3"], ["falls_over.png"]),  # onto its side
     # the benchmark bicycle (docs/multibody.md)
     "bicycle": (["--t-final", "3"], ["eigenvalues.png", "runs.png", "strobe.png",
                                       "diagnostics.png"]),

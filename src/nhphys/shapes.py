@@ -146,7 +146,9 @@ class Cylinder(Shape):
     It rolls on the rim of one end face; two contact events stop a run: ``"flat"`` (standing on
     an end face, the end plane within ``flat_angle`` of the ground's tangent plane) and
     ``"rim-to-side"`` (the axis within ``side_angle`` of the tangent plane: the contact becomes
-    a line along the side, which this single-point model does not describe).
+    a line along the side, which this single-point model does not describe). With a
+    unilateral contact (``lift_off=True``) on a plane, a centred cylinder goes on from both:
+    it lies on its end face, or on its side (``docs/contact-modes.md``).
 
     Parameters
     ----------

@@ -241,7 +241,7 @@ class ModesRun(Run):
         Its map, order (``substeps``), Newton options and ``globalize``.
     backend : {"auto", "cython", "python"}
     mode : int
-        ``ROLLING`` or ``FLIGHT`` at the start.
+        The mode at the start (:data:`nhphys.twins.modes.MODE_NAMES`).
 
     Attributes
     ----------
@@ -391,9 +391,11 @@ class ModesRun(Run):
 
     def event_list(self):
         """The mode changes so far as a list of dicts (JSON-ready): ``t``, ``kind``
-        (``"lift-off"``, ``"touchdown"``, ``"slip"``, ``"stick"``, ``"fall flat"``), ``before``,
+        (``"lift-off"``, ``"touchdown"``, ``"slip"``, ``"stick"``, ``"fall flat"``, ``"fall on
+        side"``), ``before``,
         ``after`` (mode names), ``impulse`` (the normal impulse, N s) and ``energy_change`` (J;
-        for a fall flat also the potential energy of the last ``flat_angle`` of the fall)."""
+        for a fall flat or on the side also the potential energy of the last ``flat_angle`` or
+        ``side_angle`` of the fall)."""
         return [{"t": float(t), "kind": spec.EVENT_NAMES[int(kind)],
                  "before": spec.MODE_NAMES[int(before)], "after": spec.MODE_NAMES[int(after)],
                  "impulse": float(impulse), "energy_change": float(change)}

@@ -22,7 +22,15 @@ continuous physics (:mod:`nhphys.twins.modes`):
   (:func:`nhphys.twins.modes.face_progress`: the face stops; if the motion has not stopped
   there, the segment restarts, as for a slip).
   Rolling and sliding have the fall as a further event: the disk's axis within its flat angle
-  of the normal, ``cos(flat_angle) - |A e_3 . n|``.
+  of the normal, ``cos(flat_angle) - |A e_3 . n|``;
+* on its side (a cylinder that has fallen onto it): rolling, ``phi''`` about the fixed axis
+  (:func:`nhphys.twins.modes.side_roll_rate`), its event the rolling guard
+  (:func:`nhphys.twins.modes.side_margin`); sliding, the line's friction
+  (:mod:`nhphys.twins.side`) in ``m dv/dt = F_t + F``, ``I_a dphi'/dt = tau_u + R F . w``,
+  ``I_d dpsi'/dt = tau_n + M``, its event the slip's size down to ``STOP_SLIP`` of the
+  segment's start (the slip dies out in finite time; past its stop the friction has no
+  direction). Rolling and sliding on the rim have the fall onto the side as an event, the axis
+  within its side angle of the plane, ``FALL_MARGIN`` before the support map stops there.
 
 Force elements (:mod:`nhphys.forces`) join every mode's equations with the wrench of
 :func:`nhphys.twins.rolling.total_wrench` (rolling: :class:`nhphys.twins.rolling.RollingField`

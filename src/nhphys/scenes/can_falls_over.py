@@ -33,6 +33,7 @@ from nhphys.scenes._figures import save_figure
 from nhphys.shapes import Cylinder
 from nhphys.surfaces import Plane
 from nhphys.systems import RollingBody
+from nhphys.twins.modes import MODE_NAMES
 
 MU = 0.3
 MASS, RADIUS, HALF_LENGTH = 0.3, 0.033, 0.06
@@ -72,7 +73,7 @@ def main(argv=None):
         print(f"  {ev['kind']:12s} at t = {ev['t']:.9f} s: {ev['before']} -> {ev['after']}, "
               f"energy change {ev['energy_change']:+.3e} J")
     balance = traj.energy - traj.work
-    print(f"at t = {traj.t[-1]:g} s: {nhphys.twins.modes.MODE_NAMES[int(traj.mode[-1])]}, "
+    print(f"at t = {traj.t[-1]:g} s: {MODE_NAMES[int(traj.mode[-1])]}, "
           f"centre {np.round(traj.position[-1], 4).tolist()} m, speed "
           f"{np.linalg.norm(traj.velocity[-1]):.4g} m/s; energy - work changes by "
           f"{np.ptp(balance):.1e} J (of {traj.energy[0]:.4f} J)")

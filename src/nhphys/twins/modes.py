@@ -7,7 +7,8 @@ Modes and guards
 A body is in one of three modes; each has a guard, a function of the state at the end of a
 step that is positive while the mode holds (the third, ``SLIDING``, comes with a finite
 friction coefficient ``mu`` and is described in "The sliding step"; a thin disk has a fourth,
-``FACE``, described in "Lying flat"):
+``FACE``, described in "Lying flat", and a cylinder two more, ``SIDE`` and ``SIDE_SLIDING``,
+described in "Lying on its side"):
 
 * ``ROLLING``: the rolling step of :mod:`nhphys.twins.rolling` (contact and no-slip exact).
   Guard: the normal contact force ``N`` of the continuous model at the state (eq. 29,
@@ -253,8 +254,74 @@ length, the end whose outward axis points down; :func:`face_centre`), its centre
 above the plane, and the face's equations above hold unchanged (the friction acts along the
 plane through the axis, which passes through the centre of mass). The pressure on the face is
 taken as uniform: the moment of the friction about the centre of mass, which shifts the
-pressure towards the leading edge, is neglected, and so is tipping over by it. A cylinder
-that falls onto its side still ends the run (``RIM_TO_SIDE``).
+pressure towards the leading edge, is neglected, and so is tipping over by it.
+
+Lying on its side
+-----------------
+A cylinder (radius ``R``, half length ``L``) whose centre of mass is its centre and whose
+inertia is ``diag(I_d, I_d, I_a)`` in its axes, on a plane (``side`` gives ``R``, ``L`` and its
+side angle), has two more modes: ``SIDE``, rolling on its side, and ``SIDE_SLIDING``, sliding
+on it. Rolling or sliding on its rim, it meets the ``RIM_TO_SIDE`` contact event where its
+axis comes within its side angle of the plane; the fall is located by bisection as a fall flat
+is (:func:`locate_fall`), and it lands there (:func:`land_side`): it is turned onto its side
+about its rim point on the ground, by the smallest rotation taking its axis ``u`` into the
+plane, its centre put ``R`` above the plane, and its velocities out of the plane (the centre's
+along ``n``, the tilt about ``w = n x u``) taken out: a plastic impact of the whole line it
+then touches (:func:`onto_side`). In flight, where the support map stops at ``RIM_TO_SIDE``,
+its closest-approach pair is its lowest point (:func:`side_flight_contact`), and a touchdown
+with its axis within its side angle of the plane lands it on its side in the same way.
+
+*Kinematics.* On its side the body's angular velocity is ``Omega = psi' n + phi' u`` (a turn
+and a roll; a tilt would lift an end), its centre moves at ``v`` in the plane, and the point of
+the line ``a - R n + s u`` slips at ``sigma(s) = v + Omega x (-R n + s u) = v_u u + (v_w +
+R phi' + s psi') w``; the slip's numbers ``(a, b, c) = (v_u, v_w + R phi', psi')``
+(:func:`side_slip`). The line rolls where ``sigma = 0``: ``v = -R phi' w``, ``psi' = 0``.
+
+*Loads.* Gravity and the force elements (:func:`side_load`, as :func:`face_state` for a face):
+``N = m g n . k - n . f`` (not below 0), ``F_t`` the load along the plane, ``tau_u`` and
+``tau_n`` its torques about the axis and the normal; rolling resistance opposes the roll,
+``-mu_r N phi' u``. The torque about ``w``, and the moment ``I_a phi' psi'`` the turning axis
+needs about it (``d(I_a phi' u)/dt = I_a phi'' u + I_a phi' psi' w``), are taken by the line's
+pressure, which is taken as uniform.
+
+*Rolling* (``SIDE``): one degree of freedom. With ``da = -R dphi w`` the virtual work of the
+load is ``(tau_u - R F_t . w) dphi`` and the kinetic energy ``(I_a + m R^2) phi'^2 / 2``:
+
+    (I_a + m R^2) phi'' = tau_u - R F_t . w          (:func:`side_roll_rate`)
+
+the axis fixed. The friction this needs is ``F = -m R phi'' w - F_t`` and the moment
+``M = -tau_n`` (:func:`side_needed`); the guard (:func:`side_margin`) is the smaller of
+``mu N - |F|`` and ``(mu N L/2 - |M|) / (L/2)``, each limit alone (``mu N L / 2`` is the largest
+moment the line's friction has, that of a pure turn). Past it the line slips.
+
+*Sliding* (``SIDE_SLIDING``): the friction of the whole line, ``F`` (along the plane) and ``M``
+(about the normal through the centre), from :func:`nhphys.twins.side.line_friction`; about the
+axis it has the torque ``(-R n) x F``, whose axial part is ``R F . w``. Then
+
+    m dv/dt = F_t + F,     I_a dphi'/dt = tau_u + R F . w,     I_d dpsi'/dt = tau_n + M,
+
+and the friction's power is ``F . v + R (F . w) phi' + M psi' = F_u a + F_w b + M c``, the
+integral of ``f(s) . sigma(s)``. A slip below ``SLIP_FLOOR`` of the speed ``|v| + R |phi'| +
+L |psi'|`` is a line at rest: it starts to slide with the friction it needs held to the limits
+(``mu N`` along the needed force, the moment clipped to ``mu N L / 2``; :func:`side_friction`).
+
+*The steps.* Both are the face's explicit trapezoidal rule (Heun) on the velocities
+(:func:`side_roll_step`: on ``phi'``; :func:`side_slide_step`: on ``(v, phi', psi')``, the
+predictor's friction taken with the predictor's axes), with the trapezoidal rule on the
+position and the turns: ``A_1 = exp(dpsi hat(n)) exp(dphi hat(u_0)) A_0``, which is the exact
+flow for constant rates (``d/dt [R_n(psi' t) R_u0(phi' t)] = hat(psi' n + phi' R_n u0) [...]``),
+so the axis stays in the plane to round-off; second order, exact where the load and the
+friction are constant (a straight slide, a roll down a slope). The work of the friction and of
+the elements' non-potential part is the trapezoidal rule on its power.
+
+*Stop.* The guard of sliding (:func:`side_guard`) is the slip's progress along the step's
+starting slip (:func:`side_progress`), ``m (a a_0 + b b_0) + I_d c c_0``: negative once the
+slip has turned back, as it does through a stop, the friction being carried on past it (where
+the predictor's progress is negative, the friction of the mirrored slip, as for a face). At the
+located stop what is left of the slip is taken out (:func:`side_stick`), the roll keeping the
+angular momentum about the line, ``I_a phi' - m R v . w``, and the cylinder rolls on its side
+(or slides on from rest where the line cannot hold it). Frames of a cylinder on its side:
+``s = -R A^T n`` (the line's midpoint), its point on the plane, the gap and ``N``.
 
 Force elements
 --------------
@@ -288,7 +355,8 @@ rolling step, so ``energy - work`` (the potentials in ``energy``) stays the chec
 Events
 ------
 Each mode change is a row of ``events`` (``EVENT_SIZE`` numbers, :data:`EVENT_FIELDS`): the
-time, the kind (``LIFT_OFF``, ``TOUCHDOWN``, ``SLIP``, ``STICK``, ``FALL_FLAT``), the mode
+time, the kind (``LIFT_OFF``, ``TOUCHDOWN``, ``SLIP``, ``STICK``, ``FALL_FLAT``,
+``FALL_SIDE``), the mode
 before and after, the normal impulse
 ``n . P`` and the change of kinetic energy (0 for a lift-off). Rows are written when the step
 that holds them is committed.
@@ -1810,11 +1878,17 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
                                              # of friction), the gap (the flight guard at
                                              # the start of the next step) and the depth of a
                                              # graze (0 without one)
-    mode (1,) intp : ndarray                 # IN/OUT ROLLING, FLIGHT, SLIDING or FACE
+    mode (1,) intp : ndarray                 # IN/OUT ROLLING, FLIGHT, SLIDING, FACE, SIDE
+                                             # or SIDE_SLIDING
     out : ndarray (n_steps // save_every, MODES_FRAME_SIZE)    # OUT
     events : ndarray (MAX_EVENTS_PER_STEP n_steps, EVENT_SIZE)  # OUT, the mode changes
     n_events : ndarray (1,) intp             # OUT, how many rows of ``events`` are written
     info : ndarray (3,) intp                 # OUT as for rolling_run
+    side : ndarray (3,)                      # IN the radius, half length and side angle of
+                                             # a centred cylinder that goes on lying on its
+                                             # side (module docstring, "Lying on its side");
+                                             # a radius of 0 for any other body, whose
+                                             # RIM_TO_SIDE contact event ends the run
 
     Returns
     -------

@@ -2512,7 +2512,7 @@ cdef int flight_step(ModesModel m, double h, State* S, Contact* c) noexcept:
         flat_flight_contact(m, A1, a1, S.chart, S.z, c)
         st = OK
     elif st == RIM_TO_SIDE and m.side_radius > 0.0:  # a cylinder level in the air
-        side_flight_contact(m, A1, a1, S.chart, S.z, c)
+        flat_flight_contact(m, A1, a1, S.chart, S.z, c)
         st = OK
     if st:
         return st
@@ -3295,26 +3295,34 @@ cdef inline void face_centre(ModesModel m, const double* A, const double* n,
 
 cdef void face_contact(ModesModel m, const State* S, Contact* c) noexcept:
     # the frame's contact of a disk lying flat (twin: face_contact)
+    cdef double s[3]
+    face_centre(m, S.A, S.n, s)
+    plane_contact(m, S, s, c)
+
+
+cdef void plane_contact(ModesModel m, const State* S, const double* s, Contact* c) noexcept:
+    # the contact of a body lying on a plane at its body point s (twin: plane_contact)
     cdef double x[3]
     cdef double J[6]
     cdef double H[12]
     cdef double nn[3]
     cdef double W[4]
+    cdef double P[3]
     cdef int i
-    cdef double centre[3]
     ground_geometry(m.ground, S.chart, S.z, x, J, H, nn, W)
-    face_centre(m, S.A, S.n, c.s)
-    matvec3(S.A, c.s, centre)
     for i in range(3):
-        centre[i] += S.a[i]
+        c.s[i] = s[i]
+    matvec3(S.A, c.s, P)
+    for i in range(3):
+        P[i] += S.a[i]
     c.chart = S.chart
     c.z[0] = S.z[0]
     c.z[1] = S.z[1]
-    c.gap = dot3(S.n, centre) - dot3(S.n, x)
+    c.gap = dot3(S.n, P) - dot3(S.n, x)
     matTvec3(S.A, S.n, c.n_M)
     for i in range(3):
         c.n[i] = S.n[i]
-        c.x[i] = centre[i] - c.gap * S.n[i]
+        c.x[i] = P[i] - c.gap * S.n[i]
     for i in range(9):
         c.Sp[i] = 0.0
 
@@ -4008,69 +4016,13 @@ cdef int side_slide_step(ModesModel m, double h, State* S, Contact* c) noexcept:
 
 
 cdef void side_contact(ModesModel m, const State* S, Contact* c) noexcept:
-    # the frame's contact of a cylinder on its side (twin: side_contact)
-    cdef double x[3]
-    cdef double J[6]
-    cdef double H[12]
-    cdef double nn[3]
-    cdef double W[4]
-    cdef double As[3]
-    cdef double P[3]
+    # the frame's contact of a cylinder on its side: its line's midpoint (twin: side_contact)
+    cdef double s[3]
     cdef int i
-    ground_geometry(m.ground, S.chart, S.z, x, J, H, nn, W)
-    matTvec3(S.A, S.n, c.n_M)
+    matTvec3(S.A, S.n, s)
     for i in range(3):
-        c.s[i] = -m.side_radius * c.n_M[i]
-    matvec3(S.A, c.s, As)
-    for i in range(3):
-        P[i] = S.a[i] + As[i]
-    c.chart = S.chart
-    c.z[0] = S.z[0]
-    c.z[1] = S.z[1]
-    c.gap = dot3(S.n, P) - dot3(S.n, x)
-    for i in range(3):
-        c.n[i] = S.n[i]
-        c.x[i] = P[i] - c.gap * S.n[i]
-    for i in range(9):
-        c.Sp[i] = 0.0
-
-
-cdef void side_flight_contact(ModesModel m, const double* A, const double* a, int chart,
-                              const double* z, Contact* c) noexcept:
-    # the closest-approach pair of a cylinder level in the air (twin: side_flight_contact)
-    cdef double x0[3]
-    cdef double J[6]
-    cdef double H[12]
-    cdef double n[3]
-    cdef double W[4]
-    cdef double d[3]
-    cdef double As[3]
-    cdef double P[3]
-    cdef double diff[3]
-    cdef double perp
-    cdef int i
-    ground_geometry(m.ground, chart, z, x0, J, H, n, W)
-    matTvec3(A, n, c.n_M)
-    for i in range(3):
-        d[i] = -c.n_M[i]
-    perp = sqrt(d[0] * d[0] + d[1] * d[1])
-    c.s[0] = m.side_radius * d[0] / perp
-    c.s[1] = m.side_radius * d[1] / perp
-    c.s[2] = m.side_length if d[2] >= 0.0 else -m.side_length
-    matvec3(A, c.s, As)
-    for i in range(3):
-        P[i] = a[i] + As[i]
-        diff[i] = P[i] - x0[i]
-    c.gap = dot3(n, diff)
-    for i in range(3):
-        c.x[i] = P[i] - c.gap * n[i]
-        c.n[i] = n[i]
-        diff[i] = c.x[i] - x0[i]
-    for i in range(9):
-        c.Sp[i] = 0.0
-    c.chart = chart
-    c.z[0] = z[0] + J[0] * diff[0] + J[2] * diff[1] + J[4] * diff[2]
-    c.z[1] = z[1] + J[1] * diff[0] + J[3] * diff[1] + J[5] * diff[2]
+        s[i] = -m.side_radius * s[i]
+    plane_contact(m, S, s, c)
 
 
 cdef bint lands_on_side(ModesModel m, const State* S) noexcept:

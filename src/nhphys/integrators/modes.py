@@ -316,7 +316,7 @@ class ModesRun(Run):
                 st, c = OK, spec.flat_flight_contact(model, self.A, self.a,
                                                      int(self.chart[0]), self.z)
             elif st == spec.RIM_TO_SIDE and self.side[0] > 0.0:  # a cylinder level in the air
-                st, c = OK, spec.side_flight_contact(model, self.A, self.a,
+                st, c = OK, spec.flat_flight_contact(model, self.A, self.a,
                                                      int(self.chart[0]), self.z)
         if st:
             raise ValueError("Could not find the body's closest point to the ground at the "

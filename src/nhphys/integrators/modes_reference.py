@@ -237,18 +237,18 @@ class ModesReferenceRun:
 
     def _side_fall_state(self, y_mode, t):
         """The twin's state of a cylinder at its side angle: its lowest rim point, without the
-        support map's test (:func:`nhphys.twins.modes.side_flight_contact`)."""
+        support map's test (:func:`nhphys.twins.modes.flat_flight_contact`)."""
         A = y_mode[:9].reshape(3, 3)
         n = self._normal()
         if self.mode == spec.ROLLING:
             z = y_mode[9:11]
-            c = spec.side_flight_contact(self.model, A, np.zeros(3), self.chart, z)
+            c = spec.flat_flight_contact(self.model, A, np.zeros(3), self.chart, z)
             x = rolling_spec.ground_geometry(self.model.ground, self.chart, z)[0]
             omega, work = y_mode[11:14], y_mode[14]
             a, v = x - A @ c.s, -A @ cross(omega, c.s)
         else:
             a, omega, v, work, z = y_mode[9:12], y_mode[12:15], y_mode[15:18], y_mode[18], self.z
-            c = spec.side_flight_contact(self.model, A, a, self.chart, z)
+            c = spec.flat_flight_contact(self.model, A, a, self.chart, z)
         return {"A": A, "a": a, "Pi": self.system.inertia @ omega, "p": self.system.mass * v,
                 "s": c.s, "n": n, "chart": self.chart, "z": np.array(z, float), "t": t,
                 "work": work, "slip": self.slip}

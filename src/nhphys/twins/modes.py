@@ -268,7 +268,7 @@ about its rim point on the ground, by the smallest rotation taking its axis ``u`
 plane, its centre put ``R`` above the plane, and its velocities out of the plane (the centre's
 along ``n``, the tilt about ``w = n x u``) taken out: a plastic impact of the whole line it
 then touches (:func:`onto_side`). In flight, where the support map stops at ``RIM_TO_SIDE``,
-its closest-approach pair is its lowest point (:func:`side_flight_contact`), and a touchdown
+its closest-approach pair is its lowest point (:func:`flat_flight_contact`), and a touchdown
 with its axis within its side angle of the plane lands it on its side in the same way.
 
 *Kinematics.* On its side the body's angular velocity is ``Omega = psi' n + phi' u`` (a turn
@@ -482,7 +482,7 @@ def flight_step(model, h, state):
     if st == FLAT and model.face_radius > 0.0:  # a disk over a plane, turning flat in the air
         st, c = OK, flat_flight_contact(model, A1, a1, state["chart"], state["z"])
     elif st == RIM_TO_SIDE and model.side_radius > 0.0:  # a cylinder level in the air
-        st, c = OK, side_flight_contact(model, A1, a1, state["chart"], state["z"])
+        st, c = OK, flat_flight_contact(model, A1, a1, state["chart"], state["z"])
     if st:
         return st, None, None
     p1, work = p_half - half_weight, state["work"]
@@ -546,8 +546,9 @@ def free_end_kick(model, h, t1, A1, a1, p_half, pi_end, n, v_start, omega_start)
 
 
 def flat_flight_contact(model, A, a, chart, z):
-    """The closest-approach pair of a thin disk in flight over a plane at any attitude,
-    flat included (module docstring, "Lying flat"): its lowest rim point ``s = R w``, ``w`` the
+    """The closest-approach pair of a thin disk (or a centred cylinder) in flight over a plane
+    at any attitude, flat (or level) included (module docstring, "Lying flat"): its lowest rim
+    point ``s = R w`` (of the lower end, ``+-L e_z`` from the centre, for a cylinder), ``w`` the
     unit projection of ``-A^T n`` on the disk's plane (body x where that projection vanishes:
     the disk is flat and every rim point is lowest), and the point below it."""
     x0, J, _, n, _ = ground_geometry(model.ground, int(chart), z)
@@ -970,14 +971,21 @@ def face_centre(model, A, n):
 
 
 def face_contact(model, state):
+    return plane_contact(model, state, face_centre(model, state["A"], state["n"]))
+
+
+def plane_contact(model, state, s):
+    """The contact of a body lying on a plane at its body point ``s`` (a face's centre, a
+    side's midpoint), as a frame reads it: ``s``, its point ``x`` on the plane, ``n``,
+    ``n_M = A^T n`` and the gap."""
     c = FaceContact()
     x_g = ground_geometry(model.ground, int(state["chart"]), state["z"])[0]
     n, A = state["n"], state["A"]
-    c.s = face_centre(model, A, n)
-    centre = state["a"] + A @ c.s
+    c.s = s
+    P = state["a"] + A @ c.s
     c.chart, c.z, c.n = state["chart"], state["z"], n.copy()
-    c.gap = float(n @ (centre - x_g))
-    c.x = centre - c.gap * n
+    c.gap = float(n @ (P - x_g))
+    c.x = P - c.gap * n
     c.Sp, c.n_M = np.zeros((3, 3)), A.T @ n
     return c
 
@@ -1273,36 +1281,8 @@ def side_slide_step(model, h, state):
 
 def side_contact(model, state):
     """The contact of a cylinder on its side, as a frame reads it: the midpoint of its line,
-    ``s = -R A^T n``, its point ``x`` on the plane, ``n``, ``n_M = A^T n`` and the gap."""
-    c = FaceContact()
-    n, A = state["n"], state["A"]
-    x_g = ground_geometry(model.ground, int(state["chart"]), state["z"])[0]
-    c.s = -model.side_radius * (A.T @ n)
-    P = state["a"] + A @ c.s
-    c.chart, c.z, c.n = state["chart"], state["z"], n.copy()
-    c.gap = float(n @ (P - x_g))
-    c.x = P - c.gap * n
-    c.Sp, c.n_M = np.zeros((3, 3)), A.T @ n
-    return c
-
-
-def side_flight_contact(model, A, a, chart, z):
-    """The closest-approach pair of a cylinder in flight over a plane with its axis near the
-    plane (where the support map stops at ``RIM_TO_SIDE``): its lowest point ``s = R w +- L
-    e_z``, ``w`` the unit projection of ``-A^T n`` on its end plane and the end the lower one
-    (either where they are level), and the point below it."""
-    x0, J, _, n, _ = ground_geometry(model.ground, int(chart), z)
-    d = -A.T @ n
-    perp = np.hypot(d[0], d[1])
-    c = FaceContact()
-    c.s = np.array([model.side_radius * d[0] / perp, model.side_radius * d[1] / perp,
-                    model.side_length if d[2] >= 0.0 else -model.side_length])
-    P = a + A @ c.s
-    c.gap = float(n @ (P - x0))
-    c.x = P - c.gap * n
-    c.chart, c.z = int(chart), np.asarray(z, float) + J.T @ (c.x - x0)  # a plane's chart
-    c.n, c.n_M, c.Sp = n.copy(), A.T @ n, np.zeros((3, 3))
-    return c
+    ``s = -R A^T n`` (:func:`plane_contact`)."""
+    return plane_contact(model, state, -model.side_radius * (state["A"].T @ state["n"]))
 
 
 def lands_on_side(model, state):

@@ -92,12 +92,9 @@ def start_flat(system, R0, omega0, ground_point, height, velocity0):
     map cannot place a disk this flat)."""
     face = face_of(system)
     R0 = as_rotation(R0, "R0")
-    point = as_vector3(ground_point, "ground_point")
     if face[0] <= 0.0:
         return None
-    loc = system.ground.project(point)
-    chart, z = int(loc.chart), np.array(loc.uv, dtype=float)
-    x, _, _, n, _ = rolling_spec.ground_geometry(system._twins()[1], chart, z)
+    chart, z, x, n = ground_below(system, ground_point)
     if abs(R0[:, 2] @ n) < np.cos(face[1]):
         return None
     omega0 = as_vector3(omega0, "omega0")
@@ -137,12 +134,9 @@ def start_side(system, R0, omega0, ground_point, height, velocity0):
     ``height > 0`` it starts in flight instead, its lowest point that far above the ground."""
     side = side_of(system)
     R0 = as_rotation(R0, "R0")
-    point = as_vector3(ground_point, "ground_point")
     if side[0] <= 0.0:
         return None
-    loc = system.ground.project(point)
-    chart, z = int(loc.chart), np.array(loc.uv, dtype=float)
-    x, _, _, n, _ = rolling_spec.ground_geometry(system._twins()[1], chart, z)
+    chart, z, x, n = ground_below(system, ground_point)
     if abs(R0[:, 2] @ n) > np.sin(side[2]):
         return None
     omega0 = R0 @ as_vector3(omega0, "omega0")
@@ -206,6 +200,15 @@ def side_of(system):
             and not np.any(I - np.diag(np.diag(I)))):
         return np.array([body.shape.radius, body.shape.half_length, body.shape.side_angle])
     return np.zeros(3)
+
+
+def ground_below(system, ground_point):
+    """``(chart, z, x (3,), n (3,))``: the ground's point nearest ``ground_point``, its chart
+    coordinates and its normal."""
+    loc = system.ground.project(as_vector3(ground_point, "ground_point"))
+    chart, z = int(loc.chart), np.array(loc.uv, dtype=float)
+    x, _, _, n, _ = rolling_spec.ground_geometry(system._twins()[1], chart, z)
+    return chart, z, x, n
 
 
 def face_of(system):

@@ -340,3 +340,23 @@ def test_the_documented_example_prints_what_the_docs_say(capsys):
     got = [[float(x) for x in line.split()] for line in capsys.readouterr().out.splitlines()]
     want = [[float(x) for x in line.split()] for line in printed.splitlines()]
     assert np.allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_a_run_continued_from_a_checkpoint_is_the_run_in_one_go(backend):
+    """Stopped while the can slides on its side and continued from the checkpoint, the run
+    meets the same stick and ends in the same state (its step times, ``t0 + k h`` from each
+    piece's start, round differently: the event's time to an ulp)."""
+    system = side_system(0.3)
+    whole = Retraction().start(system, 1e-3, backend, **tipped(1.1, 25.0))
+    frames = whole.advance(300, 100)
+    first = Retraction().start(system, 1e-3, backend, **tipped(1.1, 25.0))
+    first.advance(130, 10)
+    assert first.mode[0] == spec.SIDE_SLIDING
+    resumed = Retraction().start(system, 1e-3, backend, **tipped(1.1, 25.0))
+    resumed.restore(first.checkpoint())
+    rest = resumed.advance(170, 10)
+    assert [int(k) for k in whole.events[:, 1]] == [spec.FALL_SIDE, spec.STICK]
+    np.testing.assert_array_equal(whole.events[:, 1:4], resumed.events[:, 1:4])
+    np.testing.assert_allclose(whole.events, resumed.events, rtol=1e-15, atol=0)
+    for name in ("position", "velocity", "omega", "work"):
+        np.testing.assert_allclose(frames[name][-1], rest[name][-1], rtol=0, atol=1e-15)

@@ -229,10 +229,11 @@ def test_the_rough_landing_keeps_the_angular_momentum_about_the_line():
     model = spec.Model(*system._twins(), None, None, M, system.inertia, system.inertia_inv, G,
                        system.up, system.support_shape, 0.0, np.inf, 0, 1e-14, 50, 0,
                        side=(R, L, Cylinder(R, L).side_angle))
-    A = Rotation.from_rotvec([np.pi / 2 - 0.004, 0.0, 0.0]).as_matrix()
+    A = Rotation.from_rotvec([np.pi / 2 + 0.004, 0.0, 0.0]).as_matrix()
     n = np.array([0.0, 0.0, 1.0])
-    s = np.array([0.0, -R, L])  # the rim point of the end nearer the ground
-    s[1] = -R
+    s = np.array([0.0, -R, L])  # the lowest point: the rim of the end that is lower
+    assert (A @ [0.0, 0.0, 1.0])[2] < 0.0
+    assert abs((A @ s)[2] + R * np.cos(0.004) + L * np.sin(0.004)) < 1e-16
     a = -A @ s
     state = {"A": A, "a": a, "Pi": system.inertia @ [0.7, -2.0, 5.0],
              "p": M * np.array([0.1, -0.2, -0.3]), "s": s, "n": n, "chart": int(run.chart[0]),
@@ -242,8 +243,8 @@ def test_the_rough_landing_keeps_the_angular_momentum_about_the_line():
     u, w = new["A"][:, 2], np.cross(n, new["A"][:, 2])
     assert abs(u @ n) < 1e-15 and abs(new["a"][2] - R) < 1e-15
     np.testing.assert_allclose(new["a"] + new["A"] @ s, a + A @ s, atol=1e-15)  # the rim point
-    # (the turn onto the side moves the body with its body-frame velocities)
-    omega0, omega1 = new["A"] @ (system.inertia_inv @ state["Pi"]), new["A"] @ (
+    # (the turn onto the side corrects the pose; the velocities in space are kept)
+    omega0, omega1 = A @ (system.inertia_inv @ state["Pi"]), new["A"] @ (
         system.inertia_inv @ new["Pi"])
     before = I_A * (omega0 @ u) - M * R * (state["p"] / M) @ w
     after = I_A * (omega1 @ u) - M * R * (new["p"] / M) @ w
@@ -286,9 +287,10 @@ def test_the_fall_onto_the_side_converges_to_the_reference(backend):
     assert 3.0 < errors[0] / errors[1] < 5.0
 
 
-def test_a_level_cylinder_dropped_lands_on_its_side(backend):
+@pytest.mark.parametrize("mu", [np.inf, 0.3])
+def test_a_level_cylinder_dropped_lands_on_its_side(backend, mu):
     h0 = 0.05
-    tr = nhphys.simulate(side_system(np.inf), 0.2, 1e-3, backend=backend, R0=ON_SIDE,
+    tr = nhphys.simulate(side_system(mu), 0.2, 1e-3, backend=backend, R0=ON_SIDE,
                          height=h0)
     (touchdown,) = tr.events
     assert (touchdown["kind"], touchdown["after"]) == ("touchdown", "side rolling")
@@ -360,3 +362,41 @@ def test_a_run_continued_from_a_checkpoint_is_the_run_in_one_go(backend):
     np.testing.assert_allclose(whole.events, resumed.events, rtol=1e-15, atol=0)
     for name in ("position", "velocity", "omega", "work"):
         np.testing.assert_allclose(frames[name][-1], rest[name][-1], rtol=0, atol=1e-15)
+
+
+def test_line_friction_of_extreme_slips_is_finite(backend):
+    """Only the slip's direction matters, so slips of any size, and parts far smaller than
+    the others, give finite numbers (the translation's and the turn's, in the limits)."""
+    friction = line_friction(backend)
+    half, N, mu = 0.06, 2.0, 0.3
+    np.testing.assert_allclose(friction(0.0, 0.0, 1e-300, half, N, mu),
+                               [0.0, 0.0, -mu * N * half / 2], rtol=1e-14)
+    np.testing.assert_allclose(friction(1e300, 0.0, 0.0, half, N, mu), [-mu * N, 0.0, 0.0])
+    for a, b, c in [(1e-200, 1.0, 1.0), (1e-200, -1.0, 1.0 / half), (1.0, 1e-300, 1e-290),
+                    (-0.0, 1.0, 1.0 / half), (3e-310, 2e-310, 1e-310)]:
+        got = np.array(friction(a, b, c, half, N, mu))
+        assert np.all(np.isfinite(got))
+        want = -mu * N / (2 * half) * np.array(exact_integrals(a / max(abs(a), abs(b), abs(c)),
+                                                               b / max(abs(a), abs(b), abs(c)),
+                                                               c / max(abs(a), abs(b), abs(c)),
+                                                               half))
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-13 * mu * N)
+
+
+def test_the_reference_on_its_side_meets_the_closed_forms():
+    """The mode-by-mode reference's side modes: the slide that grips at ``v0 / (3 mu g)``, and
+    the slide down a slope too steep to roll on, from a start that cannot hold."""
+    reference = Reference(rtol=1e-12, atol=1e-14)
+    mu, v0 = 0.2, 1.0
+    tr = nhphys.simulate(side_system(mu), 0.3, 1e-3, integrator=reference, R0=ON_SIDE,
+                         velocity0=[0.0, v0, 0.0])
+    assert [e["kind"] for e in tr.events] == ["stick"]
+    assert abs(tr.events[0]["t"] - v0 / (3 * mu * G)) < 1e-8
+    np.testing.assert_allclose(tr["velocity"][-1], [0.0, 2 * v0 / 3, 0.0], atol=1e-8)
+    alpha, mu = 0.3, 0.05
+    normal = [0.0, -np.sin(alpha), np.cos(alpha)]
+    down = np.array([0.0, -np.cos(alpha), -np.sin(alpha)])
+    tr = nhphys.simulate(side_system(mu, normal), 0.2, 1e-3, integrator=reference, R0=ON_SIDE)
+    assert [e["kind"] for e in tr.events] == ["slip"] and tr.events[0]["t"] == 0.0
+    np.testing.assert_allclose(tr["velocity"][-1] @ down,
+                               G * (np.sin(alpha) - mu * np.cos(alpha)) * 0.2, rtol=1e-10)

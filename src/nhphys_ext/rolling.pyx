@@ -19,7 +19,7 @@
 cimport cython
 from cython.parallel cimport prange
 from cpython.ref cimport PyObject
-from libc.math cimport sqrt, fabs, isfinite, atan, atan2, sin, cos, asinh, M_PI, INFINITY
+from libc.math cimport sqrt, fabs, isfinite, atan, atan2, sin, cos, asinh, hypot, M_PI, INFINITY
 
 from nhphys_ext.so3 cimport (
     polar_factor, cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3, hat3,
@@ -3605,16 +3605,20 @@ LINE_WEIGHTS[:] = [0.04717533638651141, 0.10693932599531907, 0.16007832854334642
 cdef void line_integrals(double a, double b, double c, double L, double* I) noexcept nogil:
     # (int a / r, int x / r, int s x / r) over [-L, L] of a slip (a, b, c) that is not zero
     # (twin: side.line_integrals)
-    cdef double size = sqrt(a * a + b * b)
-    cdef double s, x, r, wr, x1, x2, r1, r2, delta
+    cdef double scale = max(fabs(a), max(fabs(b), fabs(c) * L))
+    cdef double size, s, x, r, wr, x1, x2, r1, r2, delta
     cdef double along = 0.0, a2_delta = 0.0
     cdef int k
+    a = a / scale  # only the direction matters (twin: line_integrals)
+    b = b / scale
+    c = c / scale
+    size = hypot(a, b)
     if fabs(c) * L <= QUADRATURE_LIMIT * size:
         I[0] = I[1] = I[2] = 0.0
         for k in range(LINE_POINTS):
             s = L * LINE_NODES[k]
             x = b + c * s
-            r = sqrt(a * a + x * x)
+            r = hypot(a, x)
             wr = L * LINE_WEIGHTS[k] / r
             I[0] += wr * a
             I[1] += wr * x
@@ -3622,10 +3626,10 @@ cdef void line_integrals(double a, double b, double c, double L, double* I) noex
         return
     x1 = b - c * L
     x2 = b + c * L
-    r1 = sqrt(a * a + x1 * x1)
-    r2 = sqrt(a * a + x2 * x2)
+    r1 = hypot(a, x1)
+    r2 = hypot(a, x2)
     if a != 0.0:
-        if x1 * x2 >= 0.0:  # one sign: the difference of the asinh's without cancellation
+        if (x1 >= 0.0) == (x2 >= 0.0):  # one sign: the asinh's difference without cancellation
             delta = asinh(4.0 * b * c * L / (x2 * r1 + x1 * r2))
         else:
             delta = asinh(x2 / fabs(a)) - asinh(x1 / fabs(a))
@@ -3907,6 +3911,8 @@ cdef int side_roll_step(ModesModel m, double h, State* S, Contact* c) noexcept:
         ob[i] = phi1 * ob[i]
     matvec3(m.I, ob, S.Pi)
     side_contact(m, S, c)
+    for i in range(3):
+        S.s[i] = c.s[i]
     return OK
 
 
@@ -4012,6 +4018,8 @@ cdef int side_slide_step(ModesModel m, double h, State* S, Contact* c) noexcept:
     matTvec3(A1, om1, ob)
     matvec3(m.I, ob, S.Pi)
     side_contact(m, S, c)
+    for i in range(3):
+        S.s[i] = c.s[i]
     return OK
 
 
@@ -4032,19 +4040,27 @@ cdef bint lands_on_side(ModesModel m, const State* S) noexcept:
     return fabs(S.A[2] * S.n[0] + S.A[5] * S.n[1] + S.A[8] * S.n[2]) <= sin(2.0 * m.side_angle)
 
 
-cdef int onto_side(ModesModel m, State* S, bint rough) noexcept:
-    # the velocities of a cylinder on its side (twin: onto_side); returns its mode
+cdef int onto_side(ModesModel m, State* S, bint rough, const double* omega) noexcept:
+    # the velocities of a cylinder on its side, from its angular velocity omega in space (twin:
+    # onto_side); returns its mode
     cdef double u[3]
     cdef double w[3]
     cdef double vraw[3]
     cdef double v[3]
     cdef double om[3]
     cdef double ob[3]
+    cdef double slip[3]
     cdef double psi, phi, R = m.side_radius, Ia = m.face_inertia
-    cdef int i, mode = MODE_SIDE_SLIDING
+    cdef int i, mode
     side_axes(S.A, S.n, u, w)
-    side_velocities(m, S, vraw, &psi, &phi)
+    for i in range(3):
+        vraw[i] = S.p[i] / m.mass
     tangential(vraw, S.n, v)
+    psi = dot3(S.n, omega)
+    phi = dot3(u, omega)
+    side_slip(m, v, psi, phi, u, w, slip)
+    mode = MODE_SIDE_SLIDING if (fabs(slip[0]) + fabs(slip[1]) + m.side_length * fabs(slip[2])
+                                 > SLIP_FLOOR * side_speed(m, v, psi, phi)) else MODE_SIDE
     if rough:
         phi = (Ia * phi - m.mass * R * dot3(v, w)) / (Ia + m.mass * R * R)
         for i in range(3):
@@ -4076,8 +4092,12 @@ cdef int land_side(ModesModel m, State* S, double* impulse, double* change) noex
     cdef double H[12]
     cdef double nn[3]
     cdef double W[4]
+    cdef double W_b[3]
+    cdef double omega[3]
     cdef double before, size, off, p_n
     cdef int i, mode
+    matvec3(m.Iinv, S.Pi, W_b)  # the velocities in space are kept through the turn (twin)
+    matvec3(S.A, W_b, omega)
     for i in range(3):
         axis[i] = S.A[3 * i + 2]
     tangential(axis, S.n, along)
@@ -4107,7 +4127,7 @@ cdef int land_side(ModesModel m, State* S, double* impulse, double* change) noex
     off = dot3(S.n, S.a) - dot3(S.n, x) - m.side_radius
     for i in range(3):
         S.a[i] = S.a[i] - off * S.n[i]
-    mode = onto_side(m, S, not isfinite(m.mu))
+    mode = onto_side(m, S, not isfinite(m.mu), omega)
     matTvec3(S.A, S.n, As)
     for i in range(3):
         S.s[i] = -m.side_radius * As[i]
@@ -4122,7 +4142,11 @@ cdef int side_stick(ModesModel m, State* S, double* change) noexcept:
     # a line that has stopped slipping, brought to rolling on its side (twin: side_stick);
     # returns the mode
     cdef double before = kinetic_energy(m, S)
-    onto_side(m, S, True)
+    cdef double W_b[3]
+    cdef double omega[3]
+    matvec3(m.Iinv, S.Pi, W_b)
+    matvec3(S.A, W_b, omega)
+    onto_side(m, S, True, omega)
     change[0] = kinetic_energy(m, S) - before
     S.work = S.work + change[0]
     return MODE_SIDE if side_margin(m, S) >= 0.0 else MODE_SIDE_SLIDING

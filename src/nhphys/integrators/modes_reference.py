@@ -461,6 +461,11 @@ class ModesReferenceRun:
                                   f"{MAX_SEGMENTS} mode changes in one call (a cascade)")
             y0 = self._y_of_mode()
             events = self._events()
+            if self.mode == spec.SIDE and events[0](self.t, y0) < 0.0:
+                # a line that cannot hold from the start: it slips there (the solver sees only
+                # the guard's sign changes)
+                self._switch(0, self.t, y0)
+                continue
             for event in events:
                 event.terminal, event.direction = True, -1
             # a flight's gap is checked at the solver's steps only, and on a flight's smooth

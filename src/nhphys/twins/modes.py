@@ -267,7 +267,8 @@ is (:func:`locate_fall`), and it lands there (:func:`land_side`): it is turned o
 about its rim point on the ground, by the smallest rotation taking its axis ``u`` into the
 plane, its centre put ``R`` above the plane, and its velocities out of the plane (the centre's
 along ``n``, the tilt about ``w = n x u``) taken out: a plastic impact of the whole line it
-then touches (:func:`onto_side`). In flight, where the support map stops at ``RIM_TO_SIDE``,
+then touches (:func:`onto_side`; the velocities in space kept through the turn, restitution
+and the impact's friction impulse neglected, as for a face). In flight, where the support map stops at ``RIM_TO_SIDE``,
 its closest-approach pair is its lowest point (:func:`flat_flight_contact`), and a touchdown
 with its axis within its side angle of the plane lands it on its side in the same way.
 
@@ -280,9 +281,12 @@ R phi' + s psi') w``; the slip's numbers ``(a, b, c) = (v_u, v_w + R phi', psi')
 *Loads.* Gravity and the force elements (:func:`side_load`, as :func:`face_state` for a face):
 ``N = m g n . k - n . f`` (not below 0), ``F_t`` the load along the plane, ``tau_u`` and
 ``tau_n`` its torques about the axis and the normal; rolling resistance opposes the roll,
-``-mu_r N phi' u``. The torque about ``w``, and the moment ``I_a phi' psi'`` the turning axis
-needs about it (``d(I_a phi' u)/dt = I_a phi'' u + I_a phi' psi' w``), are taken by the line's
-pressure, which is taken as uniform.
+``-mu_r N phi' u``. The torque about ``w`` (the load's, the friction's ``-R F_u``, and the
+moment ``I_a phi' psi'`` the turning axis needs, ``d(I_a phi' u)/dt = I_a phi'' u + I_a phi'
+psi' w``) is taken by the line: its pressure then varies along it, but the friction is that of
+a uniform pressure (the change of the friction's moment by it is neglected), the pressure is
+not checked to stay positive (a cylinder on its side does not tip up onto an end's rim), and a
+line pulled off the plane (``N`` at 0) is not lifted off: approximations, as for a face.
 
 *Rolling* (``SIDE``): one degree of freedom. With ``da = -R dphi w`` the virtual work of the
 load is ``(tau_u - R F_t . w) dphi`` and the kinetic energy ``(I_a + m R^2) phi'^2 / 2``:
@@ -292,7 +296,9 @@ load is ``(tau_u - R F_t . w) dphi`` and the kinetic energy ``(I_a + m R^2) phi'
 the axis fixed. The friction this needs is ``F = -m R phi'' w - F_t`` and the moment
 ``M = -tau_n`` (:func:`side_needed`); the guard (:func:`side_margin`) is the smaller of
 ``mu N - |F|`` and ``(mu N L/2 - |M|) / (L/2)``, each limit alone (``mu N L / 2`` is the largest
-moment the line's friction has, that of a pure turn). Past it the line slips.
+moment the line's friction has, that of a pure turn; the two limits are checked alone, not
+against the line's limit surface of force and moment together, which matters only where
+force elements need both). Past it the line slips.
 
 *Sliding* (``SIDE_SLIDING``): the friction of the whole line, ``F`` (along the plane) and ``M``
 (about the normal through the centre), from :func:`nhphys.twins.side.line_friction`; about the
@@ -1225,7 +1231,9 @@ def side_roll_step(model, h, state):
     new = dict(state, t=t + h, A=A1, a=a - (R * turn) * w, p=model.mass * v1,
                Pi=model.inertia @ (phi1 * (A1.T @ u)), normal_force=load0.N,
                work=state["work"] + 0.5 * h * power)
-    return OK, new, side_contact(model, new)
+    c = side_contact(model, new)
+    new["s"] = c.s
+    return OK, new, c
 
 
 def side_slide_step(model, h, state):
@@ -1276,7 +1284,9 @@ def side_slide_step(model, h, state):
     new = dict(state, t=t + h, A=A1, a=a + 0.5 * h * (v0 + v1), p=m * v1,
                Pi=model.inertia @ (A1.T @ omega1), normal_force=load0.N, side_ref=slip0,
                work=state["work"] + 0.5 * h * (power0 + power1))
-    return OK, new, side_contact(model, new)
+    c = side_contact(model, new)
+    new["s"] = c.s
+    return OK, new, c
 
 
 def side_contact(model, state):
@@ -1294,17 +1304,22 @@ def lands_on_side(model, state):
     return abs(state["A"][:, 2] @ state["n"]) <= np.sin(2.0 * model.side_angle)
 
 
-def onto_side(model, state, rough):
+def onto_side(model, state, rough, omega):
     """``(new_state, mode)``: a cylinder's velocities made those of one on its side, its axis
-    ``u`` in the plane: the centre's along the plane and the angular velocity's about ``n``
-    and ``u`` are kept (the velocities out of the plane taken out); on a ``rough`` line the
-    motion is then brought to rolling, the roll keeping the angular momentum about the line,
-    ``I_a phi' - m R v . w`` (mode ``SIDE``), else it slides (mode ``SIDE_SLIDING``)."""
+    ``u`` in the plane: of the centre's velocity and the angular velocity ``omega`` (3,, space)
+    the parts along the plane and about ``n`` and ``u`` are kept (the velocities out of the
+    plane taken out); on a ``rough`` line the motion is then brought to rolling, the roll
+    keeping the angular momentum about the line, ``I_a phi' - m R v . w`` (mode ``SIDE``), else
+    it slides (mode ``SIDE_SLIDING``), or rolls where its line does not slip (below
+    ``SLIP_FLOOR`` of its speed)."""
     A, n, m, R, Ia = state["A"], state["n"], model.mass, model.side_radius, model.face_inertia
     u, w = side_axes(A, n)
-    v, psi, phi = side_velocities(model, state)
-    v = tangential(v, n)
-    mode = SIDE_SLIDING
+    v = tangential(state["p"] / m, n)
+    psi, phi = float(n @ omega), float(u @ omega)
+    slip = side_slip(model, v, psi, phi, u, w)
+    slips = (np.abs(slip[:2]).sum() + model.side_length * abs(slip[2])
+             > SLIP_FLOOR * side_speed(model, v, psi, phi))
+    mode = SIDE_SLIDING if slips else SIDE
     if rough:
         phi = (Ia * phi - m * R * float(v @ w)) / (Ia + m * R * R)
         v, psi, mode = -R * phi * w, 0.0, SIDE
@@ -1329,7 +1344,9 @@ def land_side(model, state):
     a1 = x_rim + turn @ (a - x_rim)
     x_g = ground_geometry(model.ground, int(state["chart"]), state["z"])[0]
     a1 = a1 - (float(n @ (a1 - x_g)) - model.side_radius) * n
-    new, mode = onto_side(model, dict(state, A=A1, a=a1), not np.isfinite(model.mu))
+    # the turn onto the side is a correction of the pose: the velocities in space are kept
+    new, mode = onto_side(model, dict(state, A=A1, a=a1), not np.isfinite(model.mu),
+                          A @ (model.inertia_inv @ state["Pi"]))
     new.update(s=-model.side_radius * (A1.T @ n), normal_force=0.0)
     before = kinetic_energy(model, state) + potential_energy(model, A, a)
     after = kinetic_energy(model, new) + potential_energy(model, A1, a1)
@@ -1342,7 +1359,8 @@ def side_stick(model, state):
     left of its slip taken out, the roll keeping the angular momentum about the line):
     ``(new_state, mode, energy_change)``, the mode ``SIDE`` where static friction holds the
     line, else ``SIDE_SLIDING`` from rest."""
-    new, _ = onto_side(model, state, True)
+    new, _ = onto_side(model, state, True,
+                       state["A"] @ (model.inertia_inv @ state["Pi"]))
     change = kinetic_energy(model, new) - kinetic_energy(model, state)
     new["work"] = state["work"] + change
     return new, (SIDE if side_margin(model, new) >= 0.0 else SIDE_SLIDING), change

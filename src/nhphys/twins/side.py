@@ -63,20 +63,24 @@ def line_integrals(a, b, c, half_length):
     """``(\\int a / r, \\int x / r, \\int s x / r)`` over ``[-L, L]`` (module docstring), for a
     slip ``(a, b, c)`` that is not zero."""
     L = half_length
-    size = np.sqrt(a * a + b * b)
+    # only the slip's direction matters: scaled to its largest part, nothing over- or
+    # underflows (hypot keeps r of a tiny part)
+    scale = max(abs(a), abs(b), abs(c) * L)
+    a, b, c = a / scale, b / scale, c / scale
+    size = np.hypot(a, b)
     if abs(c) * L <= QUADRATURE_LIMIT * size:
         s = L * NODES
         x = b + c * s
-        r = np.sqrt(a * a + x * x)
+        r = np.hypot(a, x)
         wr = L * WEIGHTS / r
-        return float(np.sum(wr * a)), float(np.sum(wr * x)), float(np.sum(wr * (s * x)))
+        return (float(np.sum(wr * a)), float(np.sum(wr * x)), float(np.sum(wr * (s * x))))
     x1, x2 = b - c * L, b + c * L
-    r1, r2 = np.sqrt(a * a + x1 * x1), np.sqrt(a * a + x2 * x2)
+    r1, r2 = np.hypot(a, x1), np.hypot(a, x2)
     across = 4.0 * b * L / (r1 + r2)
     if a == 0.0:
         along, a2_delta = 0.0, 0.0
     else:
-        if x1 * x2 >= 0.0:  # one sign: the difference of the asinh's without cancellation
+        if (x1 >= 0.0) == (x2 >= 0.0):  # one sign: the asinh's difference without cancellation
             delta = np.arcsinh(4.0 * b * c * L / (x2 * r1 + x1 * r2))
         else:
             delta = np.arcsinh(x2 / abs(a)) - np.arcsinh(x1 / abs(a))

@@ -2369,6 +2369,11 @@ cdef class ModesModel:
     cdef int map_code, max_newton, options
     cdef double face_radius, flat_angle, face_inertia  # a disk that can lie flat (twin: Model)
     cdef double face_offset  # ... its face's distance from the centre of mass (a cylinder's)
+    # ... whether it touches along a ring (a wheel: its fall is INNER_CONTACT), and its largest
+    # friction torque per mu N R (twin: Model)
+    cdef bint face_ring
+    cdef int flat_status
+    cdef double face_torque
     # a cylinder that can lie on its side (twin: Model): radius (0: none), half length, side
     # angle, and its inertia about a diameter
     cdef double side_radius, side_length, side_angle, side_inertia
@@ -2508,7 +2513,7 @@ cdef int flight_step(ModesModel m, double h, State* S, Contact* c) noexcept:
         p_half[i] = p_start[i] - half_weight[i]
         a1[i] = S.a[i] + (h / m.mass) * p_half[i]
     st = contact(m.shape, m.ground, A1, a1, S.chart, S.z, m.newton_tol, m.max_newton, c)
-    if st == FLAT and m.face_radius > 0.0:  # a disk over a plane, turning flat in the air
+    if st == m.flat_status and m.face_radius > 0.0:  # a disk turning flat in the air
         flat_flight_contact(m, A1, a1, S.chart, S.z, c)
         st = OK
     elif st == RIM_TO_SIDE and m.side_radius > 0.0:  # a cylinder level in the air
@@ -3181,6 +3186,106 @@ def face_friction_py(v, double w, n, double radius, double normal_force, double 
     return (F[0], F[1], F[2]), T
 
 
+DEF RING_POINTS = 64  # the twin's (nhphys.twins.face, "A ring")
+DEF RING_CLOSED_LOW = 0.5
+DEF RING_CLOSED_HIGH = 2.0
+
+
+cdef void elliptic_ke(double k_prime, double* K, double* E) noexcept nogil:
+    # the complete elliptic integrals K, E of the modulus sqrt(1 - k'^2), by the arithmetic-
+    # geometric mean (twin: face.elliptic_ke)
+    cdef double a = 1.0, b = k_prime, c, a1
+    cdef double total = 1.0 - 0.5 * (1.0 - k_prime * k_prime), power = 0.5
+    cdef int it
+    for it in range(40):
+        c = 0.5 * (a - b)
+        a1 = 0.5 * (a + b)
+        b = sqrt(a * b)
+        a = a1
+        power *= 2.0
+        total -= power * c * c
+        if fabs(c) <= 1e-17 * a:
+            break
+    K[0] = M_PI / (2.0 * a)
+    E[0] = K[0] * total
+
+
+cdef void ring_integrals(double rho, double R, double* G, double* H) noexcept nogil:
+    # G and H of a ring for the instantaneous centre at rho from its centre (twin)
+    cdef double K, E, K_term, phi, cs, D, weight
+    cdef int i
+    if RING_CLOSED_LOW * R <= rho <= RING_CLOSED_HIGH * R:
+        if rho == R:
+            K_term = 0.0
+            E = 1.0
+        else:
+            elliptic_ke(fabs(R - rho) / (R + rho), &K, &E)
+            K_term = (R - rho) * K
+        G[0] = 2.0 * (K_term - (R + rho) * E) / rho
+        H[0] = 2.0 * (K_term + (R + rho) * E)
+        return
+    weight = 2.0 * M_PI / RING_POINTS
+    G[0] = 0.0
+    H[0] = 0.0
+    for i in range(RING_POINTS):
+        phi = 2.0 * M_PI * i / RING_POINTS
+        cs = cos(phi)
+        D = sqrt((R - rho) * (R - rho) + 2.0 * R * rho * (1.0 - cs))
+        G[0] += (R * cs - rho) / D
+        H[0] += R * (R - rho * cs) / D
+    G[0] = weight * G[0]
+    H[0] = weight * H[0]
+
+
+cdef void ring_friction(const double* v, double w, const double* n, double R, double N,
+                        double mu, const double* hint, double* F, double* T) noexcept nogil:
+    # the friction force F (3) and torque T on a ring sliding on a plane (twin: ring_friction;
+    # hint NULL: none)
+    cdef double limit = mu * N, speed = norm3(v), scale, rho, G, H
+    cdef double c[3]
+    cdef double along[3]
+    cdef int i
+    T[0] = 0.0
+    if w == 0.0 or speed > TRANSLATION_LIMIT * R * fabs(w):
+        for i in range(3):
+            if speed > 0.0:
+                F[i] = -limit * v[i] / speed
+            elif hint != NULL:
+                F[i] = -limit * hint[i]
+            else:
+                F[i] = 0.0
+        return
+    cross3(n, v, c)
+    for i in range(3):
+        c[i] = c[i] / w
+    rho = norm3(c)
+    ring_integrals(rho, R, &G, &H)
+    scale = -limit / (2.0 * M_PI) * (1.0 if w > 0.0 else -1.0)
+    for i in range(3):
+        along[i] = c[i] / rho if rho > 0.0 else 0.0
+    cross3(n, along, F)
+    for i in range(3):
+        F[i] = scale * G * F[i]
+    T[0] = scale * H
+
+
+def ring_friction_py(v, double w, n, double radius, double normal_force, double mu, hint=None):
+    """The ring friction ``(F (3,), T)`` (for the tests; see the twin
+    :func:`nhphys.twins.face.ring_friction`)."""
+    cdef double vv[3]
+    cdef double nn[3]
+    cdef double hh[3]
+    cdef double F[3]
+    cdef double T
+    cdef int i
+    for i in range(3):
+        vv[i] = v[i]
+        nn[i] = n[i]
+        hh[i] = hint[i] if hint is not None else 0.0
+    ring_friction(vv, w, nn, radius, normal_force, mu, hh if hint is not None else NULL, F, &T)
+    return (F[0], F[1], F[2]), T
+
+
 cdef struct FaceLoad:
     # what acts on a disk lying flat besides its face's friction (twin: FaceLoad)
     double N
@@ -3257,7 +3362,7 @@ cdef bint face_holds(ModesModel m, const State* S) noexcept:
     face_state(m, S, v, &w, &L)
     limit = m.mu * L.N
     return (m.mass * norm3(L.g_t) <= limit
-            and fabs(L.tau_n) <= 2.0 / 3.0 * m.face_radius * limit)
+            and fabs(L.tau_n) <= m.face_torque * m.face_radius * limit)
 
 
 cdef void face_rates(ModesModel m, const double* v, double w, const double* n,
@@ -3276,7 +3381,10 @@ cdef void face_rates(ModesModel m, const double* v, double w, const double* n,
         # (twin: face_rates)
         for i in range(3):
             F[i] = -m.mass * L.g_t[i]
-        T[0] = (-1.0 if L.tau_n > 0.0 else 1.0) * 2.0 / 3.0 * (m.face_radius * m.mu * L.N)
+        T[0] = (-1.0 if L.tau_n > 0.0 else 1.0) * m.face_torque * (m.face_radius * m.mu * L.N)
+    elif m.face_ring:
+        ring_friction(v, w, n, m.face_radius, L.N, m.mu,
+                      hint if (at_rest and slides) else NULL, F, T)
     else:
         face_friction(v, w, n, m.face_radius, L.N, m.mu,
                       hint if (at_rest and slides) else NULL, F, T)
@@ -3415,7 +3523,7 @@ cdef void flat_flight_contact(ModesModel m, const double* A, const double* a, in
     cdef double As[3]
     cdef double P[3]
     cdef double diff[3]
-    cdef double perp
+    cdef double perp, size
     cdef int i
     ground_geometry(m.ground, chart, z, x0, J, H, n, W)
     matTvec3(A, n, c.n_M)
@@ -3428,7 +3536,12 @@ cdef void flat_flight_contact(ModesModel m, const double* A, const double* a, in
     else:
         c.s[0] = m.face_radius
         c.s[1] = 0.0
-    c.s[2] = m.face_offset if d[2] > 0.0 else -m.face_offset  # the rim of the lower end
+    if m.face_ring:  # a wheel's lowest point: its tube's (twin: lowest_point)
+        size = norm3(d)
+        for i in range(3):
+            c.s[i] = c.s[i] + m.face_offset * d[i] / size
+    else:
+        c.s[2] = m.face_offset if d[2] > 0.0 else -m.face_offset  # the rim of the lower end
     matvec3(A, c.s, As)
     for i in range(3):
         P[i] = a[i] + As[i]
@@ -3578,7 +3691,7 @@ cdef int locate_fall(ModesModel m, int mode, State* S, double h, double* theta,
         else:
             lo = mid
             at_lo = trial
-    if not (lands_flat(m, &at_lo) if event == FLAT else lands_on_side(m, &at_lo)):
+    if not (lands_on_side(m, &at_lo) if event == RIM_TO_SIDE else lands_flat(m, &at_lo)):
         return event  # a Newton iterate met the event, not the body
     S[0] = at_lo
     theta[0] = lo
@@ -4556,11 +4669,11 @@ cdef int modes_step(ModesModel m, int* mode, State* S, Contact* c, double* gap, 
     while True:
         trial = S[0]
         st = composed_step(m, mode[0], &trial, remaining, &ct)
-        if st == FLAT and (mode[0] == MODE_ROLLING or mode[0] == MODE_SLIDING) and (
+        if st == m.flat_status and (mode[0] == MODE_ROLLING or mode[0] == MODE_SLIDING) and (
                 m.face_radius > 0.0):
             if n_found[0] >= MAX_EVENTS_PER_STEP:
                 return TOO_MANY_EVENTS
-            st = locate_fall(m, mode[0], S, remaining, &theta, FLAT)
+            st = locate_fall(m, mode[0], S, remaining, &theta, m.flat_status)
             if st:
                 return st
             before = mode[0]
@@ -4827,6 +4940,9 @@ def modes_run(ConvexShape shape, ChartSurface ground, GroundMotion motion, Force
     m.impact_law = impact_law
     m.face_radius, m.flat_angle, m.face_inertia = face[0], face[1], inertia[2, 2]
     m.face_offset = face[2] if face.shape[0] > 2 else 0.0
+    m.face_ring = face.shape[0] > 3 and face[3] != 0.0
+    m.flat_status = INNER_CONTACT if m.face_ring else FLAT
+    m.face_torque = 1.0 if m.face_ring else 2.0 / 3.0
     m.side_radius = m.side_length = m.side_angle = 0.0
     if side is not None and side.shape[0] >= 3:
         m.side_radius, m.side_length, m.side_angle = side[0], side[1], side[2]

@@ -102,8 +102,8 @@ def start_flat(system, R0, omega0, ground_point, height, velocity0):
     if height > 0:  # the lowest rim point `height` above the ground
         below = x + height * n
         tilt = R0[:, 2] @ n
-        lowest = system.body.shape.radius * np.sqrt(max(0.0, 1.0 - tilt**2)) + face[2] * abs(
-            tilt)
+        lowest = system.body.shape.radius * np.sqrt(max(0.0, 1.0 - tilt**2)) + face[2] * (
+            1.0 if face[3] else abs(tilt))  # a wheel's tube, a cylinder's end
         return {"A": R0.copy(), "a": below + lowest * n, "Pi": system.inertia @ omega0,
                 "p": system.mass * velocity, "s": np.zeros(3), "chart": chart, "z": z,
                 "n": n, "slip": np.zeros(3)}
@@ -212,22 +212,26 @@ def ground_below(system, ground_point):
 
 
 def face_of(system):
-    """``(radius, flat_angle, offset)`` (3,) of a body that goes on lying flat when it falls
-    flat (:mod:`nhphys.twins.modes`, "Lying flat"): a thin disk, or a cylinder on an end face,
-    whose centre of mass is its centre and whose axis is a principal axis of inertia, on a
-    plane (``offset`` the distance of the face from the centre of mass: 0 for a disk, the half
-    length for a cylinder); zeros for any other body, whose fall ends the run with a contact
-    event."""
-    from nhphys.shapes import Cylinder, Disk
+    """``(radius, flat_angle, offset, ring)`` (4,) of a body that goes on lying flat when it
+    falls flat (:mod:`nhphys.twins.modes`, "Lying flat"): a thin disk, a cylinder on an end
+    face, or a wheel on its tube (``ring`` 1: it touches the plane along a circle), whose
+    centre of mass is its centre and whose axis is a principal axis of inertia, on a plane
+    (``offset`` the height of the centre of mass over the plane: 0 for a disk, the half length
+    for a cylinder, the tube's radius for a wheel); zeros for any other body, whose fall ends
+    the run with a contact event."""
+    from nhphys.shapes import Cylinder, Disk, Wheel
     from nhphys.surfaces import Plane
 
     body = system.body
     I = np.asarray(system.inertia, dtype=float)
-    if (isinstance(body.shape, (Disk, Cylinder)) and isinstance(system.ground, Plane)
+    if (isinstance(body.shape, (Disk, Cylinder, Wheel)) and isinstance(system.ground, Plane)
             and not np.any(body.com) and I[0, 2] == 0.0 and I[1, 2] == 0.0):
+        if isinstance(body.shape, Wheel):
+            return np.array([body.shape.radius, body.shape.flat_angle,
+                             body.shape.tube_radius, 1.0])
         offset = body.shape.half_length if isinstance(body.shape, Cylinder) else 0.0
-        return np.array([body.shape.radius, body.shape.flat_angle, offset])
-    return np.zeros(3)
+        return np.array([body.shape.radius, body.shape.flat_angle, offset, 0.0])
+    return np.zeros(4)
 
 
 class ModesRun(Run):
@@ -315,7 +319,7 @@ class ModesRun(Run):
         else:
             st, c = rolling_spec.contact(shape, ground, self.A, self.a, int(self.chart[0]),
                                          self.z, 1e-14, 50)
-            if st == spec.FLAT and self.face[0] > 0.0:  # a disk flat in the air
+            if st == model.flat_status and self.face[0] > 0.0:  # a disk flat in the air
                 st, c = OK, spec.flat_flight_contact(model, self.A, self.a,
                                                      int(self.chart[0]), self.z)
             elif st == spec.RIM_TO_SIDE and self.side[0] > 0.0:  # a cylinder level in the air

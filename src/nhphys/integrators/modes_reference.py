@@ -181,9 +181,7 @@ class ModesReferenceRun:
         unit projection of ``-A^T n`` on the disk's plane), without the support map's test."""
         n = self._normal()
         A = y_mode[:9].reshape(3, 3)
-        d = -A.T @ n
-        s = (self.model.face_radius * np.array([d[0], d[1], 0.0]) / np.hypot(d[0], d[1])
-             + spec.face_centre(self.model, A, n))  # the rim of the lower end
+        s = spec.lowest_point(self.model, A, n)  # the rim of the lower end, or a tube's
         if self.mode == spec.ROLLING:
             x = rolling_spec.ground_geometry(self.model.ground, self.chart, y_mode[9:11])[0]
             omega, work = y_mode[11:14], y_mode[14]

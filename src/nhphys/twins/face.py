@@ -52,6 +52,33 @@ where the ray from ``c`` along ``e`` is inside the disk for ``s_- < s < s_+``, t
   the whole period ``[-pi, pi)`` is twice the one wanted, and the trapezoidal rule on it again
   converges geometrically.
 
+A ring
+------
+A wheel (a torus of tube radius ``r`` round the circle of radius ``R``) lying flat touches the
+plane along its bottom circle, ``r = R e(phi)`` about its centre, with the uniform pressure
+``N / (2 pi R)`` per length. With the instantaneous centre ``c`` as above (``|c| = rho``, the
+angle measured from ``c``'s direction, ``D = |r - c| = sqrt(R^2 + rho^2 - 2 R rho cos(phi))``),
+``u / |u| = sgn(w) n x (r - c) / D``, and the force and torque are one-dimensional integrals:
+
+    F = -(mu N / 2 pi) sgn(w) n x (G c/|c|),     T = -(mu N / 2 pi) sgn(w) H,
+    G = \int (R cos(phi) - rho) / D dphi,        H = \int R (R - rho cos(phi)) / D dphi
+
+(the part of ``r - c`` across ``c`` integrates to zero). With ``I_0 = \int dphi / D =
+4 K(k) / (R + rho)`` and ``J = \int D dphi = 4 (R + rho) E(k)``, ``k^2 = 4 R rho / (R +
+rho)^2`` (complete elliptic integrals of the first and second kind), ``\int cos(phi) / D =
+((R^2 + rho^2) I_0 - J) / (2 R rho)``, so
+
+    G = 2 ((R - rho) K(k) - (R + rho) E(k)) / rho,     H = 2 ((R - rho) K(k) + (R + rho) E(k)),
+
+finite at ``rho = R`` (where ``K`` diverges like ``log(1 / |R - rho|)`` and ``(R - rho) K -> 0``:
+the centre on the ring; ``G = -4``, ``H = 4 R``). ``K`` and ``E`` come from the
+arithmetic-geometric mean (quadratically convergent, to round-off). The closed form is taken for
+``rho / R`` within ``RING_CLOSED``; outside, where it cancels (``G`` is ``O(rho)`` as ``rho ->
+0``), the trapezoidal rule on ``RING_POINTS`` equal angles, whose integrands are periodic and
+analytic in a strip of half width ``|log(rho / R)| >= log 2`` (error below ``2^-RING_POINTS``).
+Checks: ``rho = 0`` (a pure spin) gives ``G = 0``, ``H = 2 pi R``, so ``T = -mu N R``, the
+largest torque of a ring; ``rho -> infinity`` gives ``F -> -mu N v / |v|``.
+
 Checks of the reduction: with ``v = 0`` (``c = 0``), ``G = 0`` and ``H = 2 pi R^3 / 3``, so
 ``T = -(2/3) mu N R``; as ``|c| -> infinity`` (pure translation), ``e -> -c/|c|`` and
 ``G -> -pi R^2 c/|c|``, so ``F -> -mu N v/|v|``. Both convergences slow down as ``|c|``
@@ -65,6 +92,8 @@ given unit direction ``t`` (the one the face starts to slide in), or zero withou
 
 import numpy as np
 
+RING_POINTS = 64  # trapezoidal points of a ring's integrals away from its rim ("A ring")
+RING_CLOSED = (0.5, 2.0)  # |c| / R between these: the closed form in elliptic integrals
 FACE_POINTS = 256  # trapezoidal points on the period (module docstring)
 TRANSLATION_LIMIT = 1e12  # |c| / R above which the motion is a translation
 
@@ -143,3 +172,55 @@ def face_friction(v, w, n, radius, normal_force, mu, hint=None):
     scale = -limit / (np.pi * radius * radius) * np.sign(w)
     G3 = G[0] * e1 + G[1] * e2
     return scale * np.cross(n, G3), scale * H
+
+
+def elliptic_ke(k_prime):
+    """``(K, E)``: the complete elliptic integrals of the first and second kind of the modulus
+    ``k = sqrt(1 - k'^2)``, by the arithmetic-geometric mean (``k' > 0``)."""
+    a, b = 1.0, float(k_prime)
+    total, power = 1.0 - 0.5 * (1.0 - b * b), 0.5  # 1 - sum 2^(n-1) c_n^2, c_0^2 = k^2
+    for _ in range(40):
+        c = 0.5 * (a - b)
+        a, b = 0.5 * (a + b), np.sqrt(a * b)
+        power *= 2.0
+        total -= power * c * c
+        if abs(c) <= 1e-17 * a:
+            break
+    K = np.pi / (2.0 * a)
+    return K, K * total
+
+
+def ring_integrals(rho, radius):
+    """``(G, H)`` of a ring (module docstring, "A ring") for the instantaneous centre at the
+    distance ``rho`` from its centre."""
+    R = radius
+    if RING_CLOSED[0] * R <= rho <= RING_CLOSED[1] * R:
+        if rho == R:
+            K_term, E = 0.0, 1.0  # (R - rho) K -> 0, E(1) = 1
+        else:
+            K, E = elliptic_ke(abs(R - rho) / (R + rho))
+            K_term = (R - rho) * K
+        return 2.0 * (K_term - (R + rho) * E) / rho, 2.0 * (K_term + (R + rho) * E)
+    phi = 2.0 * np.pi * np.arange(RING_POINTS) / RING_POINTS
+    cos = np.cos(phi)
+    D = np.sqrt((R - rho) ** 2 + 2.0 * R * rho * (1.0 - cos))
+    weight = 2.0 * np.pi / RING_POINTS
+    return (weight * float(np.sum((R * cos - rho) / D)),
+            weight * float(np.sum(R * (R - rho * cos) / D)))
+
+
+def ring_friction(v, w, n, radius, normal_force, mu, hint=None):
+    """The friction on a ring (a wheel lying flat) sliding and spinning on a plane (module
+    docstring, "A ring"): the arguments and results of :func:`face_friction`."""
+    limit = mu * normal_force
+    speed = float(np.linalg.norm(v))
+    if w == 0.0 or speed > TRANSLATION_LIMIT * radius * abs(w):
+        if speed > 0.0:
+            return -limit * v / speed, 0.0
+        return (np.zeros(3) if hint is None else -limit * np.asarray(hint, float)), 0.0
+    c = np.cross(n, v) / w
+    rho = float(np.linalg.norm(c))
+    G, H = ring_integrals(rho, radius)
+    scale = -limit / (2.0 * np.pi) * np.sign(w)
+    along = c / rho if rho > 0.0 else np.zeros(3)
+    return scale * G * np.cross(n, along), scale * H

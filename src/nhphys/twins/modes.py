@@ -374,8 +374,9 @@ is 0), then the mode (1): ``MODES_FRAME_SIZE`` numbers.
 
 import numpy as np
 
-from nhphys.twins.face import face_friction
-from nhphys.twins.newton import CODES, FLAT, INFO_COMMITTED, OK, RIM_TO_SIDE, NewtonRule
+from nhphys.twins.face import face_friction, ring_friction
+from nhphys.twins.newton import CODES, FLAT, INFO_COMMITTED, INNER_CONTACT, OK, RIM_TO_SIDE
+from nhphys.twins.newton import NewtonRule
 from nhphys.twins.newton import newton_solve
 from nhphys.twins.side import line_friction
 from nhphys.twins.forces import tangent_projector
@@ -450,6 +451,11 @@ class Model:
         self.face_radius, self.flat_angle = float(face[0]), float(face[1])
         # ... and the distance of its face from the centre of mass (a cylinder's half length)
         self.face_offset = float(face[2]) if len(face) > 2 else 0.0
+        # ... and whether it touches along a ring (a wheel, whose fall is INNER_CONTACT) rather
+        # than a face: the friction of a ring, the largest torque mu N R instead of (2/3) mu N R
+        self.face_ring = len(face) > 3 and float(face[3]) != 0.0
+        self.flat_status = INNER_CONTACT if self.face_ring else FLAT
+        self.face_torque = 1.0 if self.face_ring else 2.0 / 3.0
         self.face_inertia = float(inertia[2, 2])  # about the disk's axis, body z
         self.side_inertia = float(inertia[0, 0])  # about a diameter (a cylinder's, body x)
         self.mass, self.gravity = float(mass), float(gravity)
@@ -485,7 +491,7 @@ def flight_step(model, h, state):
     a1 = state["a"] + (h / m) * p_half
     st, c = contact(model.shape, model.ground, A1, a1, state["chart"], state["z"],
                     model.newton_tol, model.max_newton)
-    if st == FLAT and model.face_radius > 0.0:  # a disk over a plane, turning flat in the air
+    if st == model.flat_status and model.face_radius > 0.0:  # a disk turning flat in the air
         st, c = OK, flat_flight_contact(model, A1, a1, state["chart"], state["z"])
     elif st == RIM_TO_SIDE and model.side_radius > 0.0:  # a cylinder level in the air
         st, c = OK, flat_flight_contact(model, A1, a1, state["chart"], state["z"])
@@ -558,17 +564,27 @@ def flat_flight_contact(model, A, a, chart, z):
     unit projection of ``-A^T n`` on the disk's plane (body x where that projection vanishes:
     the disk is flat and every rim point is lowest), and the point below it."""
     x0, J, _, n, _ = ground_geometry(model.ground, int(chart), z)
-    d = -A.T @ n
-    perp = np.hypot(d[0], d[1])
-    w = np.array([d[0] / perp, d[1] / perp, 0.0]) if perp > 0.0 else np.array([1.0, 0.0, 0.0])
     c = FaceContact()
-    c.s = model.face_radius * w + face_centre(model, A, n)  # (the rim of the lower end)
+    c.s = lowest_point(model, A, n)
     P = a + A @ c.s
     c.gap = float(n @ (P - x0))
     c.x = P - c.gap * n
     c.chart, c.z = int(chart), np.asarray(z, float) + J.T @ (c.x - x0)  # a plane's chart
     c.n, c.n_M, c.Sp = n.copy(), A.T @ n, np.zeros((3, 3))
     return c
+
+
+def lowest_point(model, A, n):
+    """The body point (3,) of a disk, cylinder or wheel that can lie flat that is lowest over a
+    plane of normal ``n``: with ``w`` the unit projection of ``d = -A^T n`` on its plane (body x
+    where that vanishes), the rim point ``R w`` of a disk, of the lower end of a cylinder
+    (``+-L e_z`` from the centre), or the point ``R w + r d / |d|`` of a wheel's tube."""
+    d = -A.T @ n
+    perp = np.hypot(d[0], d[1])
+    w = np.array([d[0] / perp, d[1] / perp, 0.0]) if perp > 0.0 else np.array([1.0, 0.0, 0.0])
+    if model.face_ring:
+        return model.face_radius * w + model.face_offset * d / np.linalg.norm(d)
+    return model.face_radius * w + face_centre(model, A, n)
 
 
 def contact_velocity(model, state, s=None):
@@ -895,7 +911,7 @@ def face_holds(model, state):
     _, _, load = face_state(model, state)
     limit = model.mu * load.N
     return bool(model.mass * np.linalg.norm(load.g_t) <= limit
-                and abs(load.tau_n) <= 2.0 / 3.0 * model.face_radius * limit)
+                and abs(load.tau_n) <= model.face_torque * model.face_radius * limit)
 
 
 def face_rates(model, v, w, n, load):
@@ -910,10 +926,11 @@ def face_rates(model, v, w, n, load):
     if at_rest and not slides and load.tau_n != 0.0:
         # from rest, held against sliding but not against the torque: it starts to spin
         # against the friction of a spin, static friction holding its centre
-        F, T = -model.mass * load.g_t, -np.sign(load.tau_n) * 2.0 / 3.0 * (
+        F, T = -model.mass * load.g_t, -np.sign(load.tau_n) * model.face_torque * (
             model.face_radius * model.mu * load.N)
     else:
-        F, T = face_friction(v, w, n, model.face_radius, load.N, model.mu, hint)
+        friction = ring_friction if model.face_ring else face_friction
+        F, T = friction(v, w, n, model.face_radius, load.N, model.mu, hint)
     return (F / model.mass + load.g_t, (T + load.tau_n) / model.face_inertia, F, T)
 
 
@@ -1686,7 +1703,7 @@ def locate_fall(model, mode, state, h, substeps, event=FLAT):
             return st, None, None
         else:
             lo, at_lo = theta, new
-    lands = lands_flat if event == FLAT else lands_on_side
+    lands = lands_on_side if event == RIM_TO_SIDE else lands_flat
     if not lands(model, at_lo):  # a Newton iterate met the event, not the body
         return event, None, None
     return OK, lo, at_lo
@@ -1699,10 +1716,11 @@ def modes_step(model, mode, state, h, substeps, events):
     remaining = h
     while True:
         st, new, c = composed_step(model, mode, state, remaining, substeps)
-        if st == FLAT and mode in (ROLLING, SLIDING) and model.face_radius > 0.0:
+        if st == model.flat_status and mode in (ROLLING, SLIDING) and model.face_radius > 0.0:
             if len(events) >= MAX_EVENTS_PER_STEP:
                 return TOO_MANY_EVENTS, mode, None, None
-            st, theta, state = locate_fall(model, mode, state, remaining, substeps)
+            st, theta, state = locate_fall(model, mode, state, remaining, substeps,
+                                           model.flat_status)
             if st:
                 return st, mode, None, None
             before = mode

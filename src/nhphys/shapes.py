@@ -208,7 +208,8 @@ class Wheel(Shape):
     Only the outer half of the tube can touch a ground from outside; the run stops with the
     contact event ``"inner contact"`` when the contact reaches the top of the tube (the wheel's
     plane within ``flat_angle`` of the ground's tangent plane), beyond which the ground would
-    touch the inner part of the tube.
+    touch the inner part of the tube. With a unilateral contact (``lift_off=True``) on a plane,
+    a centred wheel goes on from there lying flat on its tube (``docs/contact-modes.md``).
 
     Parameters
     ----------

@@ -3538,6 +3538,7 @@ cdef void flat_flight_contact(ModesModel m, const double* A, const double* a, in
         c.s[1] = 0.0
     if m.face_ring:  # a wheel's lowest point: its tube's (twin: lowest_point)
         size = norm3(d)
+        c.s[2] = 0.0
         for i in range(3):
             c.s[i] = c.s[i] + m.face_offset * d[i] / size
     else:

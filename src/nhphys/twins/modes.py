@@ -256,6 +256,13 @@ plane through the axis, which passes through the centre of mass). The pressure o
 taken as uniform: the moment of the friction about the centre of mass, which shifts the
 pressure towards the leading edge, is neglected, and so is tipping over by it.
 
+A wheel (a torus, ``face`` with its ring flag set: the tube's radius ``r`` is the offset) lies
+flat in the same way at its ``INNER_CONTACT`` event (``flat_status``), its centre ``r`` above
+the plane and the contact ``s = +-r e_z`` below it: it touches along the circle of its centre
+line, so the friction is that of a ring (:func:`nhphys.twins.face.ring_friction`; the largest
+torque ``face_torque mu N R`` with ``face_torque`` 1 instead of a face's 2/3), and in flight its
+lowest point is its tube's (:func:`lowest_point`).
+
 Lying on its side
 -----------------
 A cylinder (radius ``R``, half length ``L``) whose centre of mass is its centre and whose

@@ -2513,7 +2513,7 @@ cdef int flight_step(ModesModel m, double h, State* S, Contact* c) noexcept:
         p_half[i] = p_start[i] - half_weight[i]
         a1[i] = S.a[i] + (h / m.mass) * p_half[i]
     st = contact(m.shape, m.ground, A1, a1, S.chart, S.z, m.newton_tol, m.max_newton, c)
-    if st == m.flat_status and m.face_radius > 0.0:  # a disk turning flat in the air
+    if st == m.flat_status and m.face_radius > 0.0:  # (a disk, a wheel) flat in the air
         flat_flight_contact(m, A1, a1, S.chart, S.z, c)
         st = OK
     elif st == RIM_TO_SIDE and m.side_radius > 0.0:  # a cylinder level in the air

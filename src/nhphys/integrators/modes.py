@@ -319,7 +319,7 @@ class ModesRun(Run):
         else:
             st, c = rolling_spec.contact(shape, ground, self.A, self.a, int(self.chart[0]),
                                          self.z, 1e-14, 50)
-            if st == model.flat_status and self.face[0] > 0.0:  # a disk flat in the air
+            if st == model.flat_status and self.face[0] > 0.0:  # a disk or wheel flat in the air
                 st, c = OK, spec.flat_flight_contact(model, self.A, self.a,
                                                      int(self.chart[0]), self.z)
             elif st == spec.RIM_TO_SIDE and self.side[0] > 0.0:  # a cylinder level in the air

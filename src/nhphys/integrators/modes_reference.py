@@ -177,8 +177,8 @@ class ModesReferenceRun:
                                [F @ u + power]])
 
     def _fall_state(self, y_mode, t):
-        """The twin's state of a disk at its flat angle: its rim point ``s = R w`` (``w`` the
-        unit projection of ``-A^T n`` on the disk's plane), without the support map's test."""
+        """The twin's state of a disk (or wheel) at its flat angle: its lowest point
+        (:func:`nhphys.twins.modes.lowest_point`), without the support map's test."""
         n = self._normal()
         A = y_mode[:9].reshape(3, 3)
         s = spec.lowest_point(self.model, A, n)  # the rim of the lower end, or a tube's

@@ -75,7 +75,8 @@ the centre on the ring; ``G = -4``, ``H = 4 R``). ``K`` and ``E`` come from the
 arithmetic-geometric mean (quadratically convergent, to round-off). The closed form is taken for
 ``rho / R`` within ``RING_CLOSED``; outside, where it cancels (``G`` is ``O(rho)`` as ``rho ->
 0``), the trapezoidal rule on ``RING_POINTS`` equal angles, whose integrands are periodic and
-analytic in a strip of half width ``|log(rho / R)| >= log 2`` (error below ``2^-RING_POINTS``).
+analytic in a strip of half width ``|log(rho / R)| >= log 2`` (the error falls like
+``2^-RING_POINTS``, far below round-off).
 Checks: ``rho = 0`` (a pure spin) gives ``G = 0``, ``H = 2 pi R``, so ``T = -mu N R``, the
 largest torque of a ring; ``rho -> infinity`` gives ``F -> -mu N v / |v|``.
 

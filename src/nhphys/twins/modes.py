@@ -239,7 +239,7 @@ rest down the slope (the friction at rest opposing ``g_t``). On level ground the
 the spin die out together (Farkas, Bartels, Unger and Wolf, Phys. Rev. Lett. 90, 248302
 (2003), for this friction law; the tests measure it), so the one located stop ends both.
 
-Frames of a disk lying flat: ``s = 0`` (the face's centre), ``x`` its point on the plane, ``n``,
+Frames of a disk lying flat: ``s`` the face's centre (0 for a disk), ``x`` its point on the plane, ``n``,
 ``n_M = A^T n``, the gap ``n . (a - x_g)`` (round-off) and ``N``; its contact residual is that
 of the gap, its slip speed that of the centre. In flight such a disk may turn flat in the air:
 where the support map stops, its closest-approach pair is its lowest rim point over the plane
@@ -261,7 +261,11 @@ flat in the same way at its ``INNER_CONTACT`` event (``flat_status``), its centr
 the plane and the contact ``s = +-r e_z`` below it: it touches along the circle of its centre
 line, so the friction is that of a ring (:func:`nhphys.twins.face.ring_friction`; the largest
 torque ``face_torque mu N R`` with ``face_torque`` 1 instead of a face's 2/3), and in flight its
-lowest point is its tube's (:func:`lowest_point`).
+lowest point is its tube's (:func:`lowest_point`). The face's approximations hold for it as
+they are: the friction's moment about the centre of mass, ``r`` above the plane, is neglected
+(fair where ``mu r`` is small beside ``R``); the holding limits are checked alone; and from
+rest under a torque it starts to spin with its centre held. Its contact point ``s`` is the
+centre of the circle it touches on, not a material point (the frames' ``x``).
 
 Lying on its side
 -----------------
@@ -498,7 +502,7 @@ def flight_step(model, h, state):
     a1 = state["a"] + (h / m) * p_half
     st, c = contact(model.shape, model.ground, A1, a1, state["chart"], state["z"],
                     model.newton_tol, model.max_newton)
-    if st == model.flat_status and model.face_radius > 0.0:  # a disk turning flat in the air
+    if st == model.flat_status and model.face_radius > 0.0:  # (a disk, a wheel) flat in the air
         st, c = OK, flat_flight_contact(model, A1, a1, state["chart"], state["z"])
     elif st == RIM_TO_SIDE and model.side_radius > 0.0:  # a cylinder level in the air
         st, c = OK, flat_flight_contact(model, A1, a1, state["chart"], state["z"])
@@ -913,8 +917,9 @@ def face_state(model, state, v=None, w=None):
 
 def face_holds(model, state):
     """Whether static friction holds a disk lying flat at rest: ``m |g_t| <= mu N`` and, with
-    a torque about the normal, ``|tau_n| <= (2/3) mu N R`` (the largest friction torque of a
-    face under uniform pressure; each limit alone, not their combination)."""
+    a torque about the normal, ``|tau_n| <= face_torque mu N R`` (the largest friction torque
+    of a face under uniform pressure, ``face_torque`` 2/3, or of a ring, 1; each limit alone,
+    not their combination)."""
     _, _, load = face_state(model, state)
     limit = model.mu * load.N
     return bool(model.mass * np.linalg.norm(load.g_t) <= limit
@@ -1880,11 +1885,13 @@ def modes_run(shape, ground, motion, forces, mass, inertia, inertia_inv, gravity
         Coulomb's friction coefficient, >= 0 (``inf``: the contact never slides).
     impact_law : int
         ``ROUGH`` or ``COULOMB`` (module docstring, "The impact").
-    face : ndarray (2,) or (3,)
-        The radius, the flat angle and the face's distance from the centre of mass (0 for a
-        disk, a cylinder's half length; 0 if left out) of a centred disk or cylinder that goes
-        on lying flat when it falls flat (module docstring, "Lying flat"); a radius of 0 for
-        any other body, whose ``FLAT`` contact event ends the run.
+    face : ndarray (2,), (3,) or (4,)
+        The radius, the flat angle, the height of the centre of mass over the plane it lies on
+        (0 for a disk, a cylinder's half length, a wheel's tube radius; 0 if left out) and
+        the ring flag (1 for a wheel, whose fall is ``INNER_CONTACT``; 0 if left out) of a
+        centred disk, cylinder or wheel that goes on lying flat when it falls flat (module
+        docstring, "Lying flat"); a radius of 0 for any other body, whose ``FLAT`` (or
+        ``INNER_CONTACT``) contact event ends the run.
     h : float
     substeps : ndarray (k,)
     slide_substeps : ndarray (j,)

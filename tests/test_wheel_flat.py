@@ -193,6 +193,11 @@ def test_a_spinning_wheel_falls_flat_slides_and_spins_to_rest(backend):
     j = np.searchsorted(halved.t, halved.events[-2]["t"]) + 1
     drifts = [np.ptp((traj.energy - traj.work)[k:]), np.ptp((halved.energy - halved.work)[j:])]
     assert drifts[0] < 1e-5 and 3.0 < drifts[0] / drifts[1] < 5.0
+    # the stop, where the slide and the spin die out together, within a tenth of a step of the
+    # stop at an eighth of the step (the slide does not linger past it)
+    fine = nhphys.simulate(flat_system(0.6), 0.4, 1.25e-4, backend=backend, **SPINNING_FALL)
+    assert abs(traj.events[-1]["t"] - fine.events[-1]["t"]) < 1e-4
+    assert abs(traj.events[-1]["energy_change"]) < 1e-5  # what was left: a little
 
 
 def test_a_ring_sliding_and_spinning_converges_to_its_equations():

@@ -3562,16 +3562,21 @@ cdef void flat_flight_contact(ModesModel m, const double* A, const double* a, in
 cdef double face_progress(ModesModel m, const double* v, double w, const double* v0,
                           double w0) noexcept:
     # the larger of m v . v0 and I_a w w0 over the velocities that were moving (twin)
-    cdef double g = -INFINITY
+    # (a ring: their sum, twin: face_progress)
+    cdef double g = -INFINITY, total = 0.0
     cdef double speed = norm3(v0), turn = m.face_radius * fabs(w0)
     cdef bint any_part = False
     if speed > FACE_FLOOR * (speed + turn):
         g = m.mass * dot3(v, v0)
+        total = g
         any_part = True
     if turn > FACE_FLOOR * (speed + turn):
         g = max(g, m.face_inertia * w * w0)
+        total = total + m.face_inertia * w * w0
         any_part = True
-    return g if any_part else INFINITY
+    if not any_part:
+        return INFINITY
+    return total if m.face_ring else g
 
 
 cdef double face_guard(ModesModel m, const State* S) noexcept:

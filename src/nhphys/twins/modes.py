@@ -1029,14 +1029,23 @@ def face_progress(model, v, w, v0, w0):
     """How the velocities ``(v, w)`` still move on from ``(v0, w0)``: the larger of
     ``m v . v_0`` and ``I_a w w_0`` over the velocities that were moving, each above
     ``FACE_FLOOR`` of ``|v_0| + R |w_0|`` (``inf`` if none was). Negative once every one of
-    them has turned back: the face has stopped."""
+    them has turned back: the face has stopped.
+
+    A ring takes their sum instead, ``m v . v_0 + I_a w w_0``: negative once the motion has
+    turned back as a whole. Its slide, near the end, can turn back within a step while a spin
+    too small to matter goes on; with the larger part, the step's friction would then be
+    taken half forwards and half backwards, the slide held at a speed friction cannot stop,
+    and the stop met late (the disk's slide and spin die out together, so it does not meet
+    this)."""
     speed, turn = np.linalg.norm(v0), model.face_radius * abs(w0)
     parts = []
     if speed > FACE_FLOOR * (speed + turn):
         parts.append(model.mass * (v @ v0))
     if turn > FACE_FLOOR * (speed + turn):
         parts.append(model.face_inertia * w * w0)
-    return max(parts) if parts else np.inf
+    if not parts:
+        return np.inf
+    return sum(parts) if model.face_ring else max(parts)
 
 
 def face_guard(model, state):

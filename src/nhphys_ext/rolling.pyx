@@ -3135,26 +3135,37 @@ cdef void face_integrals(double c0, double c1, double R, double* G, double* H) n
     H[0] *= 0.5 * weight
 
 
+cdef bint translation_friction(const double* v, double w, double R, double limit,
+                               const double* hint, double* F, double* T) noexcept nogil:
+    # F, T = 0 of a face or ring whose motion is a translation, and True; False for any other
+    # motion (twin: face.translation_friction; hint NULL: none)
+    cdef double speed = norm3(v)
+    cdef int i
+    if not (w == 0.0 or speed > TRANSLATION_LIMIT * R * fabs(w)):
+        return False
+    T[0] = 0.0
+    for i in range(3):
+        if speed > 0.0:
+            F[i] = -limit * v[i] / speed
+        elif hint != NULL:
+            F[i] = -limit * hint[i]
+        else:
+            F[i] = 0.0
+    return True
+
+
 cdef void face_friction(const double* v, double w, const double* n, double R, double N,
                         double mu, const double* hint, double* F, double* T) noexcept nogil:
     # the friction force F (3) and torque T on a face sliding on a plane (twin: face_friction;
     # hint NULL: none)
-    cdef double limit = mu * N, speed = norm3(v), scale
+    cdef double limit = mu * N, scale
     cdef double e1[3]
     cdef double e2[3]
     cdef double G[2]
     cdef double G3[3]
     cdef double c0, c1
     cdef int i
-    T[0] = 0.0
-    if w == 0.0 or speed > TRANSLATION_LIMIT * R * fabs(w):
-        for i in range(3):
-            if speed > 0.0:
-                F[i] = -limit * v[i] / speed
-            elif hint != NULL:
-                F[i] = -limit * hint[i]
-            else:
-                F[i] = 0.0
+    if translation_friction(v, w, R, limit, hint, F, T):
         return
     plane_basis(n, e1, e2)
     c0 = -dot3(v, e2) / w
@@ -3172,6 +3183,12 @@ cdef void face_friction(const double* v, double w, const double* n, double R, do
 def face_friction_py(v, double w, n, double radius, double normal_force, double mu, hint=None):
     """The face friction ``(F (3,), T)`` (for the tests; see the twin
     :func:`nhphys.twins.face.face_friction`)."""
+    return _plane_friction_py(False, v, w, n, radius, normal_force, mu, hint)
+
+
+def _plane_friction_py(bint ring, v, double w, n, double radius, double normal_force,
+                       double mu, hint):
+    # a face's or a ring's friction on Python sequences
     cdef double vv[3]
     cdef double nn[3]
     cdef double hh[3]
@@ -3182,7 +3199,12 @@ def face_friction_py(v, double w, n, double radius, double normal_force, double 
         vv[i] = v[i]
         nn[i] = n[i]
         hh[i] = hint[i] if hint is not None else 0.0
-    face_friction(vv, w, nn, radius, normal_force, mu, hh if hint is not None else NULL, F, &T)
+    if ring:
+        ring_friction(vv, w, nn, radius, normal_force, mu, hh if hint is not None else NULL, F,
+                      &T)
+    else:
+        face_friction(vv, w, nn, radius, normal_force, mu, hh if hint is not None else NULL, F,
+                      &T)
     return (F[0], F[1], F[2]), T
 
 
@@ -3241,19 +3263,11 @@ cdef void ring_friction(const double* v, double w, const double* n, double R, do
                         double mu, const double* hint, double* F, double* T) noexcept nogil:
     # the friction force F (3) and torque T on a ring sliding on a plane (twin: ring_friction;
     # hint NULL: none)
-    cdef double limit = mu * N, speed = norm3(v), scale, rho, G, H
+    cdef double limit = mu * N, scale, rho, G, H
     cdef double c[3]
     cdef double along[3]
     cdef int i
-    T[0] = 0.0
-    if w == 0.0 or speed > TRANSLATION_LIMIT * R * fabs(w):
-        for i in range(3):
-            if speed > 0.0:
-                F[i] = -limit * v[i] / speed
-            elif hint != NULL:
-                F[i] = -limit * hint[i]
-            else:
-                F[i] = 0.0
+    if translation_friction(v, w, R, limit, hint, F, T):
         return
     cross3(n, v, c)
     for i in range(3):
@@ -3272,18 +3286,7 @@ cdef void ring_friction(const double* v, double w, const double* n, double R, do
 def ring_friction_py(v, double w, n, double radius, double normal_force, double mu, hint=None):
     """The ring friction ``(F (3,), T)`` (for the tests; see the twin
     :func:`nhphys.twins.face.ring_friction`)."""
-    cdef double vv[3]
-    cdef double nn[3]
-    cdef double hh[3]
-    cdef double F[3]
-    cdef double T
-    cdef int i
-    for i in range(3):
-        vv[i] = v[i]
-        nn[i] = n[i]
-        hh[i] = hint[i] if hint is not None else 0.0
-    ring_friction(vv, w, nn, radius, normal_force, mu, hh if hint is not None else NULL, F, &T)
-    return (F[0], F[1], F[2]), T
+    return _plane_friction_py(True, v, w, n, radius, normal_force, mu, hint)
 
 
 cdef struct FaceLoad:

@@ -139,6 +139,18 @@ def face_integrals(c, radius):
     return G, float(H)
 
 
+def translation_friction(v, w, radius, limit, hint):
+    """``(F, 0.0)`` of a face or ring whose motion is a translation (no spin, or an
+    instantaneous centre beyond ``TRANSLATION_LIMIT`` radii): ``-limit`` along the velocity,
+    or against the ``hint`` at rest (zero without one); ``None`` for any other motion."""
+    speed = float(np.linalg.norm(v))
+    if not (w == 0.0 or speed > TRANSLATION_LIMIT * radius * abs(w)):
+        return None
+    if speed > 0.0:
+        return -limit * v / speed, 0.0
+    return (np.zeros(3) if hint is None else -limit * np.asarray(hint, float)), 0.0
+
+
 def face_friction(v, w, n, radius, normal_force, mu, hint=None):
     """The friction on a disk's face sliding on a plane (module docstring).
 
@@ -162,11 +174,9 @@ def face_friction(v, w, n, radius, normal_force, mu, hint=None):
         Its torque about ``n`` through the centre.
     """
     limit = mu * normal_force
-    speed = float(np.linalg.norm(v))
-    if w == 0.0 or speed > TRANSLATION_LIMIT * radius * abs(w):
-        if speed > 0.0:
-            return -limit * v / speed, 0.0
-        return (np.zeros(3) if hint is None else -limit * np.asarray(hint, float)), 0.0
+    sliding = translation_friction(v, w, radius, limit, hint)
+    if sliding is not None:
+        return sliding
     e1, e2 = plane_basis(n)
     c = np.array([-(v @ e2), v @ e1]) / w  # n x v / w in the plane's coordinates
     G, H = face_integrals(c, radius)
@@ -214,11 +224,9 @@ def ring_friction(v, w, n, radius, normal_force, mu, hint=None):
     """The friction on a ring (a wheel lying flat) sliding and spinning on a plane (module
     docstring, "A ring"): the arguments and results of :func:`face_friction`."""
     limit = mu * normal_force
-    speed = float(np.linalg.norm(v))
-    if w == 0.0 or speed > TRANSLATION_LIMIT * radius * abs(w):
-        if speed > 0.0:
-            return -limit * v / speed, 0.0
-        return (np.zeros(3) if hint is None else -limit * np.asarray(hint, float)), 0.0
+    sliding = translation_friction(v, w, radius, limit, hint)
+    if sliding is not None:
+        return sliding
     c = np.cross(n, v) / w
     rho = float(np.linalg.norm(c))
     G, H = ring_integrals(rho, radius)

@@ -67,6 +67,23 @@ def rng():
     return np.random.default_rng(20261202)
 
 
+@pytest.fixture
+def doc_example(capsys):
+    """``run(heading)``: runs the first python block after ``heading`` in
+    docs/contact-modes.md and returns ``(lines it printed, lines the docs say it prints)``."""
+    import re
+    from pathlib import Path
+
+    def run(heading):
+        doc = (Path(__file__).parents[1] / "docs" / "contact-modes.md").read_text()
+        part = doc[doc.index(heading):]
+        code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
+        printed = re.search(r"prints\n\n```\n(.*?)```", part, re.S).group(1)
+        exec(compile(code, "contact-modes.md", "exec"), {})
+        return capsys.readouterr().out.splitlines(), printed.splitlines()
+    return run
+
+
 def pytest_report_header(config):
     return (f"nhphys kernels built: {KERNELS_BUILT}"
             + (f" (missing: {', '.join(MISSING)})" if MISSING else "")

@@ -236,18 +236,11 @@ def test_a_disk_that_cannot_lie_flat_still_ends_the_run_at_the_fall(backend):
                             **COIN_START)
 
 
-def test_the_documented_example_prints_what_the_docs_say(capsys):
+def test_the_documented_example_prints_what_the_docs_say(doc_example):
     """The example of docs/contact-modes.md, "Lying flat", and the output printed there."""
-    import re
-    from pathlib import Path
-
-    doc = (Path(__file__).parents[1] / "docs" / "contact-modes.md").read_text()
-    part = doc[doc.index("## Lying flat"):]
-    code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
-    printed = re.search(r"prints\n\n```\n(.*?)```", part, re.S).group(1)
-    exec(compile(code, "contact-modes.md", "exec"), {})
-    got = [[float(x) for x in line.split()] for line in capsys.readouterr().out.splitlines()]
-    want = [[float(x) for x in line.split()] for line in printed.splitlines()]
+    printed, written = doc_example("## Lying flat")
+    got = [[float(x) for x in line.split()] for line in printed]
+    want = [[float(x) for x in line.split()] for line in written]
     assert np.allclose(got, want, rtol=1e-9, atol=1e-12)
 
 

@@ -702,21 +702,15 @@ def test_marbles_thrown_over_sharp_crests_jump_them_and_fly_on_parabolas(backend
     assert any(np.any(traj.mode[:, i] == 1) for i in (1, 3))
 
 
-def test_the_sliding_example_prints_what_the_docs_say(capsys):
+def test_the_sliding_example_prints_what_the_docs_say(doc_example):
     """The example of docs/contact-modes.md, "Sliding at orders 4, 6 and 8", prints the stick
     times written there (to 1e-12 s: the last digit printed may move with the platform's
     rounding)."""
     import re
-    from pathlib import Path
 
-    doc = (Path(__file__).parents[1] / "docs" / "contact-modes.md").read_text()
-    part = doc[doc.index("### Sliding at orders 4, 6 and 8"):]
-    code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
-    printed = re.search(r"prints\n\n```\n(.*?)```", part, re.S).group(1)
-    exec(compile(code, "contact-modes.md", "exec"), {})
+    printed, written = doc_example("### Sliding at orders 4, 6 and 8")
     number = re.compile(r"\d+\.\d+")
-    got = [[float(x) for x in number.findall(line)]
-           for line in capsys.readouterr().out.splitlines()]
-    want = [[float(x) for x in number.findall(line)] for line in printed.splitlines()]
+    got = [[float(x) for x in number.findall(line)] for line in printed]
+    want = [[float(x) for x in number.findall(line)] for line in written]
     assert len(got) == len(want) == 4
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)

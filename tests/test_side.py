@@ -328,19 +328,12 @@ def test_a_cylinder_with_an_offset_centre_still_ends_at_its_side(backend):
         nhphys.simulate(system, 0.6, 1e-3, backend=backend, **tipped(1.1, 25.0))
 
 
-def test_the_documented_example_prints_what_the_docs_say(capsys):
+def test_the_documented_example_prints_what_the_docs_say(doc_example):
     """The example of docs/contact-modes.md, "Lying on its side", and the output printed
     there."""
-    import re
-    from pathlib import Path
-
-    doc = (Path(__file__).parents[1] / "docs" / "contact-modes.md").read_text()
-    part = doc[doc.index("## Lying on its side"):]
-    code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
-    printed = re.search(r"prints\n\n```\n(.*?)```", part, re.S).group(1)
-    exec(compile(code, "contact-modes.md", "exec"), {})
-    got = [[float(x) for x in line.split()] for line in capsys.readouterr().out.splitlines()]
-    want = [[float(x) for x in line.split()] for line in printed.splitlines()]
+    printed, written = doc_example("## Lying on its side")
+    got = [[float(x) for x in line.split()] for line in printed]
+    want = [[float(x) for x in line.split()] for line in written]
     assert np.allclose(got, want, rtol=1e-9, atol=1e-12)
 
 

@@ -2560,6 +2560,13 @@ cdef inline void contact_velocity(ModesModel m, const State* S, const double* s,
         u[i] = S.p[i] / m.mass + Aws[i]
 
 
+cdef inline void space_omega(ModesModel m, const State* S, double* omega) noexcept:
+    # the body's angular velocity in space, A I^-1 Pi (twin: space_omega)
+    cdef double W[3]
+    matvec3(m.Iinv, S.Pi, W)
+    matvec3(S.A, W, omega)
+
+
 cdef inline void tangential(const double* u, const double* n, double* out) noexcept nogil:
     cdef double un = dot3(n, u)
     cdef int i
@@ -3346,11 +3353,9 @@ cdef void face_load(ModesModel m, double t, const double* A, const double* a, co
 cdef void face_state(ModesModel m, const State* S, double* v, double* w,
                      FaceLoad* L) noexcept:
     # (v, w, load) of a disk lying flat (twin: face_state)
-    cdef double W[3]
     cdef double AW[3]
     cdef int i
-    matvec3(m.Iinv, S.Pi, W)
-    matvec3(S.A, W, AW)
+    space_omega(m, S, AW)
     w[0] = dot3(S.n, AW)
     for i in range(3):
         v[i] = S.p[i] / m.mass
@@ -3801,11 +3806,9 @@ cdef inline void side_axes(const double* A, const double* n, double* u, double* 
 cdef void side_velocities(ModesModel m, const State* S, double* v, double* psi,
                           double* phi) noexcept:
     # (v, psi, phi) of a cylinder on its side (twin: side_velocities)
-    cdef double W[3]
     cdef double omega[3]
     cdef int i
-    matvec3(m.Iinv, S.Pi, W)
-    matvec3(S.A, W, omega)
+    space_omega(m, S, omega)
     for i in range(3):
         v[i] = S.p[i] / m.mass
     psi[0] = dot3(S.n, omega)
@@ -4214,12 +4217,10 @@ cdef int land_side(ModesModel m, State* S, double* impulse, double* change) noex
     cdef double H[12]
     cdef double nn[3]
     cdef double W[4]
-    cdef double W_b[3]
     cdef double omega[3]
     cdef double before, size, off, p_n
     cdef int i, mode
-    matvec3(m.Iinv, S.Pi, W_b)  # the velocities in space are kept through the turn (twin)
-    matvec3(S.A, W_b, omega)
+    space_omega(m, S, omega)  # the velocities in space are kept through the turn (twin)
     for i in range(3):
         axis[i] = S.A[3 * i + 2]
     tangential(axis, S.n, along)
@@ -4264,10 +4265,8 @@ cdef int side_stick(ModesModel m, State* S, double* change) noexcept:
     # a line that has stopped slipping, brought to rolling on its side (twin: side_stick);
     # returns the mode
     cdef double before = kinetic_energy(m, S)
-    cdef double W_b[3]
     cdef double omega[3]
-    matvec3(m.Iinv, S.Pi, W_b)
-    matvec3(S.A, W_b, omega)
+    space_omega(m, S, omega)
     onto_side(m, S, True, omega)
     change[0] = kinetic_energy(m, S) - before
     S.work = S.work + change[0]

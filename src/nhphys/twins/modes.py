@@ -598,6 +598,11 @@ def lowest_point(model, A, n):
     return model.face_radius * w + face_centre(model, A, n)
 
 
+def space_omega(model, state):
+    """The body's angular velocity in space (3,): ``A I^-1 Pi``."""
+    return state["A"] @ (model.inertia_inv @ state["Pi"])
+
+
 def contact_velocity(model, state, s=None):
     """The velocity (3,) of the body's material point at ``s`` (the state's contact point)."""
     s = state["s"] if s is None else s
@@ -896,7 +901,7 @@ def face_state(model, state, v=None, w=None):
     n = state["n"]
     if v is None:
         v = state["p"] / model.mass
-        w = float(n @ (state["A"] @ (model.inertia_inv @ state["Pi"])))
+        w = float(n @ space_omega(model, state))
     load = FaceLoad()
     load.N = model.mass * model.gravity * float(n @ model.up)
     load.g_t = -model.gravity * tangential(model.up, n)
@@ -1091,7 +1096,7 @@ def land_flat(model, state):
     v0 = state["p"] / m
     if np.isfinite(model.mu):  # the face slides on: its motion in the plane is kept
         v1 = tangential(v0, n)
-        w1 = float(n @ (A @ (model.inertia_inv @ state["Pi"])))
+        w1 = float(n @ space_omega(model, state))
     else:  # a rough face: no point of it can move on the plane
         v1, w1 = np.zeros(3), 0.0
     new = dict(state, A=A1, a=a1, p=m * v1, Pi=model.inertia @ (w1 * (A1.T @ n)),
@@ -1128,7 +1133,7 @@ def side_axes(A, n):
 def side_velocities(model, state):
     """``(v, psi, phi)``: the centre's velocity (3,), the turn about the normal and the roll
     about the axis of a cylinder on its side."""
-    omega = state["A"] @ (model.inertia_inv @ state["Pi"])
+    omega = space_omega(model, state)
     return state["p"] / model.mass, float(state["n"] @ omega), float(state["A"][:, 2] @ omega)
 
 
@@ -1384,7 +1389,7 @@ def land_side(model, state):
     a1 = a1 - (float(n @ (a1 - x_g)) - model.side_radius) * n
     # the turn onto the side is a correction of the pose: the velocities in space are kept
     new, mode = onto_side(model, dict(state, A=A1, a=a1), not np.isfinite(model.mu),
-                          A @ (model.inertia_inv @ state["Pi"]))
+                          space_omega(model, state))
     new.update(s=-model.side_radius * (A1.T @ n), normal_force=0.0)
     before = kinetic_energy(model, state) + potential_energy(model, A, a)
     after = kinetic_energy(model, new) + potential_energy(model, A1, a1)
@@ -1398,7 +1403,7 @@ def side_stick(model, state):
     ``(new_state, mode, energy_change)``, the mode ``SIDE`` where static friction holds the
     line, else ``SIDE_SLIDING`` from rest."""
     new, _ = onto_side(model, state, True,
-                       state["A"] @ (model.inertia_inv @ state["Pi"]))
+                       space_omega(model, state))
     change = kinetic_energy(model, new) - kinetic_energy(model, state)
     new["work"] = state["work"] + change
     return new, (SIDE if side_margin(model, new) >= 0.0 else SIDE_SLIDING), change

@@ -3606,14 +3606,9 @@ cdef bint lands_flat(ModesModel m, const State* S) noexcept:
 cdef void land_flat(ModesModel m, State* S, double* impulse, double* change) noexcept:
     # the landing of a disk falling flat (twin: land_flat)
     cdef double axis[3]
-    cdef double k[3]
-    cdef double xi[3]
     cdef double Q[9]
     cdef double A1[9]
     cdef double As[3]
-    cdef double x_rim[3]
-    cdef double r[3]
-    cdef double Qr[3]
     cdef double a1[3]
     cdef double x[3]
     cdef double J[6]
@@ -3625,38 +3620,24 @@ cdef void land_flat(ModesModel m, State* S, double* impulse, double* change) noe
     cdef double An[3]
     cdef double v1[3]
     cdef double s_face[3]
-    cdef double before, after, sgn, size, angle, off, vn, w1 = 0.0, p_n
+    cdef double before, after, sgn, off, vn, w1 = 0.0, p_n
     cdef int i
     for i in range(3):
         axis[i] = S.A[3 * i + 2]
     sgn = 1.0 if dot3(axis, S.n) >= 0.0 else -1.0
     for i in range(3):
         axis[i] = sgn * axis[i]
-    cross3(axis, S.n, k)
-    size = norm3(k)
-    angle = atan2(size, dot3(axis, S.n))
-    for i in range(3):
-        xi[i] = k[i] / size * angle if size > 0.0 else 0.0
-    exp3(xi, Q)
-    matvec3(S.A, S.s, As)
-    for i in range(3):
-        x_rim[i] = S.a[i] + As[i]
-        r[i] = S.a[i] - x_rim[i]
-    matvec3(Q, r, Qr)
-    matmul3(Q, S.A, A1)
-    reorthonormalize(A1)
+    smallest_rotation(axis, S.n, Q)
+    turn_about_contact(S, Q, A1, a1)
     ground_geometry(m.ground, S.chart, S.z, x, J, H, nn, W)
     face_centre(m, A1, S.n, s_face)
     matvec3(A1, s_face, As)
-    for i in range(3):
-        a1[i] = x_rim[i] + Qr[i]
     off = dot3(S.n, a1) + dot3(S.n, As) - dot3(S.n, x)
     for i in range(3):
         a1[i] = a1[i] - off * S.n[i]
     before = kinetic_energy(m, S) + potential_energy(m, S)
     vn = dot3(S.p, S.n) / m.mass
-    matvec3(m.Iinv, S.Pi, Om)
-    matvec3(S.A, Om, AOm)
+    space_omega(m, S, AOm)
     if isfinite(m.mu):  # the face slides on: its motion in the plane is kept
         for i in range(3):
             v1[i] = S.p[i] / m.mass - vn * S.n[i]
@@ -3681,6 +3662,41 @@ cdef void land_flat(ModesModel m, State* S, double* impulse, double* change) noe
     change[0] = after - before
     impulse[0] = dot3(S.n, S.p) - p_n
     S.work = S.work + change[0]
+
+
+cdef void smallest_rotation(const double* a, const double* b, double* Q) noexcept nogil:
+    # the smallest rotation turning the unit vector a onto the direction of b (twin)
+    cdef double k[3]
+    cdef double size
+    cdef int i
+    cross3(a, b, k)
+    size = norm3(k)
+    if size > 0.0:
+        for i in range(3):
+            k[i] = k[i] / size
+        rotation_about(k, atan2(size, dot3(a, b)), Q)
+    else:
+        for i in range(9):
+            Q[i] = 1.0 if i % 4 == 0 else 0.0
+
+
+cdef void turn_about_contact(const State* S, const double* Q, double* A1,
+                             double* a1) noexcept nogil:
+    # the body turned by Q about its contact point S.s (twin: turn_about_contact)
+    cdef double As[3]
+    cdef double x_rim[3]
+    cdef double r[3]
+    cdef double Qr[3]
+    cdef int i
+    matvec3(S.A, S.s, As)
+    for i in range(3):
+        x_rim[i] = S.a[i] + As[i]
+        r[i] = S.a[i] - x_rim[i]
+    matvec3(Q, r, Qr)
+    matmul3(Q, S.A, A1)
+    reorthonormalize(A1)
+    for i in range(3):
+        a1[i] = x_rim[i] + Qr[i]
 
 
 cdef int locate_fall(ModesModel m, int mode, State* S, double h, double* theta,
@@ -4205,48 +4221,31 @@ cdef int land_side(ModesModel m, State* S, double* impulse, double* change) noex
     # the landing of a cylinder falling onto its side (twin: land_side); returns its mode
     cdef double axis[3]
     cdef double along[3]
-    cdef double k[3]
     cdef double Q[9]
     cdef double A1[9]
+    cdef double a1[3]
     cdef double As[3]
-    cdef double x_rim[3]
-    cdef double r[3]
-    cdef double Qr[3]
     cdef double x[3]
     cdef double J[6]
     cdef double H[12]
     cdef double nn[3]
     cdef double W[4]
     cdef double omega[3]
-    cdef double before, size, off, p_n
+    cdef double before, off, p_n
     cdef int i, mode
     space_omega(m, S, omega)  # the velocities in space are kept through the turn (twin)
     for i in range(3):
         axis[i] = S.A[3 * i + 2]
     tangential(axis, S.n, along)
-    cross3(axis, along, k)
-    size = norm3(k)
-    if size > 0.0:
-        for i in range(3):
-            k[i] = k[i] / size
-        rotation_about(k, atan2(size, dot3(axis, along)), Q)
-    else:
-        for i in range(9):
-            Q[i] = 1.0 if i % 4 == 0 else 0.0
-    matvec3(S.A, S.s, As)
-    for i in range(3):
-        x_rim[i] = S.a[i] + As[i]
-        r[i] = S.a[i] - x_rim[i]
-    matvec3(Q, r, Qr)
-    matmul3(Q, S.A, A1)
-    reorthonormalize(A1)
+    smallest_rotation(axis, along, Q)
+    turn_about_contact(S, Q, A1, a1)
     before = kinetic_energy(m, S) + potential_energy(m, S)
     p_n = dot3(S.n, S.p)
     ground_geometry(m.ground, S.chart, S.z, x, J, H, nn, W)
     for i in range(9):
         S.A[i] = A1[i]
     for i in range(3):
-        S.a[i] = x_rim[i] + Qr[i]
+        S.a[i] = a1[i]
     off = dot3(S.n, S.a) - dot3(S.n, x) - m.side_radius
     for i in range(3):
         S.a[i] = S.a[i] - off * S.n[i]

@@ -149,15 +149,8 @@ def start_side(system, R0, omega0, ground_point, height, velocity0):
             R0.T @ omega0), "p": system.mass * (np.zeros(3) if velocity is None else velocity),
             "s": np.zeros(3), "chart": chart, "z": z, "n": n, "slip": np.zeros(3)}
         return state, spec.FLIGHT
-    axis = R0[:, 2]
-    along = axis - (axis @ n) * n
-    along /= np.linalg.norm(along)
-    k = np.cross(axis, along)
-    turn = np.eye(3)
-    if np.any(k):
-        turn = spec.rotation_about(k / np.linalg.norm(k),
-                                   np.arctan2(np.linalg.norm(k), axis @ along))
-    A = spec.reorthonormalize(turn @ R0)
+    A = spec.reorthonormalize(spec.smallest_rotation(R0[:, 2], spec.tangential(R0[:, 2], n))
+                              @ R0)
     u = A[:, 2]
     w = np.cross(n, u)
     scale = max(np.linalg.norm(omega0), 1e-300)

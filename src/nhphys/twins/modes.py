@@ -1073,23 +1073,32 @@ def lands_flat(model, state):
 
 def flattening(A, n):
     """The smallest rotation (3, 3) that turns a disk's axis (body z, ``A[:, 2]``, or its
-    opposite, whichever is nearer) onto the normal ``n``: about ``axis x n`` by the angle
-    between them (the identity where they are parallel)."""
-    axis = A[:, 2] * np.sign(A[:, 2] @ n)
-    k = cross(axis, n)
+    opposite, whichever is nearer) onto the normal ``n``."""
+    return smallest_rotation(A[:, 2] * np.sign(A[:, 2] @ n), n)
+
+
+def smallest_rotation(a, b):
+    """The smallest rotation (3, 3) that turns the unit vector ``a`` onto the direction of
+    ``b``: about ``a x b`` by the angle between them (the identity where they are parallel)."""
+    k = cross(a, b)
     if not np.any(k):
         return EYE
-    return rotation_about(k / np.linalg.norm(k), np.arctan2(np.linalg.norm(k), axis @ n))
+    return rotation_about(k / np.linalg.norm(k), np.arctan2(np.linalg.norm(k), a @ b))
+
+
+def turn_about_contact(state, turn):
+    """``(A_1, a_1)``: the body of ``state`` turned by ``turn`` (3, 3) about its contact point
+    (``s``, its rim point on the ground at a fall): the last of a fall done at once."""
+    A, a = state["A"], state["a"]
+    x_rim = a + A @ state["s"]
+    return reorthonormalize(turn @ A), x_rim + turn @ (a - x_rim)
 
 
 def land_flat(model, state):
     """The landing of a disk falling flat (module docstring, "Lying flat"):
     ``(new_state, normal_impulse, energy_change)``."""
     A, a, n, m = state["A"], state["a"], state["n"], model.mass
-    x_rim = a + A @ state["s"]
-    turn = flattening(A, n)
-    A1 = reorthonormalize(turn @ A)
-    a1 = x_rim + turn @ (a - x_rim)
+    A1, a1 = turn_about_contact(state, flattening(A, n))
     x_g = ground_geometry(model.ground, int(state["chart"]), state["z"])[0]
     s_face = face_centre(model, A1, n)
     a1 = a1 - (n @ (a1 + A1 @ s_face - x_g)) * n
@@ -1375,16 +1384,7 @@ def land_side(model, state):
     """The landing of a cylinder falling onto its side (module docstring, "Lying on its
     side"): ``(new_state, mode, normal_impulse, energy_change)``."""
     A, a, n = state["A"], state["a"], state["n"]
-    x_rim = a + A @ state["s"]
-    axis = A[:, 2]
-    along = tangential(axis, n)
-    k = cross(axis, along)
-    turn = EYE
-    if np.any(k):
-        turn = rotation_about(k / np.linalg.norm(k),
-                              np.arctan2(np.linalg.norm(k), axis @ along))
-    A1 = reorthonormalize(turn @ A)
-    a1 = x_rim + turn @ (a - x_rim)
+    A1, a1 = turn_about_contact(state, smallest_rotation(A[:, 2], tangential(A[:, 2], n)))
     x_g = ground_geometry(model.ground, int(state["chart"]), state["z"])[0]
     a1 = a1 - (float(n @ (a1 - x_g)) - model.side_radius) * n
     # the turn onto the side is a correction of the pose: the velocities in space are kept

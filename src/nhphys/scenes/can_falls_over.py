@@ -1,5 +1,4 @@
-"""A can rolling on the rim of its end falls over onto its side, slides and turns on it, grips,
-and rolls away on its side.
+"""A can rolling on its rim falls onto its side, slides and turns on it, grips and rolls away.
 
 A solid cylinder the size of a soda can (radius 33 mm, half length 60 mm, 300 g) starts on the
 rim of its lower end with its axis 63 degrees from the vertical, turning about its axis at

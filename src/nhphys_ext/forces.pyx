@@ -88,6 +88,10 @@ cdef class ForceSet:
         cdef const double* cf
         cdef Py_ssize_t i = 0, lo, hi, mid, c
         cdef double tt = t, s
+        if m == 1:  # a constant: its polynomial's other coefficients are zeros
+            for c in range(d):
+                out[c] = self.p_coef[c0 + 4 * c]
+            return
         if m > 1:
             if tt <= br[0]:
                 tt = br[0]

@@ -17,21 +17,39 @@ from nhphys_ext.dense cimport solve_small
 from nhphys_ext.newton cimport OK, SINGULAR_JACOBIAN, NOT_FINITE
 
 
-cdef inline bint node_velocity(const double* reduced, const double* B, int d, int m,
+cdef inline bint node_velocity(const double* reduced_inv, const double* B, int d, int m,
                                const double* p, double* z, double* xi) noexcept nogil:
-    # z = (B^T I B)^-1 p, xi = B z
-    cdef double R[36]
-    cdef int i, a
-    for i in range(m * m):
-        R[i] = reduced[i]
-    for a in range(m):
-        z[a] = p[a]
-    if not solve_small(m, R, z):
+    # z = (B^T I B)^-1 p, xi = B z, with the inverse formed once per run (invert_reduced: the
+    # twin solves with B^T I B at each node, the same velocity to round-off); False when
+    # B^T I B is singular (reduced_inv NULL)
+    cdef int i, a, b
+    if reduced_inv == NULL:
         return False
+    for a in range(m):
+        z[a] = reduced_inv[m * a] * p[0]
+        for b in range(1, m):
+            z[a] += reduced_inv[m * a + b] * p[b]
     for i in range(d):
-        xi[i] = 0.0
-        for a in range(m):
+        xi[i] = B[m * i] * z[0]
+        for a in range(1, m):
             xi[i] += B[m * i + a] * z[a]
+    return True
+
+
+cdef inline bint invert_reduced(const double* reduced, int m, double* out) noexcept nogil:
+    # out = reduced^-1 (m x m, row-major), column by column with solve_small; False if singular
+    cdef double R[36]
+    cdef double e[6]
+    cdef int i, a, b
+    for b in range(m):
+        for i in range(m * m):
+            R[i] = reduced[i]
+        for a in range(m):
+            e[a] = 1.0 if a == b else 0.0
+        if not solve_small(m, R, e):
+            return False
+        for a in range(m):
+            out[m * a + b] = e[a]
     return True
 
 
@@ -54,35 +72,43 @@ cdef inline double dot_column(const double* B, int a, int d, int m,
     return s
 
 
-cdef inline double start_kick(int d, int m, const double* B, double h, const double* Cg,
-                              bint damps, bint powered, const double* Fa, const double* xi0,
-                              double* F0, const double* p, double* p_eff) noexcept nogil:
-    # F0 <- F0 - C_g xi0 (the force at the start), p_eff = p + h/2 B^T F0; returns the power
-    # (F_a - C_g xi0) . xi0 (0 when nothing is powered: no applied element, no damping)
+cdef inline double node_kick(int d, int m, const double* B, const double* Cg, bint damps,
+                             bint powered, const double* Fa, const double* F0,
+                             const double* xi, double* kick) noexcept nogil:
+    # At a node (the start of a step): kick = B^T (F0 - C_g xi), the start kick's force (its
+    # p_eff = p + h/2 kick); returns the power (F_a - C_g xi) . xi (0 when nothing is powered:
+    # no applied element, no damping). The end of a step is the next step's start: end_kick
+    # gives both for the node it reaches, so each is computed once per step.
+    cdef double Fn[6]
     cdef double Cxi
     cdef double power = 0.0
     cdef int i, a
     if damps:
         for i in range(d):
-            Cxi = dot_row(Cg, i, d, xi0)
-            power += (Fa[i] - Cxi) * xi0[i]
-            F0[i] = F0[i] - Cxi
-    elif powered:
+            Cxi = dot_row(Cg, i, d, xi)
+            power += (Fa[i] - Cxi) * xi[i]
+            Fn[i] = F0[i] - Cxi
+        for a in range(m):
+            kick[a] = dot_column(B, a, d, m, Fn)
+        return power
+    if powered:
         for i in range(d):
-            power += Fa[i] * xi0[i]
+            power += Fa[i] * xi[i]
     for a in range(m):
-        p_eff[a] = p[a] + 0.5 * h * dot_column(B, a, d, m, F0)
+        kick[a] = dot_column(B, a, d, m, F0)
     return power
 
 
-cdef inline int end_kick(int d, int m, const double* B, const double* reduced, double h,
-                         const double* Cg, bint damps, bint powered, const double* Fa,
-                         const double* F0, const double* p_plus, double* p_new, double* xi1,
+cdef inline int end_kick(int d, int m, const double* B, const double* reduced,
+                         const double* reduced_inv, double h, const double* Cg, bint damps,
+                         bint powered, const double* Fa, const double* F0,
+                         const double* p_plus, double* p_new, double* xi1, double* kick,
                          double* power) noexcept nogil:
     # p_new = p_plus + h/2 B^T F0, then with damping solved implicitly for the node velocity:
-    # (reduced + h/2 B^T C_g B) z = p_new, p_new <- reduced z; xi1 the node velocity of p_new
-    # (computed when powered: the next start's power and damping need it) and power its
-    # power. Returns OK, SINGULAR_JACOBIAN or NOT_FINITE.
+    # (reduced + h/2 B^T C_g B) z = p_new, p_new <- reduced z. At the node reached: xi1 its
+    # velocity (when powered), and node_kick's kick and power (the next step's start: without
+    # damping its kick is the B^T F0 above). Returns OK, SINGULAR_JACOBIAN or NOT_FINITE.
+    cdef double BF[6]
     cdef double CB[36]
     cdef double K[36]
     cdef double z[6]
@@ -90,7 +116,8 @@ cdef inline int end_kick(int d, int m, const double* B, const double* reduced, d
     cdef bint damped = False
     cdef int i, j, a, b
     for a in range(m):
-        p_new[a] = p_plus[a] + 0.5 * h * dot_column(B, a, d, m, F0)
+        BF[a] = dot_column(B, a, d, m, F0)
+        p_new[a] = p_plus[a] + 0.5 * h * BF[a]
     if damps:
         for i in range(d * d):
             if Cg[i] != 0.0:
@@ -116,16 +143,18 @@ cdef inline int end_kick(int d, int m, const double* B, const double* reduced, d
             p_new[a] = 0.0
             for b in range(m):
                 p_new[a] += reduced[m * a + b] * z[b]
-    power[0] = 0.0
-    if powered:
-        if not node_velocity(reduced, B, d, m, p_new, z, xi1):
-            return SINGULAR_JACOBIAN
-        for i in range(d):
-            if damps:
-                power[0] += (Fa[i] - dot_row(Cg, i, d, xi1)) * xi1[i]
-            else:
-                power[0] += Fa[i] * xi1[i]
+    if powered and not node_velocity(reduced_inv, B, d, m, p_new, z, xi1):
+        return SINGULAR_JACOBIAN
     for a in range(m):
         if not isfinite(p_new[a]):
             return NOT_FINITE
+    if damps:
+        power[0] = node_kick(d, m, B, Cg, damps, powered, Fa, F0, xi1, kick)
+        return OK
+    power[0] = 0.0
+    if powered:
+        for i in range(d):
+            power[0] += Fa[i] * xi1[i]
+    for a in range(m):
+        kick[a] = BF[a]
     return OK

@@ -22,6 +22,11 @@
 #   body_frame (models of one rigid body in a plane): A (3, 3), a (3,), J_v, J_W, J_m (3, n);
 #   group_coordinates (models on SE(2) x R^k): q (n,), T (n, d) with dq/dt = T xi;
 #   group_body_frame: both at once (a model may share their work: the same numbers).
+#   Closed forms (models with `closed_forces`: a planar body whose Jacobians J_v, J_W, J_m are
+#   constant): body_pose_cs A, a at q with c, s = cos q[2], sin q[2]; group_point q of g;
+#   pull_back Q = J_v^T f + J_W^T tau (+ J_m^T tau_m) (n,); group_pull_back F = T^T Q (n,).
+#   Each gives the numbers of body_frame / group_coordinates and the products with their zeros
+#   and ones (the same operations on the entries that are not 0 or 1), without forming them.
 #
 # BodyForces: the force elements of a model's rigid body (ForceSet of nhphys_ext.forces) as
 # generalized forces on its coordinates (the derivation is in nhphys/twins/models.py). Its
@@ -38,6 +43,7 @@ cdef class CoordinateModel:
     cdef readonly int n           # coordinates
     cdef readonly int r           # constraints
     cdef readonly bint has_gauge  # S != 0: the DLA discrete Lagrangian sees it
+    cdef readonly bint closed_forces  # overrides the closed forms below
     cdef double M[NMAX * NMAX]     # the mass matrix, row-major (n, n)
     cdef double Minv[NMAX * NMAX]  # its inverse, row-major (n, n)
 
@@ -53,6 +59,13 @@ cdef class CoordinateModel:
     cdef void group_coordinates(self, const double* g, double* q, double* T) noexcept nogil
     cdef bint group_body_frame(self, const double* g, double* q, double* T, double* A,
                                double* a, double* Jv, double* JW, double* Jm) noexcept nogil
+    cdef void body_pose_cs(self, const double* q, double c, double s, double* A,
+                           double* a) noexcept nogil
+    cdef void group_point(self, const double* g, double c, double s, double* q) noexcept nogil
+    cdef void pull_back(self, const double* f, const double* tau, const double* tau_m,
+                        double* Q) noexcept nogil
+    cdef void group_pull_back(self, double c, double s, const double* Q,
+                              double* F) noexcept nogil
 
 
 cdef class KnifeEdgeModel(CoordinateModel):
@@ -86,11 +99,16 @@ cdef class BodyForces:
     cdef readonly bint damps        # C can be nonzero (has_damping or motor_gain)
     cdef readonly bint applies      # Q_a can be nonzero (applied elements or motors)
     cdef bint placed                # E, o are not the identity and zero: pose transforms
+    cdef readonly bint closed       # the model's closed forms serve (closed_forces, not placed)
 
     cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,
                    double* Jm) noexcept nogil
     cdef void place(self, const double* Al, const double* al, const double* Jl, double* A,
                     double* a, double* Jv) noexcept nogil
+    cdef void closed_terms(self, double t, const double* A, const double* a, double* Qc,
+                           double* Qa) noexcept nogil
+    cdef void group_forces(self, double t, const double* g, double c, double s, double* F0,
+                           double* Fa) noexcept nogil
     cdef void terms_at(self, double t, const double* A, const double* a, const double* Jv,
                        const double* JW, const double* Jm, double* Qc, double* Qa,
                        double* C) noexcept nogil

@@ -89,6 +89,22 @@ cdef class CoordinateModel:
         self.group_coordinates(g, q, T)
         return self.body_frame(q, A, a, Jv, JW, Jm)
 
+    # the closed forms (only models with `closed_forces` are asked; see models.pxd)
+    cdef void body_pose_cs(self, const double* q, double c, double s, double* A,
+                           double* a) noexcept nogil:
+        pass
+
+    cdef void group_point(self, const double* g, double c, double s, double* q) noexcept nogil:
+        pass
+
+    cdef void pull_back(self, const double* f, const double* tau, const double* tau_m,
+                        double* Q) noexcept nogil:
+        pass
+
+    cdef void group_pull_back(self, double c, double s, const double* Q,
+                              double* F) noexcept nogil:
+        pass
+
     def py_body_frame(self, q):
         """``(A, a, J_v, J_W, J_m)`` at ``q`` (the twin's ``body_frame``), or None."""
         cdef int n = self.n
@@ -163,6 +179,17 @@ cdef inline void planar_body(const double* q, int n, double* A, double* a, doubl
 cdef inline void planar_body_cs(const double* q, int n, double c, double s, double* A,
                                 double* a, double* Jv, double* JW) noexcept nogil:
     # planar_body with c, s = cos q[2], sin q[2]
+    planar_pose_cs(q, c, s, A, a)
+    zero(Jv, 3 * n)
+    zero(JW, 3 * n)
+    Jv[0] = 1.0
+    Jv[n + 1] = 1.0
+    JW[2 * n + 2] = 1.0
+
+
+cdef inline void planar_pose_cs(const double* q, double c, double s, double* A,
+                                double* a) noexcept nogil:
+    # A and a of planar_body_cs
     A[0] = c
     A[1] = -s
     A[2] = 0.0
@@ -175,11 +202,34 @@ cdef inline void planar_body_cs(const double* q, int n, double c, double s, doub
     a[0] = q[0]
     a[1] = q[1]
     a[2] = 0.0
-    zero(Jv, 3 * n)
-    zero(JW, 3 * n)
-    Jv[0] = 1.0
-    Jv[n + 1] = 1.0
-    JW[2 * n + 2] = 1.0
+
+
+cdef inline void planar_pull_back(const double* f, const double* tau, double* Q) noexcept nogil:
+    # Q[:3] = J_v^T f + J_W^T tau of planar_body: (f_x, f_y, tau_z)
+    Q[0] = f[0]
+    Q[1] = f[1]
+    Q[2] = tau[2]
+
+
+cdef inline void sleigh_group_point(const double* g, double off, int n, double c, double s,
+                                    double* q) noexcept nogil:
+    # q of sleigh_group_coordinates_cs
+    cdef int i
+    for i in range(n):
+        q[i] = g[i]
+    q[0] = g[0] + off * c
+    q[1] = g[1] + off * s
+
+
+cdef inline void sleigh_group_pull_back(double off, int n, double c, double s, const double* Q,
+                                        double* F) noexcept nogil:
+    # F = T^T Q with T of sleigh_group_coordinates_cs (its entries in the same order)
+    cdef int i
+    F[0] = c * Q[0] + s * Q[1]
+    F[1] = -s * Q[0] + c * Q[1]
+    F[2] = (-off * s) * Q[0] + (off * c) * Q[1] + Q[2]
+    for i in range(3, n):
+        F[i] = Q[i]
 
 
 cdef inline void sleigh_group_coordinates(const double* g, double off, int n, double* q,
@@ -215,6 +265,7 @@ cdef class KnifeEdgeModel(CoordinateModel):
         self.mass, self.inertia = float(mass), float(inertia)
         self.offset, self.downhill_force = float(offset), float(downhill_force)
         CoordinateModel.__init__(self, np.diag([self.mass, self.mass, self.inertia]), 1)
+        self.closed_forces = True
 
     @property
     def parameters(self):
@@ -259,6 +310,23 @@ cdef class KnifeEdgeModel(CoordinateModel):
         for i in range(9):
             Jm[i] = JW[i]
         return True
+
+    cdef void body_pose_cs(self, const double* q, double c, double s, double* A,
+                           double* a) noexcept nogil:
+        planar_pose_cs(q, c, s, A, a)
+
+    cdef void group_point(self, const double* g, double c, double s, double* q) noexcept nogil:
+        sleigh_group_point(g, self.offset, 3, c, s, q)
+
+    cdef void pull_back(self, const double* f, const double* tau, const double* tau_m,
+                        double* Q) noexcept nogil:
+        planar_pull_back(f, tau, Q)
+        if tau_m != NULL:  # J_m = J_W
+            Q[2] = Q[2] + tau_m[2]
+
+    cdef void group_pull_back(self, double c, double s, const double* Q,
+                              double* F) noexcept nogil:
+        sleigh_group_pull_back(self.offset, 3, c, s, Q, F)
 
 
 cdef class VerticalDiskModel(CoordinateModel):
@@ -400,6 +468,7 @@ cdef class RotorSleighModel(CoordinateModel):
         CoordinateModel.__init__(
             self, [[m, 0.0, 0.0, 0.0], [0.0, m, 0.0, 0.0], [0.0, 0.0, Is + Ir, Ir],
                    [0.0, 0.0, Ir, Ir]], 2 if self.locked else 1)
+        self.closed_forces = True
 
     @property
     def parameters(self):
@@ -444,6 +513,24 @@ cdef class RotorSleighModel(CoordinateModel):
         zero(Jm, 12)
         Jm[8 + 3] = 1.0
         return True
+
+    cdef void body_pose_cs(self, const double* q, double c, double s, double* A,
+                           double* a) noexcept nogil:
+        planar_pose_cs(q, c, s, A, a)
+
+    cdef void group_point(self, const double* g, double c, double s, double* q) noexcept nogil:
+        sleigh_group_point(g, self.offset, 4, c, s, q)
+
+    cdef void pull_back(self, const double* f, const double* tau, const double* tau_m,
+                        double* Q) noexcept nogil:
+        planar_pull_back(f, tau, Q)
+        Q[3] = 0.0
+        if tau_m != NULL:  # J_m = e_z on phi
+            Q[3] = Q[3] + tau_m[2]
+
+    cdef void group_pull_back(self, double c, double s, const double* Q,
+                              double* F) noexcept nogil:
+        sleigh_group_pull_back(self.offset, 4, c, s, Q, F)
 
 
 
@@ -503,6 +590,7 @@ cdef class BodyForces:
         for i in range(3):
             if self.o[i] != 0.0:
                 self.placed = True
+        self.closed = model.closed_forces and not self.placed
 
     cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,
                    double* Jm) noexcept nogil:
@@ -559,8 +647,71 @@ cdef class BodyForces:
         cdef double Jv[3 * NMAX]
         cdef double JW[3 * NMAX]
         cdef double Jm[3 * NMAX]
+        if self.closed and C == NULL:
+            self.model.body_pose_cs(q, cos(q[2]), sin(q[2]), A, a)
+            self.closed_terms(t, A, a, Qc, Qa)
+            return
         self.pose(q, A, a, Jv, JW, Jm)
         self.terms_at(t, A, a, Jv, JW, Jm, Qc, Qa, C)
+
+    cdef void closed_terms(self, double t, const double* A, const double* a, double* Qc,
+                           double* Qa) noexcept nogil:
+        # Q_c, Q_a of terms_at (no damping) through the model's pull_back: the same numbers
+        # without forming the Jacobians
+        cdef double f[3]
+        cdef double tau[3]
+        cdef double fm[3]
+        cdef double tau_m[3]
+        cdef int i
+        for i in range(3):
+            f[i] = 0.0
+            tau[i] = 0.0
+        if self.has_potential:
+            self.body.potential_wrench(A, a, f, tau)
+            self.model.pull_back(f, tau, NULL, Qc)
+        else:
+            for i in range(self.model.n):
+                Qc[i] = 0.0
+        if not self.applies:
+            for i in range(self.model.n):
+                Qa[i] = 0.0
+            return
+        for i in range(3):
+            f[i] = 0.0
+            tau[i] = 0.0
+        if self.has_applied:
+            self.body.applied_wrench(t, A, a, f, tau)
+        if self.motors.has_applied:
+            for i in range(3):
+                fm[i] = 0.0
+                tau_m[i] = 0.0
+            self.motors.applied_wrench(t, A, a, fm, tau_m)
+            self.model.pull_back(f, tau, tau_m, Qa)
+        else:
+            self.model.pull_back(f, tau, NULL, Qa)
+
+    cdef void group_forces(self, double t, const double* g, double c, double s, double* F0,
+                           double* Fa) noexcept nogil:
+        # F_0 = T^T (Q_c + Q_a), F_a = T^T Q_a at the group element g, heading c, s = cos g[2],
+        # sin g[2], through the model's closed forms (`closed`, no damping)
+        cdef double q[NMAX]
+        cdef double A[9]
+        cdef double a[3]
+        cdef double Qc[NMAX]
+        cdef double Qa[NMAX]
+        cdef double Q0[NMAX]
+        cdef int i
+        self.model.group_point(g, c, s, q)
+        self.model.body_pose_cs(q, c, s, A, a)
+        self.closed_terms(t, A, a, Qc, Qa)
+        for i in range(self.model.n):
+            Q0[i] = Qc[i] + Qa[i]
+        self.model.group_pull_back(c, s, Q0, F0)
+        if self.applies:
+            self.model.group_pull_back(c, s, Qa, Fa)
+        else:
+            for i in range(self.model.n):
+                Fa[i] = 0.0
 
     cdef void terms_at(self, double t, const double* A, const double* a, const double* Jv,
                        const double* JW, const double* Jm, double* Qc, double* Qa,

@@ -15,7 +15,7 @@ cimport cython
 from libc.math cimport sin, cos, atan, fabs, isfinite
 
 from nhphys_ext.dense cimport solve_small
-from nhphys_ext.forcing cimport node_velocity, start_kick, end_kick
+from nhphys_ext.forcing cimport end_kick, invert_reduced, node_kick, node_velocity
 from nhphys_ext.models cimport BodyForces, NMAX
 from nhphys_ext.newton cimport newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN, NOT_FINITE
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
@@ -229,10 +229,10 @@ cdef inline void retract(const double* xi, int map_code, double* step) noexcept 
         step[2] = 2.0 * atan(0.5 * w)
 
 
-cdef inline void advance(double* g, const double* xi, int d, int map_code) noexcept nogil:
-    # g <- g tau(xi[:3]), phi <- phi + xi[3:] (the twin's advance)
+cdef inline void advance(double* g, const double* xi, int d, int map_code, double c,
+                         double s) noexcept nogil:
+    # g <- g tau(xi[:3]), phi <- phi + xi[3:] (the twin's advance); c, s = cos g[2], sin g[2]
     cdef double step[3]
-    cdef double c = cos(g[2]), s = sin(g[2])
     cdef int i
     retract(xi, map_code, step)
     g[0] += c * step[0] - s * step[1]
@@ -242,10 +242,12 @@ cdef inline void advance(double* g, const double* xi, int d, int map_code) noexc
         g[i] += xi[i]
 
 
-cdef inline void group_terms(BodyForces forces, double t, const double* g, int d, double* F0,
-                             double* Fa, double* Cg) noexcept nogil:
+cdef inline void group_terms(BodyForces forces, double t, const double* g, double c, double s,
+                             int d, double* F0, double* Fa, double* Cg) noexcept nogil:
     # F_0 = T^T (Q_c + Q_a), F_a = T^T Q_a, C_g = T^T C T at (t, g) (the twin's group_terms);
-    # C_g only when the forces damp (`forces.damps`; otherwise it is zero and left unset)
+    # C_g only when the forces damp (`forces.damps`; otherwise it is zero and left unset).
+    # c, s = cos g[2], sin g[2]. Without damping, a model with closed forms gives F_0 and F_a
+    # without forming T and the Jacobians (`forces.closed`: the same numbers).
     cdef double q[NMAX]
     cdef double T[NMAX * NMAX]
     cdef double Qc[NMAX]
@@ -255,6 +257,9 @@ cdef inline void group_terms(BodyForces forces, double t, const double* g, int d
     cdef double CT[NMAX * NMAX]
     cdef int n = forces.model.n
     cdef int i, j, k, a
+    if forces.closed and not forces.damps:
+        forces.group_forces(t, g, c, s, F0, Fa)
+        return
     if forces.damps:
         forces.group_terms(t, g, q, T, Qc, Qa, C)
     else:
@@ -282,9 +287,12 @@ cdef inline void group_terms(BodyForces forces, double t, const double* g, int d
 
 
 cdef struct GroupTerms:
-    # group_terms and the node velocity at one (t, g, p): the end's of a step are the next
-    # step's start's
+    # group_terms and the node velocity at one (t, g, p), and the heading's cosine and sine:
+    # the end's of a step are the next step's start's
     bint ok
+    double c, s
+    double kick[DMAX]      # B^T (F_0 - C_g xi): the start kick's force (node_kick)
+    double power           # (F_a - C_g xi) . xi
     double F0[DMAX]
     double Fa[DMAX]
     double Cg[DMAX * DMAX]
@@ -292,40 +300,51 @@ cdef struct GroupTerms:
 
 
 cdef int forced_step(BodyForces forces, const double* I, const double* B, const double* reduced,
-                     int d, int m, const double* g, const double* p, double* y, double h,
+                     const double* reduced_inv, int d, int m, const double* g, const double* p, double* y, double h,
                      double t, int map_code, NewtonRule rule, double* xi, double* g1,
                      double* p_new, double* powers, Py_ssize_t* evaluations,
                      GroupTerms* kept) noexcept nogil:
     # one step with the forces (the twin's forced_step); y IN guess / OUT solution, g1 OUT the
-    # new pose; powers = (power at the start, at the end); kept IN the start's group terms when
-    # kept.ok (the last step's end: the same numbers the twin evaluates afresh) / OUT the end's.
-    # The kicks are forcing.pxd's (shared with the SO(3) kernel); the node velocities are
-    # computed only when something has power (an applied element or damping), the damping
-    # terms only when the forces damp.
+    # new pose; powers = (power at the start, at the end); kept IN the start's group terms,
+    # kick and power when kept.ok (the last step's end: the same numbers the twin evaluates
+    # afresh) / OUT the end's. The kicks are forcing.pxd's (shared with the SO(3) kernel); the
+    # node velocities are computed only when something has power (an applied element or
+    # damping), the damping terms only when the forces damp.
     cdef double z[DMAX]
     cdef double p_eff[DMAX]
     cdef double p_plus[DMAX]
+    cdef double heading
     cdef bint damps = forces.damps
     cdef bint powered = damps or forces.applies
-    cdef int i, st
+    cdef int i, a, st
     if not kept.ok:
-        if powered and not node_velocity(reduced, B, d, m, p, z, kept.xi):
+        heading = g[2]
+        kept.c = cos(heading)
+        kept.s = sin(heading)
+        if powered and not node_velocity(reduced_inv, B, d, m, p, z, kept.xi):
             return SINGULAR_JACOBIAN
-        group_terms(forces, t, g, d, kept.F0, kept.Fa, kept.Cg)
+        group_terms(forces, t, g, kept.c, kept.s, d, kept.F0, kept.Fa, kept.Cg)
+        kept.power = node_kick(d, m, B, kept.Cg, damps, powered, kept.Fa, kept.F0, kept.xi,
+                               kept.kick)
     kept.ok = False
-    powers[0] = start_kick(d, m, B, h, kept.Cg, damps, powered, kept.Fa, kept.xi, kept.F0, p,
-                           p_eff)
+    powers[0] = kept.power
+    for a in range(m):
+        p_eff[a] = p[a] + 0.5 * h * kept.kick[a]
     st = retraction_step(I, B, d, m, p_eff, y, h, map_code, rule, xi, p_plus, evaluations)
     if st != OK:
         return st
     for i in range(d):
         g1[i] = g[i]
-    advance(g1, xi, d, map_code)
-    group_terms(forces, t + h, g1, d, kept.F0, kept.Fa, kept.Cg)
-    st = end_kick(d, m, B, reduced, h, kept.Cg, damps, powered, kept.Fa, kept.F0, p_plus,
-                  p_new, kept.xi, &powers[1])
+    advance(g1, xi, d, map_code, kept.c, kept.s)
+    heading = g1[2]  # a local: cos and sin of one value become one sincos
+    kept.c = cos(heading)
+    kept.s = sin(heading)
+    group_terms(forces, t + h, g1, kept.c, kept.s, d, kept.F0, kept.Fa, kept.Cg)
+    st = end_kick(d, m, B, reduced, reduced_inv, h, kept.Cg, damps, powered, kept.Fa, kept.F0,
+                  p_plus, p_new, kept.xi, kept.kick, &kept.power)
     if st != OK:
         return st
+    powers[1] = kept.power
     kept.ok = True
     return OK
 
@@ -372,6 +391,8 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
     cdef bint pushed = forces is not None and not forces.empty
     cdef bint keep_work = out_work is not None
     cdef double reduced[DMAX * DMAX]
+    cdef double reduced_inv_buf[DMAX * DMAX]
+    cdef const double* reduced_inv = NULL
     cdef double powers[2]
     cdef GroupTerms kept
     cdef double t = 0.0, work = 0.0
@@ -393,6 +414,8 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
                 for j in range(d):
                     c += basis[j, a] * inertia[j, i]
                 reduced[m * a + b] += c * basis[i, b]
+    if invert_reduced(reduced, m, reduced_inv_buf):
+        reduced_inv = reduced_inv_buf
     rule.correction_tol = newton_tol
     rule.residual_tol = RESIDUAL_TOL
     rule.max_iter = max_newton
@@ -401,7 +424,8 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
             for a in range(m):
                 y_try[a] = y[a]
             if pushed:
-                status = forced_step(forces, &inertia[0, 0], &basis[0, 0], reduced, d, m, &g[0],
+                status = forced_step(forces, &inertia[0, 0], &basis[0, 0], reduced,
+                                     reduced_inv, d, m, &g[0],
                                      &p[0], y_try, h, t, map_code, rule, xi, g_new, p_new,
                                      powers, &evaluations, &kept)
             else:

@@ -15,7 +15,7 @@ from libc.math cimport isfinite
 
 from nhphys_ext.so3 cimport cross3, norm3, exp3, cay3
 from nhphys_ext.dense cimport matmul3, solve_small
-from nhphys_ext.forcing cimport node_velocity, start_kick, end_kick
+from nhphys_ext.forcing cimport end_kick, invert_reduced, node_kick, node_velocity
 from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.rigid cimport momentum_minus, momentum_minus_jacobian, reorthonormalize
 from nhphys_ext.newton cimport (newton_solve, NewtonRule, OK, FAR_BRANCH, SINGULAR_JACOBIAN,
@@ -150,10 +150,13 @@ cdef struct Torques:
     double tau_a[3]
     double D[9]
     double omega[3]
+    double kick[3]      # B^T (tau_0 - D omega): the start kick's torque (node_kick)
+    double power        # (tau_a - D omega) . omega
 
 
 cdef int forced_step(ForceSet forces, const double* pivot, const double* I, const double* B,
-                     const double* reduced, int m, const double* R, const double* p, double* y,
+                     const double* reduced, const double* reduced_inv, int m, const double* R,
+                     const double* p, double* y,
                      double h, double t, int map_code, NewtonRule rule, double* R1,
                      double* p_new, double* powers, Torques* kept) noexcept nogil:
     # one step with the torques of forces (the twin's forced_step); y IN guess / OUT solution;
@@ -167,14 +170,17 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
     cdef double Q[9]
     cdef bint damps = forces.has_damping
     cdef bint powered = damps or forces.has_applied
-    cdef int st
+    cdef int a, st
     if not kept.ok:
-        if powered and not node_velocity(reduced, B, 3, m, p, z, kept.omega):
+        if powered and not node_velocity(reduced_inv, B, 3, m, p, z, kept.omega):
             return SINGULAR_JACOBIAN
         torques(forces, pivot, t, R, kept.tau_0, kept.tau_a, kept.D)
+        kept.power = node_kick(3, m, B, kept.D, damps, powered, kept.tau_a, kept.tau_0,
+                               kept.omega, kept.kick)
     kept.ok = False
-    powers[0] = start_kick(3, m, B, h, kept.D, damps, powered, kept.tau_a, kept.omega,
-                           kept.tau_0, p, p_eff)
+    powers[0] = kept.power
+    for a in range(m):
+        p_eff[a] = p[a] + 0.5 * h * kept.kick[a]
     st = retraction_step(I, B, m, p_eff, y, h, map_code, rule, xi, p_plus)
     if st != OK:
         return st
@@ -185,10 +191,11 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
     matmul3(R, Q, R1)
     reorthonormalize(R1)
     torques(forces, pivot, t + h, R1, kept.tau_0, kept.tau_a, kept.D)
-    st = end_kick(3, m, B, reduced, h, kept.D, damps, powered, kept.tau_a, kept.tau_0, p_plus,
-                  p_new, kept.omega, &powers[1])
+    st = end_kick(3, m, B, reduced, reduced_inv, h, kept.D, damps, powered, kept.tau_a,
+                  kept.tau_0, p_plus, p_new, kept.omega, kept.kick, &kept.power)
     if st != OK:
         return st
+    powers[1] = kept.power
     kept.ok = True
     return OK
 
@@ -244,6 +251,8 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
     cdef bint keep_work = out_work is not None
     cdef double piv[3]
     cdef double reduced[9]
+    cdef double reduced_inv_buf[9]
+    cdef const double* reduced_inv = NULL
     cdef double powers[2]
     cdef Torques kept
     cdef double t = 0.0, work = 0.0, tk, wk
@@ -262,6 +271,8 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
             for i in range(3):
                 reduced[m * a + b] += (basis[0, a] * inertia[0, i] + basis[1, a] * inertia[1, i]
                                        + basis[2, a] * inertia[2, i]) * basis[i, b]
+    if invert_reduced(reduced, m, reduced_inv_buf):
+        reduced_inv = reduced_inv_buf
     rule.correction_tol = newton_tol
     rule.residual_tol = RESIDUAL_TOL
     rule.max_iter = max_newton
@@ -288,8 +299,9 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
                     yk[a] *= hj / h_last  # the warm start belongs to the last sub-step
                 h_last = hj
                 if pushed:
-                    st = forced_step(forces, piv, &inertia[0, 0], &basis[0, 0], reduced, m, Rk,
-                                     pk, yk, hj, tk, map_code, rule, Rn, pn, powers, &kept)
+                    st = forced_step(forces, piv, &inertia[0, 0], &basis[0, 0], reduced,
+                                     reduced_inv, m, Rk, pk, yk, hj, tk, map_code, rule, Rn,
+                                     pn, powers, &kept)
                     if st != OK:
                         break
                     wk = wk + 0.5 * hj * (powers[0] + powers[1])

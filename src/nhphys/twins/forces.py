@@ -74,6 +74,10 @@ def evaluate_schedule(breaks, coef, sched, j, t, out):
     out : ndarray (>= d,)
     """
     b0, m, c0, d = sched[j]
+    if m == 1:  # a constant (Schedule.coefficients: its other coefficients are zeros)
+        for c in range(d):
+            out[c] = coef[c0 + 4 * c]
+        return
     i = 0
     tt = t
     if m > 1:

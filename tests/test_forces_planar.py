@@ -384,6 +384,40 @@ def test_body_forces_kernel_matches_twin(rng, which):
             np.testing.assert_allclose(x, y, rtol=0, atol=1e-15)
 
 
+@pytest.mark.parity
+@pytest.mark.parametrize("which", ["sleigh", "rotor"])
+def test_closed_form_pull_backs_give_the_twins_numbers(rng, which):
+    # Without damping the kernels take the sleighs' generalized forces from closed forms
+    # (models.pxd, "Closed forms"): bit for bit the kernel's own J^T products (which form the
+    # Jacobians), and the twin's numbers to round-off (numpy sums its products in its own order).
+    make, _ = SYSTEMS[which]
+    undamped = [ELEMENTS[name]() for name in ("force", "body force", "torque", "spring",
+                                              "field")]
+    undamped.append(fe.Motor(torque=fe.Schedule([0, 5, 10], [0.02, -0.01, 0.0])))
+    system = make(undamped)
+    from nhphys import _backend
+    from nhphys.twins.se2_retraction import group_terms
+
+    twin = system.body_forces(system.coordinates, "python")
+    model = nhphys.twins.models.compiled_counterpart(system.coordinates,
+                                                     _backend.kernel_module("models"))
+    kernel = system.body_forces(model, "cython")
+    assert kernel.closed and not kernel.damps
+    for _ in range(30):
+        q = rng.normal(size=system.coordinates.n)
+        t = rng.uniform(-1.0, 12.0)
+        Qc, Qa, C = twin.py_terms(t, q)
+        assert not np.any(C)
+        closed = kernel.py_undamped_terms(t, q)
+        for x, y, z in zip(closed, kernel.py_terms(t, q), (Qc, Qa)):
+            np.testing.assert_array_equal(x, y)
+            np.testing.assert_allclose(x, z, rtol=0, atol=1e-15 * np.abs(z).max())
+        F0, Fa, _ = group_terms(twin, t, q, np.zeros_like(q))
+        for x, y in zip(kernel.py_group_forces(t, q), (F0, Fa)):
+            np.testing.assert_allclose(x, y, rtol=0, atol=1e-15 * np.abs(Qc + Qa).max())
+        assert np.abs(Fa).max() > 0.01
+
+
 def test_body_frame_velocities_are_the_derivatives_of_the_pose(rng):
     # da/dt = J_v dq/dt and A^T dA/dt = hat(J_W dq/dt), by central differences
     for make, _ in SYSTEMS.values():

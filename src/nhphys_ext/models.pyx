@@ -832,6 +832,32 @@ cdef class BodyForces:
         return (np.array([Qc[i] for i in range(n)]), np.array([Qa[i] for i in range(n)]),
                 np.array([C[i] for i in range(n * n)]).reshape(n, n))
 
+    def py_undamped_terms(self, double t, q):
+        """``(Q_c, Q_a)`` at ``(t, q)`` as a kernel without damping asks for them (through the
+        model's closed forms when ``closed``)."""
+        cdef int n = self.model.n
+        cdef double qq[NMAX]
+        cdef double Qc[NMAX]
+        cdef double Qa[NMAX]
+        for i in range(n):
+            qq[i] = float(q[i])
+        self.terms(t, qq, Qc, Qa, NULL)
+        return np.array([Qc[i] for i in range(n)]), np.array([Qa[i] for i in range(n)])
+
+    def py_group_forces(self, double t, g):
+        """``(F_0, F_a)`` at the group element ``g`` through the model's closed forms (only
+        when ``closed``)."""
+        cdef int n = self.model.n
+        cdef double gg[NMAX]
+        cdef double F0[NMAX]
+        cdef double Fa[NMAX]
+        if not self.closed:
+            raise ValueError(f"{self.model!r} has no closed forms here.")
+        for i in range(n):
+            gg[i] = float(g[i])
+        self.group_forces(t, gg, cos(gg[2]), sin(gg[2]), F0, Fa)
+        return np.array([F0[i] for i in range(n)]), np.array([Fa[i] for i in range(n)])
+
     def py_potential(self, q):
         cdef double qq[NMAX]
         for i in range(self.model.n):

@@ -13,7 +13,7 @@ from libc.string cimport memcpy, memset
 
 from nhphys_ext.dense cimport solve_small
 from nhphys_ext.forces cimport ForceSet
-from nhphys_ext.so3 cimport cross3, exp3
+from nhphys_ext.so3 cimport cross3, rotation_about
 from nhphys_ext.surfaces cimport ChartSurface, forms_of, normal_of, weingarten_of
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE, INFO_STATUS
 from nhphys_ext.newton cimport (CONTACT_FAILED, FLAT, NewtonRule, OK, SINGULAR_JACOBIAN,
@@ -104,15 +104,6 @@ cdef inline void rotate(const double* R, const double* x, double* out) noexcept 
         out[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2]
 
 
-cdef inline void axis_rotation(const double* u, double angle, double* R) noexcept nogil:
-    # the rotation by `angle` about the unit axis u: exp of the rotation vector angle u
-    cdef double xi[3]
-    xi[0] = angle * u[0]
-    xi[1] = angle * u[1]
-    xi[2] = angle * u[2]
-    exp3(xi, R)
-
-
 cdef void kinematics(const TreeData* T, const double* q, const double* v,
                      Kinematics* K) noexcept nogil:
     cdef double zero[3]
@@ -147,7 +138,7 @@ cdef void kinematics(const TreeData* T, const double* q, const double* v,
             K.X[j][i] = op[i] + r[i]
         cross3(wp, r, tmp)
         if T.kind[j] == REVOLUTE:
-            axis_rotation(T.axis[j], q[j], Rj)
+            rotation_about(T.axis[j], q[j], Rj)
             for i in range(3):
                 for k in range(3):
                     K.R[j][3 * i + k] = (Rp[3 * i] * Rj[k] + Rp[3 * i + 1] * Rj[3 + k]

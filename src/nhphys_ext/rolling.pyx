@@ -23,6 +23,7 @@ from libc.math cimport sqrt, fabs, isfinite, atan, atan2, sin, cos, asinh, hypot
 
 from nhphys_ext.so3 cimport (
     polar_factor, cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3, hat3,
+    rotation_about,
 )
 from nhphys_ext.dense cimport matmul3, max_abs, solve_small
 from nhphys_ext.rigid cimport (
@@ -3987,14 +3988,6 @@ cdef double side_guard(ModesModel m, const State* S) noexcept:
     cdef double slip[3]
     side_state_slip(m, S, slip)
     return side_progress(m, slip, S.side_ref)
-
-
-cdef inline void rotation_about(const double* axis, double angle, double* Q) noexcept nogil:
-    cdef double xi[3]
-    xi[0] = angle * axis[0]
-    xi[1] = angle * axis[1]
-    xi[2] = angle * axis[2]
-    exp3(xi, Q)
 
 
 cdef int side_roll_step(ModesModel m, double h, State* S, Contact* c) noexcept:

@@ -152,6 +152,15 @@ cdef inline void exp3(const double* xi, double* R) noexcept nogil:
     poly3(xi, coeff_sinc(t), coeff_a(t), R)
 
 
+cdef inline void rotation_about(const double* axis, double angle, double* R) noexcept nogil:
+    # the rotation by `angle` about the unit axis: exp3 of the rotation vector angle * axis
+    cdef double xi[3]
+    xi[0] = angle * axis[0]
+    xi[1] = angle * axis[1]
+    xi[2] = angle * axis[2]
+    exp3(xi, R)
+
+
 cdef inline void log3(const double* R, double* xi) noexcept nogil:
     cdef double v[3]
     cdef double S[9]

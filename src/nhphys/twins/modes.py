@@ -390,6 +390,7 @@ from nhphys.twins.newton import CODES, FLAT, INFO_COMMITTED, INNER_CONTACT, OK, 
 from nhphys.twins.newton import NewtonRule
 from nhphys.twins.newton import newton_solve
 from nhphys.twins.side import line_friction
+from nhphys.twins.so3 import rotation_about
 from nhphys.twins.forces import tangent_projector
 from nhphys.twins.newton import NOT_CONVERGED, NOT_FINITE, SINGULAR_JACOBIAN
 from nhphys.twins.rolling import (
@@ -987,12 +988,6 @@ def face_step(model, h, state):
                Pi=model.inertia @ (w1 * (A1.T @ n)),
                work=state["work"] + 0.5 * h * (power0 + power1))
     return OK, new, face_contact(model, new)
-
-
-def rotation_about(n, angle):
-    """The rotation (3, 3) by ``angle`` about the unit vector ``n`` (Rodrigues)."""
-    K = hat(n)
-    return EYE + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
 
 
 class FaceContact:

@@ -167,6 +167,7 @@ on a curved ground ``(J - dS/dn J L) du/dt = v_C - dS/dt|_n`` gives ``dn/dt = -J
 
 import numpy as np
 
+from nhphys.twins.so3 import rotation_about
 from nhphys.twins.surfaces import forms_of, normal_of, weingarten_of
 
 REVOLUTE = 0
@@ -186,13 +187,6 @@ def cross(u, v):
     """``u x v`` of two 3-vectors (what ``numpy.cross`` gives, without its overhead per call)."""
     return np.array([u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
                      u[0] * v[1] - u[1] * v[0]])
-
-
-def axis_rotation(axis, angle):
-    """The rotation (3, 3) by ``angle`` about the unit ``axis`` (3,) (Rodrigues' formula)."""
-    x, y, z = axis
-    K = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
 
 
 class JointTree:
@@ -329,7 +323,7 @@ class JointTree:
             a[j] = Rp @ self.axis[j]
             vX = vp + cross(wp, r)
             if self.kind[j] == REVOLUTE:
-                R[j] = Rp @ axis_rotation(self.axis[j], q[j])
+                R[j] = Rp @ rotation_about(self.axis[j], q[j])
                 o[j] = X[j]
                 omega[j] = wp + a[j] * v[j]
                 vo[j] = vX

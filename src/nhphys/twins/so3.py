@@ -109,6 +109,12 @@ def hat(v):
     return out
 
 
+def rotation_about(axis, angle):
+    """The rotation (3, 3) by ``angle`` about the unit ``axis`` (3,) (Rodrigues' formula)."""
+    K = hat(axis)
+    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
+
+
 def vee(m):
     """Inverse of ``hat`` on the skew part of ``m``: (n, 3, 3) -> (n, 3)."""
     m = np.asarray(m, dtype=float)

@@ -99,42 +99,77 @@ cdef inline double node_kick(int d, int m, const double* B, const double* Cg, bi
     return power
 
 
+cdef inline void damped_matrix(int d, int m, const double* B, const double* reduced,
+                               const double* Cg, double h, double* K) noexcept nogil:
+    # K = B^T I B + h/2 B^T C_g B (m x m): the end kick's implicit matrix
+    cdef double CB[36]
+    cdef double s
+    cdef int i, j, a, b
+    for i in range(d):       # CB = C_g B (d x m)
+        for b in range(m):
+            s = Cg[d * i] * B[b]
+            for j in range(1, d):
+                s += Cg[d * i + j] * B[m * j + b]
+            CB[m * i + b] = s
+    for a in range(m):
+        for b in range(m):
+            s = B[a] * CB[b]
+            for i in range(1, d):
+                s += B[m * i + a] * CB[m * i + b]
+            K[m * a + b] = reduced[m * a + b] + 0.5 * h * s
+
+
+cdef inline bint damping_map(int d, int m, const double* B, const double* reduced,
+                             const double* Cg, double h, double* out) noexcept nogil:
+    # out = (B^T I B) K^-1 (m x m): the end kick's p_new <- (B^T I B) K^-1 p_new for a C_g and h
+    # that do not change; False if K is singular
+    cdef double K[36]
+    cdef double Kinv[36]
+    cdef int a, b, c
+    damped_matrix(d, m, B, reduced, Cg, h, K)
+    if not invert_reduced(K, m, Kinv):
+        return False
+    for a in range(m):
+        for b in range(m):
+            out[m * a + b] = reduced[m * a] * Kinv[b]
+            for c in range(1, m):
+                out[m * a + b] += reduced[m * a + c] * Kinv[m * c + b]
+    return True
+
+
 cdef inline int end_kick(int d, int m, const double* B, const double* reduced,
-                         const double* reduced_inv, double h, const double* Cg, bint damps,
+                         const double* reduced_inv, const double* damp_map, double h,
+                         const double* Cg, bint damps,
                          bint powered, const double* Fa, const double* F0,
                          const double* p_plus, double* p_new, double* xi1, double* kick,
                          double* power) noexcept nogil:
     # p_new = p_plus + h/2 B^T F0, then with damping solved implicitly for the node velocity:
-    # (reduced + h/2 B^T C_g B) z = p_new, p_new <- reduced z. At the node reached: xi1 its
-    # velocity (when powered), and node_kick's kick and power (the next step's start: without
-    # damping its kick is the B^T F0 above). Returns OK, SINGULAR_JACOBIAN or NOT_FINITE.
+    # (reduced + h/2 B^T C_g B) z = p_new, p_new <- reduced z (through damp_map, the matrix
+    # reduced K^-1, where the caller formed it once for a nonzero C_g: damping_map). At the
+    # node reached: xi1 its velocity (when powered), and node_kick's kick and power (the next
+    # step's start: without damping its kick is the B^T F0 above). Returns OK,
+    # SINGULAR_JACOBIAN or NOT_FINITE.
     cdef double BF[6]
-    cdef double CB[36]
     cdef double K[36]
     cdef double z[6]
-    cdef double s
     cdef bint damped = False
-    cdef int i, j, a, b
+    cdef int i, a, b
     for a in range(m):
         BF[a] = dot_column(B, a, d, m, F0)
         p_new[a] = p_plus[a] + 0.5 * h * BF[a]
-    if damps:
+    if damps and damp_map == NULL:
         for i in range(d * d):
             if Cg[i] != 0.0:
                 damped = True
-    if damped:
-        for i in range(d):       # CB = C_g B (d x m)
-            for b in range(m):
-                s = Cg[d * i] * B[b]
-                for j in range(1, d):
-                    s += Cg[d * i + j] * B[m * j + b]
-                CB[m * i + b] = s
-        for a in range(m):       # K = B^T I B + h/2 B^T C_g B
-            for b in range(m):
-                s = B[a] * CB[b]
-                for i in range(1, d):
-                    s += B[m * i + a] * CB[m * i + b]
-                K[m * a + b] = reduced[m * a + b] + 0.5 * h * s
+    if damp_map != NULL:  # a nonzero C_g and h the same at every step: formed once
+        for a in range(m):
+            z[a] = p_new[a]
+        for a in range(m):
+            p_new[a] = damp_map[m * a] * z[0]
+            for b in range(1, m):
+                p_new[a] += damp_map[m * a + b] * z[b]
+    elif damped:
+        damped_matrix(d, m, B, reduced, Cg, h, K)
         for a in range(m):
             z[a] = p_new[a]
         if not solve_small(m, K, z):

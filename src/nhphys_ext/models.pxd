@@ -27,6 +27,8 @@
 #   pull_back Q = J_v^T f + J_W^T tau (+ J_m^T tau_m) (n,); group_pull_back F = T^T Q (n,).
 #   Each gives the numbers of body_frame / group_coordinates and the products with their zeros
 #   and ones (the same operations on the entries that are not 0 or 1), without forming them.
+#   Such a body's damping matrix C = drag J_v^T J_v + J_W^T D J_W + J_m^T D_m J_m is then a
+#   constant (its D too: the body's normal A^T e_z is e_z), which BodyForces forms once.
 #
 # BodyForces: the force elements of a model's rigid body (ForceSet of nhphys_ext.forces) as
 # generalized forces on its coordinates (the derivation is in nhphys/twins/models.py). Its
@@ -100,7 +102,11 @@ cdef class BodyForces:
     cdef readonly bint applies      # Q_a can be nonzero (applied elements or motors)
     cdef bint placed                # E, o are not the identity and zero: pose transforms
     cdef readonly bint closed       # the model's closed forms serve (closed_forces, not placed)
+    cdef double C_const[NMAX * NMAX]   # C when closed: constant (constant J_v, J_W, J_m and D)
+    cdef readonly bint heading_invariant  # closed, and T^T C T is the same at every heading
+    cdef double Cg_const[NMAX * NMAX]  # then T^T C T, at the group's identity (d = n)
 
+    cdef void form_constant_damping(self)
     cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,
                    double* Jm) noexcept nogil
     cdef void place(self, const double* Al, const double* al, const double* Jl, double* A,

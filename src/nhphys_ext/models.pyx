@@ -591,6 +591,55 @@ cdef class BodyForces:
             if self.o[i] != 0.0:
                 self.placed = True
         self.closed = model.closed_forces and not self.placed
+        self.heading_invariant = False
+        if self.closed:
+            self.form_constant_damping()
+
+    cdef void form_constant_damping(self):
+        # C_const: C at q = 0, the same numbers at every q (constant Jacobians and D). On the
+        # group, T^T C T = S^T R^T C R S with R the heading's rotation of (x, y) and S = T at
+        # heading 0: where C's (x, y) block is a multiple of the identity and uncoupled from the
+        # other coordinates (drag, angular damping, spin friction and motors all are),
+        # R^T C R = C and T^T C T = S^T C S, the same at every heading: Cg_const.
+        cdef int n = self.model.n
+        cdef double q[NMAX]
+        cdef double g[NMAX]
+        cdef double T[NMAX * NMAX]
+        cdef double CT[NMAX * NMAX]
+        cdef double A[9]
+        cdef double a[3]
+        cdef double Jv[3 * NMAX]
+        cdef double JW[3 * NMAX]
+        cdef double Jm[3 * NMAX]
+        cdef const double* C = self.C_const
+        cdef int i, j, k
+        for i in range(n):
+            q[i] = 0.0
+            g[i] = 0.0
+        for i in range(n * n):
+            self.C_const[i] = 0.0
+        self.pose(q, A, a, Jv, JW, Jm)
+        if self.has_damping:
+            self.body_damping(A, Jv, JW, self.C_const)
+        if self.motor_gain:
+            self.motor_damping(A, Jm, self.C_const)
+        if C[1] != 0.0 or C[n] != 0.0 or C[0] != C[n + 1]:
+            return
+        for j in range(2, n):
+            if C[j] != 0.0 or C[n + j] != 0.0 or C[n * j] != 0.0 or C[n * j + 1] != 0.0:
+                return
+        self.model.group_coordinates(g, q, T)  # g = 0 is the identity of the group
+        for i in range(n):          # CT = C T, then T^T (C T), as the group kernel forms them
+            for j in range(n):
+                CT[n * i + j] = 0.0
+                for k in range(n):
+                    CT[n * i + j] += C[n * i + k] * T[n * k + j]
+        for i in range(n):
+            for j in range(n):
+                self.Cg_const[n * i + j] = 0.0
+                for k in range(n):
+                    self.Cg_const[n * i + j] += T[n * k + i] * CT[n * k + j]
+        self.heading_invariant = True
 
     cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,
                    double* Jm) noexcept nogil:
@@ -647,9 +696,13 @@ cdef class BodyForces:
         cdef double Jv[3 * NMAX]
         cdef double JW[3 * NMAX]
         cdef double Jm[3 * NMAX]
-        if self.closed and C == NULL:
+        cdef int i
+        if self.closed:
             self.model.body_pose_cs(q, cos(q[2]), sin(q[2]), A, a)
             self.closed_terms(t, A, a, Qc, Qa)
+            if C != NULL:
+                for i in range(self.model.n * self.model.n):
+                    C[i] = self.C_const[i]
             return
         self.pose(q, A, a, Jv, JW, Jm)
         self.terms_at(t, A, a, Jv, JW, Jm, Qc, Qa, C)

@@ -15,7 +15,7 @@ cimport cython
 from libc.math cimport sin, cos, atan, fabs, isfinite
 
 from nhphys_ext.dense cimport solve_small
-from nhphys_ext.forcing cimport end_kick, invert_reduced, node_kick, node_velocity
+from nhphys_ext.forcing cimport damping_map, end_kick, invert_reduced, node_kick, node_velocity
 from nhphys_ext.models cimport BodyForces, NMAX
 from nhphys_ext.newton cimport newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN, NOT_FINITE
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
@@ -246,8 +246,10 @@ cdef inline void group_terms(BodyForces forces, double t, const double* g, doubl
                              int d, double* F0, double* Fa, double* Cg) noexcept nogil:
     # F_0 = T^T (Q_c + Q_a), F_a = T^T Q_a, C_g = T^T C T at (t, g) (the twin's group_terms);
     # C_g only when the forces damp (`forces.damps`; otherwise it is zero and left unset).
-    # c, s = cos g[2], sin g[2]. Without damping, a model with closed forms gives F_0 and F_a
-    # without forming T and the Jacobians (`forces.closed`: the same numbers).
+    # c, s = cos g[2], sin g[2]. A model with closed forms gives F_0 and F_a without forming T
+    # and the Jacobians (`forces.closed`: the same numbers), and its C_g, where it is the same
+    # at every heading, once for the run (`forces.heading_invariant`: the twin's T^T C T to
+    # round-off).
     cdef double q[NMAX]
     cdef double T[NMAX * NMAX]
     cdef double Qc[NMAX]
@@ -257,8 +259,11 @@ cdef inline void group_terms(BodyForces forces, double t, const double* g, doubl
     cdef double CT[NMAX * NMAX]
     cdef int n = forces.model.n
     cdef int i, j, k, a
-    if forces.closed and not forces.damps:
+    if forces.closed and (forces.heading_invariant or not forces.damps):
         forces.group_forces(t, g, c, s, F0, Fa)
+        if forces.damps:  # the same at every heading (models.pxd)
+            for i in range(d * d):
+                Cg[i] = forces.Cg_const[i]
         return
     if forces.damps:
         forces.group_terms(t, g, q, T, Qc, Qa, C)
@@ -300,7 +305,7 @@ cdef struct GroupTerms:
 
 
 cdef int forced_step(BodyForces forces, const double* I, const double* B, const double* reduced,
-                     const double* reduced_inv, int d, int m, const double* g, const double* p, double* y, double h,
+                     const double* reduced_inv, const double* damp_map, int d, int m, const double* g, const double* p, double* y, double h,
                      double t, int map_code, NewtonRule rule, double* xi, double* g1,
                      double* p_new, double* powers, Py_ssize_t* evaluations,
                      GroupTerms* kept) noexcept nogil:
@@ -340,8 +345,8 @@ cdef int forced_step(BodyForces forces, const double* I, const double* B, const 
     kept.c = cos(heading)
     kept.s = sin(heading)
     group_terms(forces, t + h, g1, kept.c, kept.s, d, kept.F0, kept.Fa, kept.Cg)
-    st = end_kick(d, m, B, reduced, reduced_inv, h, kept.Cg, damps, powered, kept.Fa, kept.F0,
-                  p_plus, p_new, kept.xi, kept.kick, &kept.power)
+    st = end_kick(d, m, B, reduced, reduced_inv, damp_map, h, kept.Cg, damps, powered, kept.Fa,
+                  kept.F0, p_plus, p_new, kept.xi, kept.kick, &kept.power)
     if st != OK:
         return st
     powers[1] = kept.power
@@ -393,6 +398,8 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
     cdef double reduced[DMAX * DMAX]
     cdef double reduced_inv_buf[DMAX * DMAX]
     cdef const double* reduced_inv = NULL
+    cdef double damp_map_buf[DMAX * DMAX]
+    cdef const double* damp_map = NULL
     cdef double powers[2]
     cdef GroupTerms kept
     cdef double t = 0.0, work = 0.0
@@ -406,6 +413,8 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
         t = clock[0]
         work = clock[1]
     kept.ok = False
+    powers[0] = 0.0
+    powers[1] = 0.0
     for a in range(m):  # B^T I B, as the twin (numpy) forms it: (B^T I) B
         for b in range(m):
             reduced[m * a + b] = 0.0
@@ -416,6 +425,12 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
                 reduced[m * a + b] += c * basis[i, b]
     if invert_reduced(reduced, m, reduced_inv_buf):
         reduced_inv = reduced_inv_buf
+    if pushed and forces.closed and forces.heading_invariant and forces.damps:
+        for i in range(d * d):
+            if forces.Cg_const[i] != 0.0:  # else undamped: no map (the end kick's rule)
+                if damping_map(d, m, &basis[0, 0], reduced, forces.Cg_const, h, damp_map_buf):
+                    damp_map = damp_map_buf
+                break
     rule.correction_tol = newton_tol
     rule.residual_tol = RESIDUAL_TOL
     rule.max_iter = max_newton
@@ -425,7 +440,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
                 y_try[a] = y[a]
             if pushed:
                 status = forced_step(forces, &inertia[0, 0], &basis[0, 0], reduced,
-                                     reduced_inv, d, m, &g[0],
+                                     reduced_inv, damp_map, d, m, &g[0],
                                      &p[0], y_try, h, t, map_code, rule, xi, g_new, p_new,
                                      powers, &evaluations, &kept)
             else:

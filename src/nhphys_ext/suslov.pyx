@@ -191,7 +191,7 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
     matmul3(R, Q, R1)
     reorthonormalize(R1)
     torques(forces, pivot, t + h, R1, kept.tau_0, kept.tau_a, kept.D)
-    st = end_kick(3, m, B, reduced, reduced_inv, h, kept.D, damps, powered, kept.tau_a,
+    st = end_kick(3, m, B, reduced, reduced_inv, NULL, h, kept.D, damps, powered, kept.tau_a,
                   kept.tau_0, p_plus, p_new, kept.omega, kept.kick, &kept.power)
     if st != OK:
         return st

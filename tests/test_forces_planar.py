@@ -418,6 +418,30 @@ def test_closed_form_pull_backs_give_the_twins_numbers(rng, which):
         assert np.abs(Fa).max() > 0.01
 
 
+@pytest.mark.parity
+@pytest.mark.parametrize("which", ["sleigh", "rotor"])
+@pytest.mark.parametrize("element", ["drag", "damping", "spin friction", "motor"])
+def test_sleigh_damping_is_the_same_at_every_heading(rng, which, element):
+    # The group kernel forms C_g = T^T C T once (models.pxd); the twin forms it at every step.
+    make, _ = SYSTEMS[which]
+    system = make([ELEMENTS[element](), fe.LinearDrag(0.3)])
+    from nhphys import _backend
+    from nhphys.twins.se2_retraction import group_terms
+
+    twin = system.body_forces(system.coordinates, "python")
+    model = nhphys.twins.models.compiled_counterpart(system.coordinates,
+                                                     _backend.kernel_module("models"))
+    kernel = system.body_forces(model, "cython")
+    Cg = kernel.py_group_damping()
+    assert Cg is not None and np.abs(Cg).max() > 0.1
+    for _ in range(30):
+        g = rng.normal(size=system.coordinates.n) * 3.0
+        q, _ = system.coordinates.group_coordinates(g)
+        np.testing.assert_array_equal(kernel.py_terms(0.0, q)[2], twin.py_terms(0.0, q)[2])
+        np.testing.assert_allclose(Cg, group_terms(twin, 0.0, g, np.zeros_like(g))[2], rtol=0,
+                                   atol=1e-15 * np.abs(Cg).max())
+
+
 def test_body_frame_velocities_are_the_derivatives_of_the_pose(rng):
     # da/dt = J_v dq/dt and A^T dA/dt = hat(J_W dq/dt), by central differences
     for make, _ in SYSTEMS.values():

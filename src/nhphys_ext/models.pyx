@@ -911,6 +911,14 @@ cdef class BodyForces:
         self.group_forces(t, gg, cos(gg[2]), sin(gg[2]), F0, Fa)
         return np.array([F0[i] for i in range(n)]), np.array([Fa[i] for i in range(n)])
 
+    def py_group_damping(self):
+        """``T^T C T`` (n, n), the same at every heading, or None where it is not (or the
+        model has no closed forms)."""
+        cdef int n = self.model.n
+        if not self.heading_invariant:
+            return None
+        return np.array([self.Cg_const[i] for i in range(n * n)]).reshape(n, n)
+
     def py_potential(self, q):
         cdef double qq[NMAX]
         for i in range(self.model.n):

@@ -10,7 +10,7 @@
 # Sizes: n <= NMAX (8), r <= RMAX (4).
 
 cimport cython
-from libc.math cimport fabs, isfinite
+from libc.math cimport NAN, fabs, isfinite
 
 from nhphys_ext.dense cimport max_abs, solve_columns, solve_small
 from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX
@@ -138,6 +138,31 @@ cdef struct ForceStep:
     double power_start
     double Q_next[NMAX]     # Q(t_{k+1}, q_{k+1}, v_{k+1})
     double power_end
+    double K_h              # the step of Kinv and KinvM below (NaN: not formed)
+    double Kinv[NMAX * NMAX]    # (M + h/2 C)^-1 where C is a constant (forces.closed)
+    double KinvM[NMAX * NMAX]   # and (M + h/2 C)^-1 M
+
+
+cdef bint constant_kick(int n, const double* M, const double* C, double h,
+                        ForceStep* fs) noexcept nogil:
+    # fs.Kinv, fs.KinvM for the constant C and the step h (one elimination of K = M + h/2 C
+    # with the identity's columns); False if K is singular
+    cdef double K[NMAX * NMAX]
+    cdef int i, j, k
+    for i in range(n * n):
+        K[i] = M[i] + 0.5 * h * C[i]
+        fs.Kinv[i] = 0.0
+    for i in range(n):
+        fs.Kinv[n * i + i] = 1.0
+    if not solve_columns(n, K, fs.Kinv, n):
+        return False
+    for i in range(n):
+        for j in range(n):
+            fs.KinvM[n * i + j] = fs.Kinv[n * i] * M[j]
+            for k in range(1, n):
+                fs.KinvM[n * i + j] += fs.Kinv[n * i + k] * M[n * k + j]
+    fs.K_h = h
+    return True
 
 
 cdef inline void force_start(BodyForces forces, ForceStep* fs, double t, const double* q0,
@@ -180,7 +205,9 @@ cdef int force_end_of(BodyForces forces, ForceStep* fs, CoordinateModel model, c
                       const double* X, const double* mu1, double* v1) noexcept nogil:
     # Without damping (`forces.damps` False, C = 0) K = M: the solves are M^-1 products, and
     # the C v1 terms are zeros, skipped. With damping, K x = M u + h/2 Q_0 and K XK = M X are
-    # solved with one elimination of K (each column the numbers of its own solve).
+    # solved with one elimination of K (each column the numbers of its own solve); where C is
+    # a constant (`forces.closed`), through K^-1 and K^-1 M formed once per step size (the
+    # twin's solves to round-off).
     cdef int n = model.n, r = model.r
     cdef int k = r + 1
     cdef double Qc[NMAX]
@@ -205,7 +232,22 @@ cdef int force_end_of(BodyForces forces, ForceStep* fs, CoordinateModel model, c
         forces.terms(fs.t1, q1, Qc, Qa, NULL)
     for i in range(n):
         Q0[i] = Qc[i] + Qa[i]
-    if damped:
+    if damped and forces.closed:
+        if fs.K_h != h and not constant_kick(n, M, C, h, fs):  # (NaN != h: not formed yet)
+            return SINGULAR_JACOBIAN
+        for i in range(n):
+            s = fs.KinvM[n * i] * u[0]
+            Cv = fs.Kinv[n * i] * Q0[0]
+            for j in range(1, n):
+                s += fs.KinvM[n * i + j] * u[j]
+                Cv += fs.Kinv[n * i + j] * Q0[j]
+            x[i] = s + 0.5 * h * Cv
+            for a in range(r):
+                s = fs.KinvM[n * i] * X[a]
+                for j in range(1, n):
+                    s += fs.KinvM[n * i + j] * X[r * j + a]
+                XK[r * i + a] = s
+    elif damped:
         for i in range(n * n):
             K[i] = M[i] + 0.5 * h * C[i]
         for i in range(n):
@@ -915,6 +957,7 @@ def nonholonomic_run(CoordinateModel model, const double[:, ::1] stages, double[
     if pushed:
         fs = &fstep
         fstep.forces = <void*>forces
+        fstep.K_h = NAN
     rule.correction_tol = newton_tol
     rule.residual_tol = RESIDUAL_TOL
     rule.max_iter = max_newton

@@ -345,8 +345,12 @@ cdef int forced_step(BodyForces forces, const double* I, const double* B, const 
     kept.c = cos(heading)
     kept.s = sin(heading)
     group_terms(forces, t + h, g1, kept.c, kept.s, d, kept.F0, kept.Fa, kept.Cg)
-    st = end_kick(d, m, B, reduced, reduced_inv, damp_map, h, kept.Cg, damps, powered, kept.Fa,
-                  kept.F0, p_plus, p_new, kept.xi, kept.kick, &kept.power)
+    if d == 3 and m == 2:  # the sleigh: constant sizes, which the compiler unrolls
+        st = end_kick(3, 2, B, reduced, reduced_inv, damp_map, h, kept.Cg, damps, powered,
+                      kept.Fa, kept.F0, p_plus, p_new, kept.xi, kept.kick, &kept.power)
+    else:
+        st = end_kick(d, m, B, reduced, reduced_inv, damp_map, h, kept.Cg, damps, powered,
+                      kept.Fa, kept.F0, p_plus, p_new, kept.xi, kept.kick, &kept.power)
     if st != OK:
         return st
     powers[1] = kept.power

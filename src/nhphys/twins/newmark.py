@@ -189,7 +189,9 @@ and needs no Hessian of ``V_c``. What changes:
   ``x = K^-1 (M u + h/2 Q_0)``, ``X_K = K^-1 M X`` (``x = u + h/2 M^-1 Q_0``, ``X_K = X``
   without damping) the constraint ``mu_{k+1} v_{k+1} = 0`` is the r x r solve
   ``(mu_{k+1} X_K) l = mu_{k+1} x`` and ``v_{k+1} = x - X_K l``: still no iteration beyond the
-  step's own Newton.
+  step's own Newton. (The twin solves with ``K`` at every step. Where ``C`` is a constant, as
+  for a body whose Jacobians are (the sleighs), the kernel forms ``K^-1`` and ``K^-1 M`` once
+  per step size instead: the same numbers to round-off.)
 
 The work of the applied and damping forces is accumulated by the trapezoidal rule on their
 power, ``W_{k+1} = W_k + h/2 (P_k + P_{k+1})``, ``P = (Q_a - C v) . v`` at each end (the very

@@ -92,6 +92,15 @@ f^+_{k-1})``, and a step
     velocity ``xi_{k+1}`` (for the power) is then computed from ``p_{k+1}`` as the next step's
     start computes it, so that the kernel can reuse it, and the end's forces, as that start.
 
+The kernel computes the same step with shortcuts that change only round-off: it applies
+``(B^T I B)^-1``, formed once per run, where the twin solves at each node; it reuses a node's
+kick ``B^T (F_0 - C_g xi)`` and power as the next step's start; and for a body whose Jacobians
+are constant (the sleighs) it forms the generalized forces without forming ``T`` and the
+Jacobians, takes ``C``, a constant, once, and, where ``T^T C T`` is the same at every heading
+(``C``'s ``(x, y)`` block a multiple of the identity and uncoupled from the other coordinates,
+as for drag, angular damping, spin friction and motors), forms ``C_g`` and the end kick's map
+``B^T I B (B^T I B + h/2 B^T C_g B)^-1`` once per run.
+
 Potentials (springs, fields) enter through the same pair: it is the trapezoidal quadrature
 ``h/2 (V(g_k) + V(g_{k+1}))`` inside the discrete Lagrangian, so a system made non-invariant by
 a potential is still integrated variationally. Swapping the ends with ``h -> -h`` maps the pair

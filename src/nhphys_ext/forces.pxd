@@ -2,6 +2,10 @@
 # them, is nhphys/twins/forces.py): a ForceSet evaluates, without the GIL, the wrench of its
 # potential elements, of its time- and pose-dependent elements, and its damping.
 
+cimport cython
+
+
+@cython.final
 cdef class ForceSet:
     cdef readonly bint empty
     cdef double[::1] breaks

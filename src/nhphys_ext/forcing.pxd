@@ -152,6 +152,7 @@ cdef inline int end_kick(int d, int m, const double* B, const double* reduced,
     cdef double BF[6]
     cdef double K[36]
     cdef double z[6]
+    cdef double total
     cdef bint damped = False
     cdef int i, a, b
     for a in range(m):
@@ -186,10 +187,11 @@ cdef inline int end_kick(int d, int m, const double* B, const double* reduced,
     if damps:
         power[0] = node_kick(d, m, B, Cg, damps, powered, Fa, F0, xi1, kick)
         return OK
-    power[0] = 0.0
+    total = 0.0  # (summed in a local: power may alias the arrays for the compiler)
     if powered:
         for i in range(d):
-            power[0] += Fa[i] * xi1[i]
+            total += Fa[i] * xi1[i]
+    power[0] = total
     for a in range(m):
         kick[a] = BF[a]
     return OK

@@ -34,6 +34,8 @@
 # generalized forces on its coordinates (the derivation is in nhphys/twins/models.py). Its
 # `terms` takes C = NULL when the caller knows there is no damping (`damps` False).
 
+cimport cython
+
 from nhphys_ext.forces cimport ForceSet
 
 cdef enum:
@@ -87,6 +89,7 @@ cdef class RotorSleighModel(CoordinateModel):
     cdef readonly bint locked
 
 
+@cython.final
 cdef class BodyForces:
     cdef readonly CoordinateModel model
     cdef readonly ForceSet body     # every element but the motors

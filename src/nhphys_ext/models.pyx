@@ -757,6 +757,11 @@ cdef class BodyForces:
         self.model.group_point(g, c, s, q)
         self.model.body_pose_cs(q, c, s, A, a)
         self.closed_terms(t, A, a, Qc, Qa)
+        if not self.has_potential:  # Q_c = 0: F_0 = T^T (0 + Q_a) = F_a
+            self.model.group_pull_back(c, s, Qa, Fa)
+            for i in range(self.model.n):
+                F0[i] = Fa[i]
+            return
         for i in range(self.model.n):
             Q0[i] = Qc[i] + Qa[i]
         self.model.group_pull_back(c, s, Q0, F0)

@@ -197,18 +197,23 @@ cdef inline int force_end(ForceStep* fs, CoordinateModel model, const double* M,
                           const double* X, const double* mu1, double* v1) noexcept nogil:
     # v1 of the end kick (the twin's ForcePair.end): K v1 = M u + h/2 Q_0 + h/2 M X lambda',
     # K = M + h/2 C, with mu1 v1 = 0; X (n, r) row-major
-    return force_end_of(<BodyForces>fs.forces, fs, model, M, Minv, q1, h, u, X, mu1, v1)
+    # constant sizes for the sleigh and the vertical disk, whose loops the compiler unrolls
+    if model.n == 3 and model.r == 1:
+        return force_end_of(<BodyForces>fs.forces, fs, 3, 1, M, Minv, q1, h, u, X, mu1, v1)
+    if model.n == 4 and model.r == 2:
+        return force_end_of(<BodyForces>fs.forces, fs, 4, 2, M, Minv, q1, h, u, X, mu1, v1)
+    return force_end_of(<BodyForces>fs.forces, fs, model.n, model.r, M, Minv, q1, h, u, X, mu1,
+                        v1)
 
 
-cdef int force_end_of(BodyForces forces, ForceStep* fs, CoordinateModel model, const double* M,
-                      const double* Minv, const double* q1, double h, const double* u,
-                      const double* X, const double* mu1, double* v1) noexcept nogil:
+cdef inline int force_end_of(BodyForces forces, ForceStep* fs, int n, int r, const double* M,
+                             const double* Minv, const double* q1, double h, const double* u,
+                             const double* X, const double* mu1, double* v1) noexcept nogil:
     # Without damping (`forces.damps` False, C = 0) K = M: the solves are M^-1 products, and
     # the C v1 terms are zeros, skipped. With damping, K x = M u + h/2 Q_0 and K XK = M X are
     # solved with one elimination of K (each column the numbers of its own solve); where C is
     # a constant (`forces.closed`), through K^-1 and K^-1 M formed once per step size (the
     # twin's solves to round-off).
-    cdef int n = model.n, r = model.r
     cdef int k = r + 1
     cdef double Qc[NMAX]
     cdef double Qa[NMAX]
@@ -221,6 +226,7 @@ cdef int force_end_of(BodyForces forces, ForceStep* fs, CoordinateModel model, c
     cdef double Cm[RMAX * RMAX]
     cdef double rhs[RMAX]
     cdef double s, Cv
+    cdef double power
     cdef bint damped = False
     cdef int i, j, a
     if forces.damps:
@@ -278,7 +284,7 @@ cdef int force_end_of(BodyForces forces, ForceStep* fs, CoordinateModel model, c
     matvec(mu1, x, r, n, rhs)
     if not solve_r(r, Cm, rhs):
         return SINGULAR_JACOBIAN
-    fs.power_end = 0.0
+    power = 0.0
     for i in range(n):
         v1[i] = x[i]
         for a in range(r):
@@ -289,11 +295,12 @@ cdef int force_end_of(BodyForces forces, ForceStep* fs, CoordinateModel model, c
             for j in range(n):
                 Cv += C[n * i + j] * v1[j]
             fs.Q_next[i] = Q0[i] - Cv
-            fs.power_end += (Qa[i] - Cv) * v1[i]
+            power += (Qa[i] - Cv) * v1[i]
     else:
         for i in range(n):
             fs.Q_next[i] = Q0[i]
-            fs.power_end += Qa[i] * v1[i]
+            power += Qa[i] * v1[i]
+    fs.power_end = power  # (summed in a local: fs may alias the arrays for the compiler)
     if not all_finite(v1, n):
         return NOT_FINITE
     return OK

@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -121,10 +122,14 @@ def main(argv=None):
                 for name, value in got.items():
                     times[python][name].append(value)
         for python in pythons:
-            results[python][title] = {name: min(v) for name, v in times[python].items()}
+            base = times[python]["no force element"]
+            results[python][title] = {
+                name: statistics.median(v) if name == "no force element"
+                else statistics.median(x / b for x, b in zip(v, base))
+                for name, v in times[python].items()}
     print(f"# {platform.processor() or platform.machine()}, Python "
           f"{platform.python_version()}, {args.repeats} repeats of {args.steps:,} steps, "
-          "fastest repeat; cost relative to no force element"
+          "medians; cost relative to no force element in the same repeat"
           + (f"; each cell this version / compared ({args.compare})" if args.compare else ""))
     print("| element | " + " | ".join(titles) + " |")
     print("|---|" + "---:|" * len(titles))
@@ -133,10 +138,9 @@ def main(argv=None):
         for title in titles:
             parts = []
             for python in pythons:
-                base = results[python][title]["no force element"]
                 value = results[python][title][name]
                 parts.append(f"{value * 1e6:.2f} us" if name == "no force element"
-                             else f"{value / base:.2f}")
+                             else f"{value:.2f}")
             cells.append(" / ".join(parts))
         print(f"| {name} | " + " | ".join(cells) + " |")
 

@@ -27,8 +27,11 @@
 #   pull_back Q = J_v^T f + J_W^T tau (+ J_m^T tau_m) (n,); group_pull_back F = T^T Q (n,).
 #   Each gives the numbers of body_frame / group_coordinates and the products with their zeros
 #   and ones (the same operations on the entries that are not 0 or 1), without forming them.
-#   Such a body's damping matrix C = drag J_v^T J_v + J_W^T D J_W + J_m^T D_m J_m is then a
-#   constant (its D too: the body's normal A^T e_z is e_z), which BodyForces forms once.
+#   constant_damping: the damping matrix C = drag J_v^T J_v + J_W^T D J_W + J_m^T D_m J_m of
+#   every built-in element is the same at every q (on a plane at the identity frame), so
+#   BodyForces forms it once, at q = 0. Exactly so for a body with constant Jacobians (its D
+#   too: the body's normal A^T e_z is e_z); for the vertical disk, whose J_W turns with phi,
+#   up to round-off (its entries are sums of sin^2 + cos^2 of phi).
 #
 # BodyForces: the force elements of a model's rigid body (ForceSet of nhphys_ext.forces) as
 # generalized forces on its coordinates (the derivation is in nhphys/twins/models.py). Its
@@ -48,6 +51,7 @@ cdef class CoordinateModel:
     cdef readonly int r           # constraints
     cdef readonly bint has_gauge  # S != 0: the DLA discrete Lagrangian sees it
     cdef readonly bint closed_forces  # overrides the closed forms below
+    cdef readonly bint constant_damping  # C is the same at every q (see below)
     cdef double M[NMAX * NMAX]     # the mass matrix, row-major (n, n)
     cdef double Minv[NMAX * NMAX]  # its inverse, row-major (n, n)
 
@@ -105,8 +109,9 @@ cdef class BodyForces:
     cdef readonly bint applies      # Q_a can be nonzero (applied elements or motors)
     cdef bint placed                # E, o are not the identity and zero: pose transforms
     cdef readonly bint closed       # the model's closed forms serve (closed_forces, not placed)
-    cdef double C_const[NMAX * NMAX]   # C when closed: constant (constant J_v, J_W, J_m and D)
-    cdef readonly bint heading_invariant  # closed, and T^T C T is the same at every heading
+    cdef readonly bint constant_C   # the model's constant_damping holds here (not placed)
+    cdef double C_const[NMAX * NMAX]   # then C, formed once (models.pxd: constant_damping)
+    cdef readonly bint heading_invariant  # constant_C, and T^T C T is the same at every heading
     cdef double Cg_const[NMAX * NMAX]  # then T^T C T, at the group's identity (d = n)
 
     cdef void form_constant_damping(self)

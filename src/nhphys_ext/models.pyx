@@ -266,6 +266,7 @@ cdef class KnifeEdgeModel(CoordinateModel):
         self.offset, self.downhill_force = float(offset), float(downhill_force)
         CoordinateModel.__init__(self, np.diag([self.mass, self.mass, self.inertia]), 1)
         self.closed_forces = True
+        self.constant_damping = True
 
     @property
     def parameters(self):
@@ -339,6 +340,7 @@ cdef class VerticalDiskModel(CoordinateModel):
         CoordinateModel.__init__(
             self, np.diag([self.mass, self.mass, self.inertia_diametral, self.inertia_axial]),
             2)
+        self.constant_damping = True
 
     @property
     def parameters(self):
@@ -469,6 +471,7 @@ cdef class RotorSleighModel(CoordinateModel):
             self, [[m, 0.0, 0.0, 0.0], [0.0, m, 0.0, 0.0], [0.0, 0.0, Is + Ir, Ir],
                    [0.0, 0.0, Ir, Ir]], 2 if self.locked else 1)
         self.closed_forces = True
+        self.constant_damping = True
 
     @property
     def parameters(self):
@@ -591,16 +594,18 @@ cdef class BodyForces:
             if self.o[i] != 0.0:
                 self.placed = True
         self.closed = model.closed_forces and not self.placed
+        self.constant_C = model.constant_damping and not self.placed
         self.heading_invariant = False
-        if self.closed:
+        if self.constant_C:
             self.form_constant_damping()
 
     cdef void form_constant_damping(self):
-        # C_const: C at q = 0, the same numbers at every q (constant Jacobians and D). On the
+        # C_const: C at q = 0, the same at every q (models.pxd: constant_damping). On the
         # group, T^T C T = S^T R^T C R S with R the heading's rotation of (x, y) and S = T at
         # heading 0: where C's (x, y) block is a multiple of the identity and uncoupled from the
-        # other coordinates (drag, angular damping, spin friction and motors all are),
-        # R^T C R = C and T^T C T = S^T C S, the same at every heading: Cg_const.
+        # other coordinates (drag, angular damping, spin friction, rolling resistance and
+        # motors all are), R^T C R = C and T^T C T = S^T C S, the same at every heading:
+        # Cg_const.
         cdef int n = self.model.n
         cdef double q[NMAX]
         cdef double g[NMAX]
@@ -700,12 +705,16 @@ cdef class BodyForces:
         if self.closed:
             self.model.body_pose_cs(q, cos(q[2]), sin(q[2]), A, a)
             self.closed_terms(t, A, a, Qc, Qa)
-            if C != NULL:
-                for i in range(self.model.n * self.model.n):
-                    C[i] = self.C_const[i]
+        elif self.constant_C:
+            self.pose(q, A, a, Jv, JW, Jm)
+            self.terms_at(t, A, a, Jv, JW, Jm, Qc, Qa, NULL)
+        else:
+            self.pose(q, A, a, Jv, JW, Jm)
+            self.terms_at(t, A, a, Jv, JW, Jm, Qc, Qa, C)
             return
-        self.pose(q, A, a, Jv, JW, Jm)
-        self.terms_at(t, A, a, Jv, JW, Jm, Qc, Qa, C)
+        if C != NULL:
+            for i in range(self.model.n * self.model.n):
+                C[i] = self.C_const[i]
 
     cdef void closed_terms(self, double t, const double* A, const double* a, double* Qc,
                            double* Qa) noexcept nogil:

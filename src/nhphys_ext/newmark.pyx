@@ -139,7 +139,7 @@ cdef struct ForceStep:
     double Q_next[NMAX]     # Q(t_{k+1}, q_{k+1}, v_{k+1})
     double power_end
     double K_h              # the step of Kinv and KinvM below (NaN: not formed)
-    double Kinv[NMAX * NMAX]    # (M + h/2 C)^-1 where C is a constant (forces.closed)
+    double Kinv[NMAX * NMAX]    # (M + h/2 C)^-1 where C is a constant (forces.constant_C)
     double KinvM[NMAX * NMAX]   # and (M + h/2 C)^-1 M
 
 
@@ -212,7 +212,7 @@ cdef inline int force_end_of(BodyForces forces, ForceStep* fs, int n, int r, con
     # Without damping (`forces.damps` False, C = 0) K = M: the solves are M^-1 products, and
     # the C v1 terms are zeros, skipped. With damping, K x = M u + h/2 Q_0 and K XK = M X are
     # solved with one elimination of K (each column the numbers of its own solve); where C is
-    # a constant (`forces.closed`), through K^-1 and K^-1 M formed once per step size (the
+    # a constant (`forces.constant_C`), through K^-1 and K^-1 M formed once per step size (the
     # twin's solves to round-off).
     cdef int k = r + 1
     cdef double Qc[NMAX]
@@ -238,7 +238,7 @@ cdef inline int force_end_of(BodyForces forces, ForceStep* fs, int n, int r, con
         forces.terms(fs.t1, q1, Qc, Qa, NULL)
     for i in range(n):
         Q0[i] = Qc[i] + Qa[i]
-    if damped and forces.closed:
+    if damped and forces.constant_C:
         if fs.K_h != h and not constant_kick(n, M, C, h, fs):  # (NaN != h: not formed yet)
             return SINGULAR_JACOBIAN
         for i in range(n):

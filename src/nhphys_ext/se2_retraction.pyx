@@ -247,8 +247,8 @@ cdef inline void group_terms(BodyForces forces, double t, const double* g, doubl
     # F_0 = T^T (Q_c + Q_a), F_a = T^T Q_a, C_g = T^T C T at (t, g) (the twin's group_terms);
     # C_g only when the forces damp (`forces.damps`; otherwise it is zero and left unset).
     # c, s = cos g[2], sin g[2]. A model with closed forms gives F_0 and F_a without forming T
-    # and the Jacobians (`forces.closed`: the same numbers), and its C_g, where it is the same
-    # at every heading, once for the run (`forces.heading_invariant`: the twin's T^T C T to
+    # and the Jacobians (`forces.closed`: the same numbers); C_g, where it is the same at every
+    # heading, is formed once for the run (`forces.heading_invariant`: the twin's T^T C T to
     # round-off).
     cdef double q[NMAX]
     cdef double T[NMAX * NMAX]
@@ -259,25 +259,24 @@ cdef inline void group_terms(BodyForces forces, double t, const double* g, doubl
     cdef double CT[NMAX * NMAX]
     cdef int n = forces.model.n
     cdef int i, j, k, a
-    if forces.closed and (forces.heading_invariant or not forces.damps):
+    cdef bint varying = forces.damps and not forces.heading_invariant  # C_g at every step
+    if forces.closed and not varying:
         forces.group_forces(t, g, c, s, F0, Fa)
-        if forces.damps:  # the same at every heading (models.pxd)
-            for i in range(d * d):
-                Cg[i] = forces.Cg_const[i]
-        return
-    if forces.damps:
-        forces.group_terms(t, g, q, T, Qc, Qa, C)
     else:
-        forces.group_terms(t, g, q, T, Qc, Qa, NULL)
-    for i in range(n):
-        Q0[i] = Qc[i] + Qa[i]
-    for a in range(d):
-        F0[a] = 0.0
-        Fa[a] = 0.0
+        forces.group_terms(t, g, q, T, Qc, Qa, C if varying else NULL)
         for i in range(n):
-            F0[a] += T[d * i + a] * Q0[i]
-            Fa[a] += T[d * i + a] * Qa[i]
+            Q0[i] = Qc[i] + Qa[i]
+        for a in range(d):
+            F0[a] = 0.0
+            Fa[a] = 0.0
+            for i in range(n):
+                F0[a] += T[d * i + a] * Q0[i]
+                Fa[a] += T[d * i + a] * Qa[i]
     if not forces.damps:
+        return
+    if not varying:  # the same at every heading (models.pxd)
+        for i in range(d * d):
+            Cg[i] = forces.Cg_const[i]
         return
     for i in range(n):          # CT = C T (n x d)
         for j in range(d):
@@ -429,7 +428,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
                 reduced[m * a + b] += c * basis[i, b]
     if invert_reduced(reduced, m, reduced_inv_buf):
         reduced_inv = reduced_inv_buf
-    if pushed and forces.closed and forces.heading_invariant and forces.damps:
+    if pushed and forces.heading_invariant and forces.damps:
         for i in range(d * d):
             if forces.Cg_const[i] != 0.0:  # else undamped: no map (the end kick's rule)
                 if damping_map(d, m, &basis[0, 0], reduced, forces.Cg_const, h, damp_map_buf):

@@ -191,8 +191,12 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
     matmul3(R, Q, R1)
     reorthonormalize(R1)
     torques(forces, pivot, t + h, R1, kept.tau_0, kept.tau_a, kept.D)
-    st = end_kick(3, m, B, reduced, reduced_inv, NULL, h, kept.D, damps, powered, kept.tau_a,
-                  kept.tau_0, p_plus, p_new, kept.omega, kept.kick, &kept.power)
+    if m == 2:  # the Suslov constraint: constant sizes, which the compiler unrolls
+        st = end_kick(3, 2, B, reduced, reduced_inv, NULL, h, kept.D, damps, powered,
+                      kept.tau_a, kept.tau_0, p_plus, p_new, kept.omega, kept.kick, &kept.power)
+    else:
+        st = end_kick(3, m, B, reduced, reduced_inv, NULL, h, kept.D, damps, powered,
+                      kept.tau_a, kept.tau_0, p_plus, p_new, kept.omega, kept.kick, &kept.power)
     if st != OK:
         return st
     powers[1] = kept.power

@@ -76,8 +76,14 @@ cdef class CoordinateModel:
                               double* F) noexcept nogil
 
 
-cdef class KnifeEdgeModel(CoordinateModel):
-    cdef readonly double mass, inertia, offset, downhill_force
+cdef class SleighModel(CoordinateModel):
+    # a planar body on SE(2) x R^k whose group point is `offset` ahead of its centre along its
+    # heading: the closed forms shared by the knife edge and the rotor sleigh
+    cdef readonly double offset
+
+
+cdef class KnifeEdgeModel(SleighModel):
+    cdef readonly double mass, inertia, downhill_force
 
 
 cdef class VerticalDiskModel(CoordinateModel):
@@ -88,8 +94,8 @@ cdef class ContactOscillatorModel(CoordinateModel):
     cdef readonly double epsilon, strength
 
 
-cdef class RotorSleighModel(CoordinateModel):
-    cdef readonly double mass, inertia, rotor_inertia, offset
+cdef class RotorSleighModel(SleighModel):
+    cdef readonly double mass, inertia, rotor_inertia
     cdef readonly bint locked
 
 

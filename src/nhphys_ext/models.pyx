@@ -258,7 +258,23 @@ cdef inline void sleigh_group_coordinates_cs(const double* g, double off, int n,
     T[n + 2] = off * c
 
 
-cdef class KnifeEdgeModel(CoordinateModel):
+cdef class SleighModel(CoordinateModel):
+    """Base of the sleighs' models: the closed forms of a planar body whose group point is
+    ``offset`` ahead of its centre (models.pxd); each sleigh gives its own ``pull_back``."""
+
+    cdef void body_pose_cs(self, const double* q, double c, double s, double* A,
+                           double* a) noexcept nogil:
+        planar_pose_cs(q, c, s, A, a)
+
+    cdef void group_point(self, const double* g, double c, double s, double* q) noexcept nogil:
+        sleigh_group_point(g, self.offset, self.n, c, s, q)
+
+    cdef void group_pull_back(self, double c, double s, const double* Q,
+                              double* F) noexcept nogil:
+        sleigh_group_pull_back(self.offset, self.n, c, s, Q, F)
+
+
+cdef class KnifeEdgeModel(SleighModel):
     """The knife edge: ``q = (C_x, C_y, theta)`` (see the twin)."""
 
     def __init__(self, mass, inertia, offset, downhill_force):
@@ -312,22 +328,11 @@ cdef class KnifeEdgeModel(CoordinateModel):
             Jm[i] = JW[i]
         return True
 
-    cdef void body_pose_cs(self, const double* q, double c, double s, double* A,
-                           double* a) noexcept nogil:
-        planar_pose_cs(q, c, s, A, a)
-
-    cdef void group_point(self, const double* g, double c, double s, double* q) noexcept nogil:
-        sleigh_group_point(g, self.offset, 3, c, s, q)
-
     cdef void pull_back(self, const double* f, const double* tau, const double* tau_m,
                         double* Q) noexcept nogil:
         planar_pull_back(f, tau, Q)
         if tau_m != NULL:  # J_m = J_W
             Q[2] = Q[2] + tau_m[2]
-
-    cdef void group_pull_back(self, double c, double s, const double* Q,
-                              double* F) noexcept nogil:
-        sleigh_group_pull_back(self.offset, 3, c, s, Q, F)
 
 
 cdef class VerticalDiskModel(CoordinateModel):
@@ -459,7 +464,7 @@ cdef class ContactOscillatorModel(CoordinateModel):
         out[8] = self.strength * sin(q[2]) * d[2]
 
 
-cdef class RotorSleighModel(CoordinateModel):
+cdef class RotorSleighModel(SleighModel):
     """The sleigh with a rotor: ``q = (C_x, C_y, theta, phi)`` (see the twin)."""
 
     def __init__(self, mass, inertia, rotor_inertia, offset, locked=False):
@@ -517,23 +522,12 @@ cdef class RotorSleighModel(CoordinateModel):
         Jm[8 + 3] = 1.0
         return True
 
-    cdef void body_pose_cs(self, const double* q, double c, double s, double* A,
-                           double* a) noexcept nogil:
-        planar_pose_cs(q, c, s, A, a)
-
-    cdef void group_point(self, const double* g, double c, double s, double* q) noexcept nogil:
-        sleigh_group_point(g, self.offset, 4, c, s, q)
-
     cdef void pull_back(self, const double* f, const double* tau, const double* tau_m,
                         double* Q) noexcept nogil:
         planar_pull_back(f, tau, Q)
         Q[3] = 0.0
         if tau_m != NULL:  # J_m = e_z on phi
             Q[3] = Q[3] + tau_m[2]
-
-    cdef void group_pull_back(self, double c, double s, const double* Q,
-                              double* F) noexcept nogil:
-        sleigh_group_pull_back(self.offset, 4, c, s, Q, F)
 
 
 

@@ -304,10 +304,10 @@ cdef struct GroupTerms:
 
 
 cdef int forced_step(BodyForces forces, const double* I, const double* B, const double* reduced,
-                     const double* reduced_inv, const double* damp_map, int d, int m, const double* g, const double* p, double* y, double h,
-                     double t, int map_code, NewtonRule rule, double* xi, double* g1,
-                     double* p_new, double* powers, Py_ssize_t* evaluations,
-                     GroupTerms* kept) noexcept nogil:
+                     const double* reduced_inv, const double* damp_map, int d, int m,
+                     const double* g, const double* p, double* y, double h, double t,
+                     int map_code, NewtonRule rule, double* xi, double* g1, double* p_new,
+                     double* powers, Py_ssize_t* evaluations, GroupTerms* kept) noexcept nogil:
     # one step with the forces (the twin's forced_step); y IN guess / OUT solution, g1 OUT the
     # new pose; powers = (power at the start, at the end); kept IN the start's group terms,
     # kick and power when kept.ok (the last step's end: the same numbers the twin evaluates

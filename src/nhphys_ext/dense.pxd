@@ -1,4 +1,4 @@
-# Small dense linear algebra shared by the kernels: row-major matrices of at most 6 x 6, on
+# Small dense linear algebra shared by the kernels: row-major matrices of at most 8 x 8, on
 # raw pointers, `cdef inline ... noexcept nogil`. The Python twins use numpy for the same
 # operations.
 
@@ -88,3 +88,16 @@ cdef inline bint solve_columns(int n, double* A, double* X, int k) noexcept nogi
                 X[k * row + j] -= A[n * row + c] * X[k * c + j]
             X[k * row + j] /= A[n * row + row]
     return True
+
+
+cdef inline bint invert_small(int n, const double* A, double* out) noexcept nogil:
+    # out = A^-1 (n x n row-major, n <= 8) by solve_columns on the identity's columns (each
+    # column the numbers solve_small gives it); False if A is singular
+    cdef double R[64]
+    cdef int i
+    for i in range(n * n):
+        R[i] = A[i]
+        out[i] = 0.0
+    for i in range(n):
+        out[n * i + i] = 1.0
+    return solve_columns(n, R, out, n)

@@ -13,13 +13,13 @@
 
 from libc.math cimport fabs, isfinite
 
-from nhphys_ext.dense cimport solve_small
+from nhphys_ext.dense cimport invert_small, solve_small
 from nhphys_ext.newton cimport OK, SINGULAR_JACOBIAN, NOT_FINITE
 
 
 cdef inline bint node_velocity(const double* reduced_inv, const double* B, int d, int m,
                                const double* p, double* z, double* xi) noexcept nogil:
-    # z = (B^T I B)^-1 p, xi = B z, with the inverse formed once per run (invert_reduced: the
+    # z = (B^T I B)^-1 p, xi = B z, with the inverse formed once per run (invert_small: the
     # twin solves with B^T I B at each node, the same velocity to round-off); False when
     # B^T I B is singular (reduced_inv NULL)
     cdef int i, a, b
@@ -33,23 +33,6 @@ cdef inline bint node_velocity(const double* reduced_inv, const double* B, int d
         xi[i] = B[m * i] * z[0]
         for a in range(1, m):
             xi[i] += B[m * i + a] * z[a]
-    return True
-
-
-cdef inline bint invert_reduced(const double* reduced, int m, double* out) noexcept nogil:
-    # out = reduced^-1 (m x m, row-major), column by column with solve_small; False if singular
-    cdef double R[36]
-    cdef double e[6]
-    cdef int i, a, b
-    for b in range(m):
-        for i in range(m * m):
-            R[i] = reduced[i]
-        for a in range(m):
-            e[a] = 1.0 if a == b else 0.0
-        if not solve_small(m, R, e):
-            return False
-        for a in range(m):
-            out[m * a + b] = e[a]
     return True
 
 
@@ -127,7 +110,7 @@ cdef inline bint damping_map(int d, int m, const double* B, const double* reduce
     cdef double Kinv[36]
     cdef int a, b, c
     damped_matrix(d, m, B, reduced, Cg, h, K)
-    if not invert_reduced(K, m, Kinv):
+    if not invert_small(m, K, Kinv):
         return False
     for a in range(m):
         for b in range(m):

@@ -12,7 +12,7 @@
 cimport cython
 from libc.math cimport NAN, fabs, isfinite
 
-from nhphys_ext.dense cimport max_abs, solve_columns, solve_small
+from nhphys_ext.dense cimport invert_small, max_abs, solve_columns, solve_small
 from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 from nhphys_ext.newton cimport (newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN,
@@ -145,16 +145,12 @@ cdef struct ForceStep:
 
 cdef bint constant_kick(int n, const double* M, const double* C, double h,
                         ForceStep* fs) noexcept nogil:
-    # fs.Kinv, fs.KinvM for the constant C and the step h (one elimination of K = M + h/2 C
-    # with the identity's columns); False if K is singular
+    # fs.Kinv, fs.KinvM for the constant C and the step h; False if K = M + h/2 C is singular
     cdef double K[NMAX * NMAX]
     cdef int i, j, k
     for i in range(n * n):
         K[i] = M[i] + 0.5 * h * C[i]
-        fs.Kinv[i] = 0.0
-    for i in range(n):
-        fs.Kinv[n * i + i] = 1.0
-    if not solve_columns(n, K, fs.Kinv, n):
+    if not invert_small(n, K, fs.Kinv):
         return False
     for i in range(n):
         for j in range(n):

@@ -14,8 +14,8 @@
 cimport cython
 from libc.math cimport sin, cos, atan, fabs, isfinite
 
-from nhphys_ext.dense cimport solve_small
-from nhphys_ext.forcing cimport damping_map, end_kick, invert_reduced, node_kick, node_velocity
+from nhphys_ext.dense cimport invert_small, solve_small
+from nhphys_ext.forcing cimport damping_map, end_kick, node_kick, node_velocity
 from nhphys_ext.models cimport BodyForces, NMAX
 from nhphys_ext.newton cimport newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN, NOT_FINITE
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
@@ -426,7 +426,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis, dou
                 for j in range(d):
                     c += basis[j, a] * inertia[j, i]
                 reduced[m * a + b] += c * basis[i, b]
-    if invert_reduced(reduced, m, reduced_inv_buf):
+    if invert_small(m, reduced, reduced_inv_buf):
         reduced_inv = reduced_inv_buf
     if pushed and forces.heading_invariant and forces.damps:
         for i in range(d * d):

@@ -14,8 +14,8 @@ from libc.math cimport fabs, sqrt, M_PI
 from libc.math cimport isfinite
 
 from nhphys_ext.so3 cimport cross3, norm3, exp3, cay3
-from nhphys_ext.dense cimport matmul3, solve_small
-from nhphys_ext.forcing cimport end_kick, invert_reduced, node_kick, node_velocity
+from nhphys_ext.dense cimport invert_small, matmul3, solve_small
+from nhphys_ext.forcing cimport end_kick, node_kick, node_velocity
 from nhphys_ext.forces cimport ForceSet
 from nhphys_ext.rigid cimport momentum_minus, momentum_minus_jacobian, reorthonormalize
 from nhphys_ext.newton cimport (newton_solve, NewtonRule, OK, FAR_BRANCH, SINGULAR_JACOBIAN,
@@ -275,7 +275,7 @@ def retraction_run(const double[:, ::1] inertia, const double[:, ::1] basis,
             for i in range(3):
                 reduced[m * a + b] += (basis[0, a] * inertia[0, i] + basis[1, a] * inertia[1, i]
                                        + basis[2, a] * inertia[2, i]) * basis[i, b]
-    if invert_reduced(reduced, m, reduced_inv_buf):
+    if invert_small(m, reduced, reduced_inv_buf):
         reduced_inv = reduced_inv_buf
     rule.correction_tol = newton_tol
     rule.residual_tol = RESIDUAL_TOL

@@ -3,6 +3,11 @@
 # potential elements, of its time- and pose-dependent elements, and its damping.
 
 cimport cython
+from libc.math cimport sqrt
+
+cdef enum:
+    FRAME_SPACE = 0  # a force's or torque's components are in space
+    FRAME_BODY = 1   # in the body frame
 
 
 @cython.final
@@ -46,3 +51,155 @@ cdef class ForceSet:
     cdef double wrench(self, double t, const double* A, const double* a, const double* n,
                        double* f_pot, double* tau_pot, double* f_app, double* tau_app,
                        double* D) noexcept nogil
+
+
+# -- the per-step evaluations, inline so that a kernel's step compiles them in (the methods
+# above call them too: one arithmetic) --------------------------------------------------------
+
+cdef inline void rotate(const double* M, const double* v, double* out) noexcept nogil:
+    # out = M v, M (3, 3) row-major
+    cdef int i
+    for i in range(3):
+        out[i] = M[3 * i] * v[0] + M[3 * i + 1] * v[1] + M[3 * i + 2] * v[2]
+
+
+cdef inline void rotate_back(const double* M, const double* v, double* out) noexcept nogil:
+    # out = M^T v
+    cdef int i
+    for i in range(3):
+        out[i] = M[i] * v[0] + M[3 + i] * v[1] + M[6 + i] * v[2]
+
+
+cdef inline void add_cross(const double* r, const double* w, double* out) noexcept nogil:
+    # out += r x w
+    out[0] += r[1] * w[2] - r[2] * w[1]
+    out[1] += r[2] * w[0] - r[0] * w[2]
+    out[2] += r[0] * w[1] - r[1] * w[0]
+
+
+cdef inline void schedule_value(ForceSet fs, Py_ssize_t j, double t, Py_ssize_t d,
+                                double* out) noexcept nogil:
+    # schedule j at time t (the twin's evaluate_schedule), of dimension d (the schedule's own:
+    # 3 for a force or torque, 1 for a motor; given by the caller so that the compiler knows it
+    # and keeps `out` in registers)
+    cdef const Py_ssize_t* row = fs.p_sched + 4 * j
+    cdef Py_ssize_t m = row[1], c0 = row[2]
+    cdef const double* br = fs.p_breaks + row[0]
+    cdef const double* cf
+    cdef Py_ssize_t i = 0, lo, hi, mid, c
+    cdef double tt = t, s
+    if m == 1:  # a constant: its polynomial's other coefficients are zeros
+        for c in range(d):
+            out[c] = fs.p_coef[c0 + 4 * c]
+        return
+    if m > 1:
+        if tt <= br[0]:
+            tt = br[0]
+        elif tt >= br[m - 1]:
+            tt = br[m - 1]
+            i = m - 2
+        else:
+            lo = 0
+            hi = m - 1
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if br[mid] <= tt:
+                    lo = mid
+                else:
+                    hi = mid
+            i = lo
+    s = tt - br[i]
+    for c in range(d):
+        cf = fs.p_coef + c0 + 4 * (i * d + c)
+        out[c] = cf[0] + s * (cf[1] + s * (cf[2] + s * cf[3]))
+
+
+cdef inline void add_potential_wrench(ForceSet fs, const double* A, const double* a,
+                               double* f, double* tau) noexcept nogil:
+    # f, tau += the wrench of the springs and the field (tau in the body frame)
+    cdef double Ar[3]
+    cdef double d[3]
+    cdef double force[3]
+    cdef double body[3]
+    cdef double length, scale
+    cdef const double* sp
+    cdef Py_ssize_t j
+    cdef int i
+    for i in range(3):
+        f[i] += fs.field[i]
+    for j in range(fs.n_springs):
+        sp = fs.p_springs + 8 * j
+        rotate(A, sp, Ar)
+        for i in range(3):
+            d[i] = a[i] + Ar[i] - sp[3 + i]
+        length = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+        if length == 0.0:
+            continue
+        scale = -sp[6] * (length - sp[7]) / length
+        for i in range(3):
+            force[i] = scale * d[i]
+            f[i] += force[i]
+        rotate_back(A, force, body)
+        add_cross(sp, body, tau)
+
+cdef inline void add_loads(ForceSet fs, double t, const double* A, double* f,
+                           double* tau) noexcept nogil:
+    # f, tau += the wrench of the forces and torques at time t (tau in the body frame)
+    cdef double value[3]
+    cdef double force[3]
+    cdef double body[3]
+    cdef const Py_ssize_t* row
+    cdef Py_ssize_t j
+    cdef int i
+    for j in range(fs.n_forces):
+        row = fs.p_force_rows + 4 * j
+        schedule_value(fs, row[0], t, 3, value)
+        if row[1] == FRAME_BODY:
+            rotate(A, value, force)
+        else:
+            for i in range(3):
+                force[i] = value[i]
+        for i in range(3):
+            f[i] += force[i]
+        if row[2]:
+            rotate_back(A, force, body)
+            add_cross(fs.p_force_points + 3 * j, body, tau)
+    for j in range(fs.n_torques):
+        row = fs.p_torque_rows + 2 * j
+        schedule_value(fs, row[0], t, 3, value)
+        if row[1] == FRAME_SPACE:
+            rotate_back(A, value, body)
+            for i in range(3):
+                tau[i] += body[i]
+        else:
+            for i in range(3):
+                tau[i] += value[i]
+
+
+cdef inline void add_motor_torques(ForceSet fs, double t, double* tau) noexcept nogil:
+    # tau += the motors' torques at time t (body frame)
+    cdef double value[1]
+    cdef double amount
+    cdef const Py_ssize_t* row
+    cdef const double* mv
+    cdef Py_ssize_t j
+    cdef int i
+    for j in range(fs.n_motors):
+        row = fs.p_motor_rows + 3 * j
+        mv = fs.p_motor_values + 5 * j
+        amount = 0.0
+        if row[0] >= 0:
+            schedule_value(fs, row[0], t, 1, value)
+            amount += value[0]
+        if row[1] >= 0:
+            schedule_value(fs, row[1], t, 1, value)
+            amount += mv[3] * value[0]
+        for i in range(3):
+            tau[i] += amount * mv[i]
+
+
+cdef inline void add_applied_wrench(ForceSet fs, double t, const double* A, const double* a,
+                                    double* f, double* tau) noexcept nogil:
+    # f, tau += the wrench of the forces, torques and motors at time t (tau in the body frame)
+    add_loads(fs, t, A, f, tau)
+    add_motor_torques(fs, t, tau)

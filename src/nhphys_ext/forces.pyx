@@ -6,28 +6,6 @@ from libc.math cimport sqrt
 
 import numpy as np
 
-DEF FRAME_SPACE = 0
-DEF FRAME_BODY = 1
-
-
-cdef inline void matvec(const double* M, const double* v, double* out) noexcept nogil:
-    cdef int i
-    for i in range(3):
-        out[i] = M[3 * i] * v[0] + M[3 * i + 1] * v[1] + M[3 * i + 2] * v[2]
-
-
-cdef inline void matTvec(const double* M, const double* v, double* out) noexcept nogil:
-    cdef int i
-    for i in range(3):
-        out[i] = M[i] * v[0] + M[3 + i] * v[1] + M[6 + i] * v[2]
-
-
-cdef inline void add_cross(const double* r, const double* w, double* out) noexcept nogil:
-    # out += r x w
-    out[0] += r[1] * w[2] - r[2] * w[1]
-    out[1] += r[2] * w[0] - r[0] * w[2]
-    out[2] += r[0] * w[1] - r[1] * w[0]
-
 
 cdef class ForceSet:
     """Every force element of one body, as arrays (see the twin for the parameters)."""
@@ -79,39 +57,19 @@ cdef class ForceSet:
         for i in range(self.motor_values.shape[0]):
             if self.motor_values[i, 3] != 0.0:
                 self.has_damping = True
+        # the per-step evaluations read 3 components of a force's or torque's schedule and 1
+        # of a motor's (schedule_value)
+        dims = np.asarray(self.sched)[:, 3]
+        for rows, dim in ((np.asarray(self.force_rows)[:, :1], 3),
+                          (np.asarray(self.torque_rows)[:, :1], 3),
+                          (np.asarray(self.motor_rows)[:, :2], 1)):
+            used = rows[rows >= 0]
+            if np.any(dims[used] != dim):
+                raise ValueError(f"Expected schedules of {dim} component(s) for these "
+                                 f"elements, got {sorted(set(dims[used].tolist()))}.")
 
     cdef void evaluate(self, Py_ssize_t j, double t, double* out) noexcept nogil:
-        # schedule j at time t (the twin's evaluate_schedule)
-        cdef const Py_ssize_t* row = self.p_sched + 4 * j
-        cdef Py_ssize_t m = row[1], c0 = row[2], d = row[3]
-        cdef const double* br = self.p_breaks + row[0]
-        cdef const double* cf
-        cdef Py_ssize_t i = 0, lo, hi, mid, c
-        cdef double tt = t, s
-        if m == 1:  # a constant: its polynomial's other coefficients are zeros
-            for c in range(d):
-                out[c] = self.p_coef[c0 + 4 * c]
-            return
-        if m > 1:
-            if tt <= br[0]:
-                tt = br[0]
-            elif tt >= br[m - 1]:
-                tt = br[m - 1]
-                i = m - 2
-            else:
-                lo = 0
-                hi = m - 1
-                while hi - lo > 1:
-                    mid = (lo + hi) // 2
-                    if br[mid] <= tt:
-                        lo = mid
-                    else:
-                        hi = mid
-                i = lo
-        s = tt - br[i]
-        for c in range(d):
-            cf = self.p_coef + c0 + 4 * (i * d + c)
-            out[c] = cf[0] + s * (cf[1] + s * (cf[2] + s * cf[3]))
+        schedule_value(self, j, t, self.p_sched[4 * j + 3], out)
 
     cdef double potential(self, const double* A, const double* a) noexcept nogil:
         cdef double V = -(self.field[0] * a[0] + self.field[1] * a[1] + self.field[2] * a[2])
@@ -123,7 +81,7 @@ cdef class ForceSet:
         cdef int i
         for j in range(self.n_springs):
             sp = self.p_springs + 8 * j
-            matvec(A, sp, Ar)
+            rotate(A, sp, Ar)
             for i in range(3):
                 d[i] = a[i] + Ar[i] - sp[3 + i]
             stretch = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - sp[7]
@@ -132,83 +90,18 @@ cdef class ForceSet:
 
     cdef void potential_wrench(self, const double* A, const double* a, double* f,
                                double* tau) noexcept nogil:
-        cdef double Ar[3]
-        cdef double d[3]
-        cdef double force[3]
-        cdef double body[3]
-        cdef double length, scale
-        cdef const double* sp
-        cdef Py_ssize_t j
-        cdef int i
-        for i in range(3):
-            f[i] += self.field[i]
-        for j in range(self.n_springs):
-            sp = self.p_springs + 8 * j
-            matvec(A, sp, Ar)
-            for i in range(3):
-                d[i] = a[i] + Ar[i] - sp[3 + i]
-            length = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-            if length == 0.0:
-                continue
-            scale = -sp[6] * (length - sp[7]) / length
-            for i in range(3):
-                force[i] = scale * d[i]
-                f[i] += force[i]
-            matTvec(A, force, body)
-            add_cross(sp, body, tau)
+        add_potential_wrench(self, A, a, f, tau)
 
     cdef void applied_wrench(self, double t, const double* A, const double* a, double* f,
                              double* tau) noexcept nogil:
-        cdef double value[3]
-        cdef double force[3]
-        cdef double body[3]
-        cdef double amount
-        cdef const Py_ssize_t* row
-        cdef const double* mv
-        cdef Py_ssize_t j
-        cdef int i
-        for j in range(self.n_forces):
-            row = self.p_force_rows + 4 * j
-            self.evaluate(row[0], t, value)
-            if row[1] == FRAME_BODY:
-                matvec(A, value, force)
-            else:
-                for i in range(3):
-                    force[i] = value[i]
-            for i in range(3):
-                f[i] += force[i]
-            if row[2]:
-                matTvec(A, force, body)
-                add_cross(self.p_force_points + 3 * j, body, tau)
-        for j in range(self.n_torques):
-            row = self.p_torque_rows + 2 * j
-            self.evaluate(row[0], t, value)
-            if row[1] == FRAME_SPACE:
-                matTvec(A, value, body)
-                for i in range(3):
-                    tau[i] += body[i]
-            else:
-                for i in range(3):
-                    tau[i] += value[i]
-        for j in range(self.n_motors):
-            row = self.p_motor_rows + 3 * j
-            mv = self.p_motor_values + 5 * j
-            amount = 0.0
-            if row[0] >= 0:
-                self.evaluate(row[0], t, value)
-                amount += value[0]
-            if row[1] >= 0:
-                self.evaluate(row[1], t, value)
-                amount += mv[3] * value[0]
-            for i in range(3):
-                tau[i] += amount * mv[i]
+        add_applied_wrench(self, t, A, a, f, tau)
 
     cdef double damping(self, const double* A, const double* n, double* D) noexcept nogil:
         cdef double nb[3]
         cdef const double* mv
         cdef Py_ssize_t j
         cdef int r, c
-        matTvec(A, n, nb)
+        rotate_back(A, n, nb)
         for r in range(3):
             for c in range(3):
                 D[3 * r + c] += (self.spin_all if r == c else 0.0) + self.spin_normal * nb[r] * nb[c]

@@ -124,18 +124,19 @@ cdef inline int end_kick(int d, int m, const double* B, const double* reduced,
                          const double* reduced_inv, const double* damp_map, double h,
                          const double* Cg, bint damps,
                          bint powered, const double* Fa, const double* F0,
-                         const double* p_plus, double* p_new, double* xi1, double* kick,
+                         const double* p_plus, double* p_new, double* kick,
                          double* power) noexcept nogil:
     # p_new = p_plus + h/2 B^T F0, then with damping solved implicitly for the node velocity:
     # (reduced + h/2 B^T C_g B) z = p_new, p_new <- reduced z (through damp_map, the matrix
     # reduced K^-1, where the caller formed it once for a nonzero C_g: damping_map). At the
-    # node reached: xi1 its velocity (when powered), and node_kick's kick and power (the next
-    # step's start: without damping its kick is the B^T F0 above). Returns OK,
-    # SINGULAR_JACOBIAN or NOT_FINITE.
+    # node reached: node_kick's kick and power (the next step's start: without damping its
+    # kick is the B^T F0 above), from its velocity xi1 (when powered; a local, which the
+    # compiler keeps in registers). Returns OK, SINGULAR_JACOBIAN or NOT_FINITE.
     cdef double BF[6]
     cdef double K[36]
     cdef double z[6]
-    cdef double total
+    cdef double xi1[6]
+    cdef double total, x
     cdef bint damped = False
     cdef int i, a, b
     for a in range(m):
@@ -162,18 +163,22 @@ cdef inline int end_kick(int d, int m, const double* B, const double* reduced,
             p_new[a] = 0.0
             for b in range(m):
                 p_new[a] += reduced[m * a + b] * z[b]
-    if powered and not node_velocity(reduced_inv, B, d, m, p_new, z, xi1):
-        return SINGULAR_JACOBIAN
+    total = 0.0  # (summed in a local: power may alias the arrays for the compiler)
+    if powered:  # node_velocity, with F_a . xi1 summed from the values in registers (reading
+        if reduced_inv == NULL:  # back what was just stored stalls the step)
+            return SINGULAR_JACOBIAN
+        for a in range(m):
+            z[a] = dot_row(reduced_inv, a, m, p_new)
+        for i in range(d):
+            x = dot_row(B, i, m, z)
+            xi1[i] = x
+            total += Fa[i] * x
     for a in range(m):
         if not isfinite(p_new[a]):
             return NOT_FINITE
     if damps:
         power[0] = node_kick(d, m, B, Cg, damps, powered, Fa, F0, xi1, kick)
         return OK
-    total = 0.0  # (summed in a local: power may alias the arrays for the compiler)
-    if powered:
-        for i in range(d):
-            total += Fa[i] * xi1[i]
     power[0] = total
     for a in range(m):
         kick[a] = BF[a]

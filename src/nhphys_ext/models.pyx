@@ -89,22 +89,6 @@ cdef class CoordinateModel:
         self.group_coordinates(g, q, T)
         return self.body_frame(q, A, a, Jv, JW, Jm)
 
-    # the closed forms (only models with `closed_forces` are asked; see models.pxd)
-    cdef void body_pose_cs(self, const double* q, double c, double s, double* A,
-                           double* a) noexcept nogil:
-        pass
-
-    cdef void group_point(self, const double* g, double c, double s, double* q) noexcept nogil:
-        pass
-
-    cdef void pull_back(self, const double* f, const double* tau, const double* tau_m,
-                        double* Q) noexcept nogil:
-        pass
-
-    cdef void group_pull_back(self, double c, double s, const double* Q,
-                              double* F) noexcept nogil:
-        pass
-
     def py_body_frame(self, q):
         """``(A, a, J_v, J_W, J_m)`` at ``q`` (the twin's ``body_frame``), or None."""
         cdef int n = self.n
@@ -187,51 +171,6 @@ cdef inline void planar_body_cs(const double* q, int n, double c, double s, doub
     JW[2 * n + 2] = 1.0
 
 
-cdef inline void planar_pose_cs(const double* q, double c, double s, double* A,
-                                double* a) noexcept nogil:
-    # A and a of planar_body_cs
-    A[0] = c
-    A[1] = -s
-    A[2] = 0.0
-    A[3] = s
-    A[4] = c
-    A[5] = 0.0
-    A[6] = 0.0
-    A[7] = 0.0
-    A[8] = 1.0
-    a[0] = q[0]
-    a[1] = q[1]
-    a[2] = 0.0
-
-
-cdef inline void planar_pull_back(const double* f, const double* tau, double* Q) noexcept nogil:
-    # Q[:3] = J_v^T f + J_W^T tau of planar_body: (f_x, f_y, tau_z)
-    Q[0] = f[0]
-    Q[1] = f[1]
-    Q[2] = tau[2]
-
-
-cdef inline void sleigh_group_point(const double* g, double off, int n, double c, double s,
-                                    double* q) noexcept nogil:
-    # q of sleigh_group_coordinates_cs
-    cdef int i
-    for i in range(n):
-        q[i] = g[i]
-    q[0] = g[0] + off * c
-    q[1] = g[1] + off * s
-
-
-cdef inline void sleigh_group_pull_back(double off, int n, double c, double s, const double* Q,
-                                        double* F) noexcept nogil:
-    # F = T^T Q with T of sleigh_group_coordinates_cs (its entries in the same order)
-    cdef int i
-    F[0] = c * Q[0] + s * Q[1]
-    F[1] = -s * Q[0] + c * Q[1]
-    F[2] = (-off * s) * Q[0] + (off * c) * Q[1] + Q[2]
-    for i in range(3, n):
-        F[i] = Q[i]
-
-
 cdef inline void sleigh_group_coordinates(const double* g, double off, int n, double* q,
                                           double* T) noexcept nogil:
     # q and T of a sleigh's group element (the twin's _sleigh_group_coordinates)
@@ -259,19 +198,8 @@ cdef inline void sleigh_group_coordinates_cs(const double* g, double off, int n,
 
 
 cdef class SleighModel(CoordinateModel):
-    """Base of the sleighs' models: the closed forms of a planar body whose group point is
-    ``offset`` ahead of its centre (models.pxd); each sleigh gives its own ``pull_back``."""
-
-    cdef void body_pose_cs(self, const double* q, double c, double s, double* A,
-                           double* a) noexcept nogil:
-        planar_pose_cs(q, c, s, A, a)
-
-    cdef void group_point(self, const double* g, double c, double s, double* q) noexcept nogil:
-        sleigh_group_point(g, self.offset, self.n, c, s, q)
-
-    cdef void group_pull_back(self, double c, double s, const double* Q,
-                              double* F) noexcept nogil:
-        sleigh_group_pull_back(self.offset, self.n, c, s, Q, F)
+    """Base of the sleighs' models: a planar body whose group point is ``offset`` ahead of its
+    centre, with the closed forms of models.pxd (``sleigh_pull_back`` and the rest)."""
 
 
 cdef class KnifeEdgeModel(SleighModel):
@@ -281,7 +209,7 @@ cdef class KnifeEdgeModel(SleighModel):
         self.mass, self.inertia = float(mass), float(inertia)
         self.offset, self.downhill_force = float(offset), float(downhill_force)
         CoordinateModel.__init__(self, np.diag([self.mass, self.mass, self.inertia]), 1)
-        self.closed_forces = True
+        self.motor_row = 2  # J_m = J_W: a motor turns the sleigh
         self.constant_damping = True
 
     @property
@@ -327,12 +255,6 @@ cdef class KnifeEdgeModel(SleighModel):
         for i in range(9):
             Jm[i] = JW[i]
         return True
-
-    cdef void pull_back(self, const double* f, const double* tau, const double* tau_m,
-                        double* Q) noexcept nogil:
-        planar_pull_back(f, tau, Q)
-        if tau_m != NULL:  # J_m = J_W
-            Q[2] = Q[2] + tau_m[2]
 
 
 cdef class VerticalDiskModel(CoordinateModel):
@@ -475,7 +397,7 @@ cdef class RotorSleighModel(SleighModel):
         CoordinateModel.__init__(
             self, [[m, 0.0, 0.0, 0.0], [0.0, m, 0.0, 0.0], [0.0, 0.0, Is + Ir, Ir],
                    [0.0, 0.0, Ir, Ir]], 2 if self.locked else 1)
-        self.closed_forces = True
+        self.motor_row = 3  # J_m = e_z on phi: a motor drives the rotor
         self.constant_damping = True
 
     @property
@@ -522,14 +444,6 @@ cdef class RotorSleighModel(SleighModel):
         Jm[8 + 3] = 1.0
         return True
 
-    cdef void pull_back(self, const double* f, const double* tau, const double* tau_m,
-                        double* Q) noexcept nogil:
-        planar_pull_back(f, tau, Q)
-        Q[3] = 0.0
-        if tau_m != NULL:  # J_m = e_z on phi
-            Q[3] = Q[3] + tau_m[2]
-
-
 
 cdef class BodyForces:
     """The force elements of a model's rigid body as generalized forces (see the twin).
@@ -559,6 +473,9 @@ cdef class BodyForces:
         if not model.body_frame(qq, A, a, J, J, J):
             raise TypeError(f"Expected a model of one rigid body for force elements, got "
                             f"{model!r}.")
+        if body.n_motors or motors.n_forces or motors.n_torques or motors.n_springs:
+            raise ValueError("Expected the motors in `motors` and every other element in "
+                             "`body`.")
         E = np.asarray(frame, dtype=float).reshape(3, 3)
         o = np.asarray(origin, dtype=float).reshape(3)
         self.model = model
@@ -587,7 +504,8 @@ cdef class BodyForces:
         for i in range(3):
             if self.o[i] != 0.0:
                 self.placed = True
-        self.closed = model.closed_forces and not self.placed
+        self.closed = isinstance(model, SleighModel) and not self.placed
+        self.sleigh = model if self.closed else None
         self.constant_C = model.constant_damping and not self.placed
         self.heading_invariant = False
         if self.constant_C:
@@ -697,8 +615,8 @@ cdef class BodyForces:
         cdef double Jm[3 * NMAX]
         cdef int i
         if self.closed:
-            self.model.body_pose_cs(q, cos(q[2]), sin(q[2]), A, a)
-            self.closed_terms(t, A, a, Qc, Qa)
+            planar_pose_cs(q, cos(q[2]), sin(q[2]), A, a)
+            closed_terms(self, t, A, a, Qc, Qa)
         elif self.constant_C:
             self.pose(q, A, a, Jv, JW, Jm)
             self.terms_at(t, A, a, Jv, JW, Jm, Qc, Qa, NULL)
@@ -709,70 +627,6 @@ cdef class BodyForces:
         if C != NULL:
             for i in range(self.model.n * self.model.n):
                 C[i] = self.C_const[i]
-
-    cdef void closed_terms(self, double t, const double* A, const double* a, double* Qc,
-                           double* Qa) noexcept nogil:
-        # Q_c, Q_a of terms_at (no damping) through the model's pull_back: the same numbers
-        # without forming the Jacobians
-        cdef double f[3]
-        cdef double tau[3]
-        cdef double fm[3]
-        cdef double tau_m[3]
-        cdef int i
-        for i in range(3):
-            f[i] = 0.0
-            tau[i] = 0.0
-        if self.has_potential:
-            self.body.potential_wrench(A, a, f, tau)
-            self.model.pull_back(f, tau, NULL, Qc)
-        else:
-            for i in range(self.model.n):
-                Qc[i] = 0.0
-        if not self.applies:
-            for i in range(self.model.n):
-                Qa[i] = 0.0
-            return
-        for i in range(3):
-            f[i] = 0.0
-            tau[i] = 0.0
-        if self.has_applied:
-            self.body.applied_wrench(t, A, a, f, tau)
-        if self.motors.has_applied:
-            for i in range(3):
-                fm[i] = 0.0
-                tau_m[i] = 0.0
-            self.motors.applied_wrench(t, A, a, fm, tau_m)
-            self.model.pull_back(f, tau, tau_m, Qa)
-        else:
-            self.model.pull_back(f, tau, NULL, Qa)
-
-    cdef void group_forces(self, double t, const double* g, double c, double s, double* F0,
-                           double* Fa) noexcept nogil:
-        # F_0 = T^T (Q_c + Q_a), F_a = T^T Q_a at the group element g, heading c, s = cos g[2],
-        # sin g[2], through the model's closed forms (`closed`, no damping)
-        cdef double q[NMAX]
-        cdef double A[9]
-        cdef double a[3]
-        cdef double Qc[NMAX]
-        cdef double Qa[NMAX]
-        cdef double Q0[NMAX]
-        cdef int i
-        self.model.group_point(g, c, s, q)
-        self.model.body_pose_cs(q, c, s, A, a)
-        self.closed_terms(t, A, a, Qc, Qa)
-        if not self.has_potential:  # Q_c = 0: F_0 = T^T (0 + Q_a) = F_a
-            self.model.group_pull_back(c, s, Qa, Fa)
-            for i in range(self.model.n):
-                F0[i] = Fa[i]
-            return
-        for i in range(self.model.n):
-            Q0[i] = Qc[i] + Qa[i]
-        self.model.group_pull_back(c, s, Q0, F0)
-        if self.applies:
-            self.model.group_pull_back(c, s, Qa, Fa)
-        else:
-            for i in range(self.model.n):
-                Fa[i] = 0.0
 
     cdef void terms_at(self, double t, const double* A, const double* a, const double* Jv,
                        const double* JW, const double* Jm, double* Qc, double* Qa,
@@ -916,7 +770,7 @@ cdef class BodyForces:
             raise ValueError(f"{self.model!r} has no closed forms here.")
         for i in range(n):
             gg[i] = float(g[i])
-        self.group_forces(t, gg, cos(gg[2]), sin(gg[2]), F0, Fa)
+        closed_group_forces(self, t, gg, cos(gg[2]), sin(gg[2]), F0, Fa)
         return np.array([F0[i] for i in range(n)]), np.array([Fa[i] for i in range(n)])
 
     def py_group_damping(self):

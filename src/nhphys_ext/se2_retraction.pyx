@@ -16,7 +16,7 @@ from libc.math cimport sin, cos, atan, fabs, isfinite
 
 from nhphys_ext.dense cimport invert_small, solve_small
 from nhphys_ext.forcing cimport damping_map, end_kick, node_kick, node_velocity
-from nhphys_ext.models cimport BodyForces, NMAX
+from nhphys_ext.models cimport BodyForces, NMAX, closed_group_forces
 from nhphys_ext.newton cimport newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN, NOT_FINITE
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 from nhphys_ext.so3 cimport coeff_c, coeff_dc, coeff_sinc, coeff_a
@@ -242,14 +242,28 @@ cdef inline void advance(double* g, const double* xi, int d, int map_code, doubl
         g[i] += xi[i]
 
 
-cdef inline void group_terms(BodyForces forces, double t, const double* g, double c, double s,
-                             int d, double* F0, double* Fa, double* Cg) noexcept nogil:
+cdef inline const double* group_terms(BodyForces forces, double t, const double* g, double c,
+                                      double s, int d, double* F0, double* Fa,
+                                      double* Cg) noexcept nogil:
     # F_0 = T^T (Q_c + Q_a), F_a = T^T Q_a, C_g = T^T C T at (t, g) (the twin's group_terms);
-    # C_g only when the forces damp (`forces.damps`; otherwise it is zero and left unset).
-    # c, s = cos g[2], sin g[2]. A model with closed forms gives F_0 and F_a without forming T
-    # and the Jacobians (`forces.closed`: the same numbers); C_g, where it is the same at every
-    # heading, is formed once for the run (`forces.heading_invariant`: the twin's T^T C T to
-    # round-off).
+    # returns C_g: Cg, or the run's own where it is the same at every heading
+    # (`forces.heading_invariant`: the twin's T^T C T to round-off), which is then not copied.
+    # Only when the forces damp (`forces.damps`; otherwise C_g is zero and not read). c, s =
+    # cos g[2], sin g[2]. A sleigh's closed forms give F_0 and F_a without forming T and the
+    # Jacobians (`forces.closed`: the same numbers), inline in the step.
+    if forces.damps and not forces.heading_invariant:  # C_g at every step
+        jacobian_group_terms(forces, t, g, d, F0, Fa, Cg)
+        return Cg
+    if forces.closed:
+        closed_group_forces(forces, t, g, c, s, F0, Fa)
+    else:
+        jacobian_group_terms(forces, t, g, d, F0, Fa, NULL)
+    return forces.Cg_const
+
+
+cdef void jacobian_group_terms(BodyForces forces, double t, const double* g, int d, double* F0,
+                               double* Fa, double* Cg) noexcept nogil:
+    # group_terms through the model's T and Jacobians; C_g when Cg is not NULL
     cdef double q[NMAX]
     cdef double T[NMAX * NMAX]
     cdef double Qc[NMAX]
@@ -259,24 +273,16 @@ cdef inline void group_terms(BodyForces forces, double t, const double* g, doubl
     cdef double CT[NMAX * NMAX]
     cdef int n = forces.model.n
     cdef int i, j, k, a
-    cdef bint varying = forces.damps and not forces.heading_invariant  # C_g at every step
-    if forces.closed and not varying:
-        forces.group_forces(t, g, c, s, F0, Fa)
-    else:
-        forces.group_terms(t, g, q, T, Qc, Qa, C if varying else NULL)
+    forces.group_terms(t, g, q, T, Qc, Qa, C if Cg != NULL else NULL)
+    for i in range(n):
+        Q0[i] = Qc[i] + Qa[i]
+    for a in range(d):
+        F0[a] = 0.0
+        Fa[a] = 0.0
         for i in range(n):
-            Q0[i] = Qc[i] + Qa[i]
-        for a in range(d):
-            F0[a] = 0.0
-            Fa[a] = 0.0
-            for i in range(n):
-                F0[a] += T[d * i + a] * Q0[i]
-                Fa[a] += T[d * i + a] * Qa[i]
-    if not forces.damps:
-        return
-    if not varying:  # the same at every heading (models.pxd)
-        for i in range(d * d):
-            Cg[i] = forces.Cg_const[i]
+            F0[a] += T[d * i + a] * Q0[i]
+            Fa[a] += T[d * i + a] * Qa[i]
+    if Cg == NULL:
         return
     for i in range(n):          # CT = C T (n x d)
         for j in range(d):
@@ -291,16 +297,12 @@ cdef inline void group_terms(BodyForces forces, double t, const double* g, doubl
 
 
 cdef struct GroupTerms:
-    # group_terms and the node velocity at one (t, g, p), and the heading's cosine and sine:
-    # the end's of a step are the next step's start's
+    # what a step's end leaves for the next step's start: the heading's cosine and sine and
+    # node_kick's kick and power at the node (the same numbers the twin evaluates afresh)
     bint ok
     double c, s
     double kick[DMAX]      # B^T (F_0 - C_g xi): the start kick's force (node_kick)
     double power           # (F_a - C_g xi) . xi
-    double F0[DMAX]
-    double Fa[DMAX]
-    double Cg[DMAX * DMAX]
-    double xi[DMAX]
 
 
 cdef int forced_step(BodyForces forces, const double* I, const double* B, const double* reduced,
@@ -309,14 +311,20 @@ cdef int forced_step(BodyForces forces, const double* I, const double* B, const 
                      int map_code, NewtonRule rule, double* xi, double* g1, double* p_new,
                      double* powers, Py_ssize_t* evaluations, GroupTerms* kept) noexcept nogil:
     # one step with the forces (the twin's forced_step); y IN guess / OUT solution, g1 OUT the
-    # new pose; powers = (power at the start, at the end); kept IN the start's group terms,
-    # kick and power when kept.ok (the last step's end: the same numbers the twin evaluates
-    # afresh) / OUT the end's. The kicks are forcing.pxd's (shared with the SO(3) kernel); the
-    # node velocities are computed only when something has power (an applied element or
-    # damping), the damping terms only when the forces damp.
+    # new pose; powers = (power at the start, at the end); kept IN the start's heading, kick
+    # and power when kept.ok (the last step's end) / OUT the end's. The kicks are
+    # forcing.pxd's (shared with the SO(3) kernel); the node velocities are computed only when
+    # something has power (an applied element or damping), the damping terms only when the
+    # forces damp. The group terms are locals, not kept: the compiler keeps them in registers
+    # from the force evaluation to the end kick.
     cdef double z[DMAX]
     cdef double p_eff[DMAX]
     cdef double p_plus[DMAX]
+    cdef double F0[DMAX]
+    cdef double Fa[DMAX]
+    cdef double Cg_buf[DMAX * DMAX]
+    cdef const double* Cg
+    cdef double node_xi[DMAX]
     cdef double heading
     cdef bint damps = forces.damps
     cdef bint powered = damps or forces.applies
@@ -325,11 +333,10 @@ cdef int forced_step(BodyForces forces, const double* I, const double* B, const 
         heading = g[2]
         kept.c = cos(heading)
         kept.s = sin(heading)
-        if powered and not node_velocity(reduced_inv, B, d, m, p, z, kept.xi):
+        if powered and not node_velocity(reduced_inv, B, d, m, p, z, node_xi):
             return SINGULAR_JACOBIAN
-        group_terms(forces, t, g, kept.c, kept.s, d, kept.F0, kept.Fa, kept.Cg)
-        kept.power = node_kick(d, m, B, kept.Cg, damps, powered, kept.Fa, kept.F0, kept.xi,
-                               kept.kick)
+        Cg = group_terms(forces, t, g, kept.c, kept.s, d, F0, Fa, Cg_buf)
+        kept.power = node_kick(d, m, B, Cg, damps, powered, Fa, F0, node_xi, kept.kick)
     kept.ok = False
     powers[0] = kept.power
     for a in range(m):
@@ -343,13 +350,13 @@ cdef int forced_step(BodyForces forces, const double* I, const double* B, const 
     heading = g1[2]  # a local: cos and sin of one value become one sincos
     kept.c = cos(heading)
     kept.s = sin(heading)
-    group_terms(forces, t + h, g1, kept.c, kept.s, d, kept.F0, kept.Fa, kept.Cg)
+    Cg = group_terms(forces, t + h, g1, kept.c, kept.s, d, F0, Fa, Cg_buf)
     if d == 3 and m == 2:  # the sleigh: constant sizes, which the compiler unrolls
-        st = end_kick(3, 2, B, reduced, reduced_inv, damp_map, h, kept.Cg, damps, powered,
-                      kept.Fa, kept.F0, p_plus, p_new, kept.xi, kept.kick, &kept.power)
+        st = end_kick(3, 2, B, reduced, reduced_inv, damp_map, h, Cg, damps, powered, Fa, F0,
+                      p_plus, p_new, kept.kick, &kept.power)
     else:
-        st = end_kick(d, m, B, reduced, reduced_inv, damp_map, h, kept.Cg, damps, powered,
-                      kept.Fa, kept.F0, p_plus, p_new, kept.xi, kept.kick, &kept.power)
+        st = end_kick(d, m, B, reduced, reduced_inv, damp_map, h, Cg, damps, powered, Fa, F0,
+                      p_plus, p_new, kept.kick, &kept.power)
     if st != OK:
         return st
     powers[1] = kept.power

@@ -149,7 +149,7 @@ cdef struct Torques:
     double tau_0[3]
     double tau_a[3]
     double D[9]
-    double omega[3]
+    double omega[3]     # the node velocity where it is evaluated afresh (not kept)
     double kick[3]      # B^T (tau_0 - D omega): the start kick's torque (node_kick)
     double power        # (tau_a - D omega) . omega
 
@@ -193,10 +193,10 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
     torques(forces, pivot, t + h, R1, kept.tau_0, kept.tau_a, kept.D)
     if m == 2:  # the Suslov constraint: constant sizes, which the compiler unrolls
         st = end_kick(3, 2, B, reduced, reduced_inv, NULL, h, kept.D, damps, powered,
-                      kept.tau_a, kept.tau_0, p_plus, p_new, kept.omega, kept.kick, &kept.power)
+                      kept.tau_a, kept.tau_0, p_plus, p_new, kept.kick, &kept.power)
     else:
         st = end_kick(3, m, B, reduced, reduced_inv, NULL, h, kept.D, damps, powered,
-                      kept.tau_a, kept.tau_0, p_plus, p_new, kept.omega, kept.kick, &kept.power)
+                      kept.tau_a, kept.tau_0, p_plus, p_new, kept.kick, &kept.power)
     if st != OK:
         return st
     powers[1] = kept.power

@@ -44,6 +44,38 @@ cdef inline void matmul3(const double* A, const double* B, double* C) noexcept n
                             + A[3 * i + 2] * B[6 + j])
 
 
+cdef inline void matvec3(const double* M, const double* v, double* out) noexcept nogil:
+    # out = M v, M (3, 3)
+    cdef int i
+    for i in range(3):
+        out[i] = M[3 * i] * v[0] + M[3 * i + 1] * v[1] + M[3 * i + 2] * v[2]
+
+
+cdef inline void matTvec3(const double* M, const double* v, double* out) noexcept nogil:
+    # out = M^T v
+    cdef int i
+    for i in range(3):
+        out[i] = M[i] * v[0] + M[3 + i] * v[1] + M[6 + i] * v[2]
+
+
+cdef inline void congruence(int n, int d, const double* C, const double* T,
+                            double* out) noexcept nogil:
+    # out = T^T C T (d, d), C (n, n), T (n, d), n <= 8: (C T) first, then T^T (C T), each
+    # entry summed from 0.0 in index order (the order numpy's products give the twins)
+    cdef double CT[64]
+    cdef int i, j, k
+    for i in range(n):
+        for j in range(d):
+            CT[d * i + j] = 0.0
+            for k in range(n):
+                CT[d * i + j] += C[n * i + k] * T[d * k + j]
+    for i in range(d):
+        for j in range(d):
+            out[d * i + j] = 0.0
+            for k in range(n):
+                out[d * i + j] += T[d * k + i] * CT[d * k + j]
+
+
 cdef inline double max_abs(const double* x, int k) noexcept nogil:
     # max_i |x_i| over k entries (0 for k = 0)
     cdef double out = 0.0

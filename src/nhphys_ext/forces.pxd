@@ -5,6 +5,8 @@
 cimport cython
 from libc.math cimport sqrt
 
+from nhphys_ext.dense cimport matTvec3, matvec3
+
 cdef enum:
     FRAME_SPACE = 0  # a force's or torque's components are in space
     FRAME_BODY = 1   # in the body frame
@@ -55,20 +57,6 @@ cdef class ForceSet:
 
 # -- the per-step evaluations, inline so that a kernel's step compiles them in (the methods
 # above call them too: one arithmetic) --------------------------------------------------------
-
-cdef inline void rotate(const double* M, const double* v, double* out) noexcept nogil:
-    # out = M v, M (3, 3) row-major
-    cdef int i
-    for i in range(3):
-        out[i] = M[3 * i] * v[0] + M[3 * i + 1] * v[1] + M[3 * i + 2] * v[2]
-
-
-cdef inline void rotate_back(const double* M, const double* v, double* out) noexcept nogil:
-    # out = M^T v
-    cdef int i
-    for i in range(3):
-        out[i] = M[i] * v[0] + M[3 + i] * v[1] + M[6 + i] * v[2]
-
 
 cdef inline void add_cross(const double* r, const double* w, double* out) noexcept nogil:
     # out += r x w
@@ -129,7 +117,7 @@ cdef inline void add_potential_wrench(ForceSet fs, const double* A, const double
         f[i] += fs.field[i]
     for j in range(fs.n_springs):
         sp = fs.p_springs + 8 * j
-        rotate(A, sp, Ar)
+        matvec3(A, sp, Ar)
         for i in range(3):
             d[i] = a[i] + Ar[i] - sp[3 + i]
         length = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
@@ -139,7 +127,7 @@ cdef inline void add_potential_wrench(ForceSet fs, const double* A, const double
         for i in range(3):
             force[i] = scale * d[i]
             f[i] += force[i]
-        rotate_back(A, force, body)
+        matTvec3(A, force, body)
         add_cross(sp, body, tau)
 
 cdef inline void add_loads(ForceSet fs, double t, const double* A, double* f,
@@ -155,20 +143,20 @@ cdef inline void add_loads(ForceSet fs, double t, const double* A, double* f,
         row = fs.p_force_rows + 4 * j
         schedule_value(fs, row[0], t, 3, value)
         if row[1] == FRAME_BODY:
-            rotate(A, value, force)
+            matvec3(A, value, force)
         else:
             for i in range(3):
                 force[i] = value[i]
         for i in range(3):
             f[i] += force[i]
         if row[2]:
-            rotate_back(A, force, body)
+            matTvec3(A, force, body)
             add_cross(fs.p_force_points + 3 * j, body, tau)
     for j in range(fs.n_torques):
         row = fs.p_torque_rows + 2 * j
         schedule_value(fs, row[0], t, 3, value)
         if row[1] == FRAME_SPACE:
-            rotate_back(A, value, body)
+            matTvec3(A, value, body)
             for i in range(3):
                 tau[i] += body[i]
         else:

@@ -4,6 +4,8 @@
 cimport cython
 from libc.math cimport sqrt
 
+from nhphys_ext.dense cimport matTvec3, matvec3
+
 import numpy as np
 
 
@@ -81,7 +83,7 @@ cdef class ForceSet:
         cdef int i
         for j in range(self.n_springs):
             sp = self.p_springs + 8 * j
-            rotate(A, sp, Ar)
+            matvec3(A, sp, Ar)
             for i in range(3):
                 d[i] = a[i] + Ar[i] - sp[3 + i]
             stretch = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - sp[7]
@@ -101,7 +103,7 @@ cdef class ForceSet:
         cdef const double* mv
         cdef Py_ssize_t j
         cdef int r, c
-        rotate_back(A, n, nb)
+        matTvec3(A, n, nb)
         for r in range(3):
             for c in range(3):
                 D[3 * r + c] += (self.spin_all if r == c else 0.0) + self.spin_normal * nb[r] * nb[c]

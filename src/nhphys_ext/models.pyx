@@ -5,6 +5,7 @@
 
 from libc.math cimport sin, cos
 
+from nhphys_ext.dense cimport congruence
 from nhphys_ext.forces cimport ForceSet
 
 import numpy as np
@@ -522,14 +523,13 @@ cdef class BodyForces:
         cdef double q[NMAX]
         cdef double g[NMAX]
         cdef double T[NMAX * NMAX]
-        cdef double CT[NMAX * NMAX]
         cdef double A[9]
         cdef double a[3]
         cdef double Jv[3 * NMAX]
         cdef double JW[3 * NMAX]
         cdef double Jm[3 * NMAX]
         cdef const double* C = self.C_const
-        cdef int i, j, k
+        cdef int i, j
         for i in range(n):
             q[i] = 0.0
             g[i] = 0.0
@@ -546,16 +546,7 @@ cdef class BodyForces:
             if C[j] != 0.0 or C[n + j] != 0.0 or C[n * j] != 0.0 or C[n * j + 1] != 0.0:
                 return
         self.model.group_coordinates(g, q, T)  # g = 0 is the identity of the group
-        for i in range(n):          # CT = C T, then T^T (C T), as the group kernel forms them
-            for j in range(n):
-                CT[n * i + j] = 0.0
-                for k in range(n):
-                    CT[n * i + j] += C[n * i + k] * T[n * k + j]
-        for i in range(n):
-            for j in range(n):
-                self.Cg_const[n * i + j] = 0.0
-                for k in range(n):
-                    self.Cg_const[n * i + j] += T[n * k + i] * CT[n * k + j]
+        congruence(n, n, C, T, self.Cg_const)  # as the group kernel forms T^T C T
         self.heading_invariant = True
 
     cdef void pose(self, const double* q, double* A, double* a, double* Jv, double* JW,

@@ -25,7 +25,7 @@ from nhphys_ext.so3 cimport (
     polar_factor, cross3, dot3, norm3, exp3, cay3, exp_jac_left3, cay_jac_left3, neg3, hat3,
     rotation_about,
 )
-from nhphys_ext.dense cimport matmul3, max_abs, solve_small
+from nhphys_ext.dense cimport matmul3, matTvec3, matvec3, max_abs, solve_small
 from nhphys_ext.rigid cimport (
     momentum_minus, momentum_minus_jacobian, momentum_plus, reorthonormalize,
 )
@@ -254,18 +254,6 @@ cdef class Wheel(ConvexShape):
 
 
 # -- small dense helpers ------------------------------------------------------------------------
-
-cdef inline void matvec3(const double* M, const double* v, double* out) noexcept nogil:
-    cdef int i
-    for i in range(3):
-        out[i] = M[3 * i] * v[0] + M[3 * i + 1] * v[1] + M[3 * i + 2] * v[2]
-
-
-cdef inline void matTvec3(const double* M, const double* v, double* out) noexcept nogil:
-    cdef int i
-    for i in range(3):
-        out[i] = M[i] * v[0] + M[3 + i] * v[1] + M[6 + i] * v[2]
-
 
 cdef inline void transpose3(const double* M, double* T) noexcept nogil:
     cdef int i, j

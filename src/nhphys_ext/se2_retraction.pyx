@@ -14,7 +14,7 @@
 cimport cython
 from libc.math cimport sin, cos, atan, fabs, isfinite
 
-from nhphys_ext.dense cimport invert_small, solve_small
+from nhphys_ext.dense cimport congruence, invert_small, solve_small
 from nhphys_ext.forcing cimport damping_map, end_kick, node_kick, node_velocity
 from nhphys_ext.models cimport BodyForces, NMAX, closed_group_forces
 from nhphys_ext.newton cimport newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN, NOT_FINITE
@@ -270,9 +270,8 @@ cdef void jacobian_group_terms(BodyForces forces, double t, const double* g, int
     cdef double Qa[NMAX]
     cdef double Q0[NMAX]
     cdef double C[NMAX * NMAX]
-    cdef double CT[NMAX * NMAX]
     cdef int n = forces.model.n
-    cdef int i, j, k, a
+    cdef int i, a
     forces.group_terms(t, g, q, T, Qc, Qa, C if Cg != NULL else NULL)
     for i in range(n):
         Q0[i] = Qc[i] + Qa[i]
@@ -282,18 +281,8 @@ cdef void jacobian_group_terms(BodyForces forces, double t, const double* g, int
         for i in range(n):
             F0[a] += T[d * i + a] * Q0[i]
             Fa[a] += T[d * i + a] * Qa[i]
-    if Cg == NULL:
-        return
-    for i in range(n):          # CT = C T (n x d)
-        for j in range(d):
-            CT[d * i + j] = 0.0
-            for k in range(n):
-                CT[d * i + j] += C[n * i + k] * T[d * k + j]
-    for i in range(d):          # C_g = T^T (C T)
-        for j in range(d):
-            Cg[d * i + j] = 0.0
-            for k in range(n):
-                Cg[d * i + j] += T[d * k + i] * CT[d * k + j]
+    if Cg != NULL:
+        congruence(n, d, C, T, Cg)
 
 
 cdef struct GroupTerms:

@@ -13,7 +13,7 @@ cimport cython
 from libc.math cimport NAN, fabs, isfinite
 
 from nhphys_ext.dense cimport invert_small, max_abs, solve_columns, solve_small
-from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX
+from nhphys_ext.models cimport BodyForces, CoordinateModel, NMAX, RMAX, total_force
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 from nhphys_ext.newton cimport (newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN,
                                 NOT_FINITE)
@@ -168,23 +168,25 @@ cdef inline void force_start(BodyForces forces, ForceStep* fs, double t, const d
     cdef int n = forces.model.n
     cdef double Qc[NMAX]
     cdef double Qa[NMAX]
+    cdef double Q0[NMAX]
     cdef double C[NMAX * NMAX]
     cdef double Cv
     cdef int i, j
     if not forces.damps:
         forces.terms(t, q0, Qc, Qa, NULL)
+        total_force(forces, n, Qc, Qa, fs.Q_start)
         fs.power_start = 0.0
         for i in range(n):
-            fs.Q_start[i] = Qc[i] + Qa[i]
             fs.power_start += Qa[i] * v0[i]
         return
     forces.terms(t, q0, Qc, Qa, C)
+    total_force(forces, n, Qc, Qa, Q0)
     fs.power_start = 0.0
     for i in range(n):
         Cv = 0.0
         for j in range(n):
             Cv += C[n * i + j] * v0[j]
-        fs.Q_start[i] = (Qc[i] + Qa[i]) - Cv
+        fs.Q_start[i] = Q0[i] - Cv
         fs.power_start += (Qa[i] - Cv) * v0[i]
 
 
@@ -232,8 +234,7 @@ cdef inline int force_end_of(BodyForces forces, ForceStep* fs, int n, int r, con
                 damped = True
     else:
         forces.terms(fs.t1, q1, Qc, Qa, NULL)
-    for i in range(n):
-        Q0[i] = Qc[i] + Qa[i]
+    total_force(forces, n, Qc, Qa, Q0)
     if damped and forces.constant_C:
         if fs.K_h != h and not constant_kick(n, M, C, h, fs):  # (NaN != h: not formed yet)
             return SINGULAR_JACOBIAN

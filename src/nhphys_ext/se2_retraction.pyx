@@ -16,7 +16,7 @@ from libc.math cimport sin, cos, atan, fabs, isfinite
 
 from nhphys_ext.dense cimport congruence, invert_small, solve_small
 from nhphys_ext.forcing cimport damping_map, end_kick, node_kick, node_velocity
-from nhphys_ext.models cimport BodyForces, NMAX, closed_group_forces
+from nhphys_ext.models cimport BodyForces, NMAX, closed_group_forces, total_force
 from nhphys_ext.newton cimport newton_solve, NewtonRule, OK, SINGULAR_JACOBIAN, NOT_FINITE
 from nhphys_ext.newton cimport INFO_COMMITTED, INFO_SIZE
 from nhphys_ext.so3 cimport coeff_c, coeff_dc, coeff_sinc, coeff_a
@@ -273,8 +273,7 @@ cdef void jacobian_group_terms(BodyForces forces, double t, const double* g, int
     cdef int n = forces.model.n
     cdef int i, a
     forces.group_terms(t, g, q, T, Qc, Qa, C if Cg != NULL else NULL)
-    for i in range(n):
-        Q0[i] = Qc[i] + Qa[i]
+    total_force(forces, n, Qc, Qa, Q0)
     for a in range(d):
         F0[a] = 0.0
         Fa[a] = 0.0

@@ -191,7 +191,9 @@ and needs no Hessian of ``V_c``. What changes:
   ``(mu_{k+1} X_K) l = mu_{k+1} x`` and ``v_{k+1} = x - X_K l``: still no iteration beyond the
   step's own Newton. (The twin solves with ``K`` at every step. Where ``C`` is a constant, as
   for a body whose Jacobians are (the sleighs), the kernel forms ``K^-1`` and ``K^-1 M`` once
-  per step size instead: the same numbers to round-off.)
+  per step size instead: the same numbers to round-off. Where one of ``Q_c``, ``Q_a`` is zero
+  (no potential element, or none applied), the kernel takes the other as ``Q_0`` without the
+  addition: the same numbers, up to the sign of a zero.)
 
 The work of the applied and damping forces is accumulated by the trapezoidal rule on their
 power, ``W_{k+1} = W_k + h/2 (P_k + P_{k+1})``, ``P = (Q_a - C v) . v`` at each end (the very

@@ -99,7 +99,9 @@ are constant (the sleighs) it forms the generalized forces without forming ``T``
 Jacobians, takes ``C``, a constant, once, and, where ``T^T C T`` is the same at every heading
 (``C``'s ``(x, y)`` block a multiple of the identity and uncoupled from the other coordinates,
 as for drag, angular damping, spin friction and motors), forms ``C_g`` and the end kick's map
-``B^T I B (B^T I B + h/2 B^T C_g B)^-1`` once per run.
+``B^T I B (B^T I B + h/2 B^T C_g B)^-1`` once per run. Where one of ``Q_c``, ``Q_a`` is zero
+(no potential element, or none applied), it pulls back the other without the addition: the
+same numbers, up to the sign of a zero.
 
 Potentials (springs, fields) enter through the same pair: it is the trapezoidal quadrature
 ``h/2 (V(g_k) + V(g_{k+1}))`` inside the discrete Lagrangian, so a system made non-invariant by

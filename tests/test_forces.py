@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import nhphys
+from nhphys import _backend
 from nhphys import forces as fe
 from nhphys.integrators import Reference, Retraction
 from nhphys.lie import so3
@@ -312,3 +313,43 @@ def test_callable_returning_the_wrong_shape_or_nan_is_an_error_naming_the_elemen
 def test_bad_force_input_is_a_clear_error(make, message):
     with pytest.raises((TypeError, ValueError), match=message):
         make()
+
+
+def raw_force_set(module, sched, force_rows=(), torque_rows=(), motor_rows=(), motor_values=()):
+    """A ForceSet of ``module`` (a kernel module or its twin) on one constant schedule table."""
+    sched = np.array(sched, dtype=np.intp).reshape(-1, 4)
+    coef = np.zeros(4 * int(sched[:, 3].sum()))
+    rows = (lambda r, width: np.array(r, dtype=np.intp).reshape(-1, width))
+    return module.ForceSet(np.zeros(len(sched)), coef, sched, rows(force_rows, 4),
+                           np.zeros((len(force_rows), 3)), rows(torque_rows, 2), np.zeros((0, 8)),
+                           np.zeros(3), np.array(motor_values, dtype=float).reshape(-1, 5),
+                           rows(motor_rows, 3), 0.0, 0.0, 0.0, 0.0)
+
+
+def test_a_force_set_refuses_schedules_of_the_wrong_size(backend):
+    # the step reads 3 components of a force's or torque's schedule and 1 of a motor's: a table
+    # built by hand with other sizes is refused before any step reads past its coefficients
+    forces = _backend.choose("forces", backend)[0]
+    one, three = [[0, 1, 0, 1]], [[0, 1, 0, 3]]
+    with pytest.raises(ValueError, match=r"3 component\(s\).*\[1\]"):
+        raw_force_set(forces, one, force_rows=[[0, 0, 0, 0]])
+    with pytest.raises(ValueError, match=r"3 component\(s\).*\[1\]"):
+        raw_force_set(forces, one, torque_rows=[[0, 0]])
+    with pytest.raises(ValueError, match=r"1 component\(s\).*\[3\]"):
+        raw_force_set(forces, three, motor_rows=[[-1, 0, 0]], motor_values=[[0, 0, 1, 1, 0]])
+    raw_force_set(forces, three, force_rows=[[0, 0, 0, 0]], torque_rows=[[0, 1]])
+    raw_force_set(forces, one, motor_rows=[[0, 0, 0]], motor_values=[[0, 0, 1, 1, 0]])
+
+
+def test_body_forces_take_the_motors_apart(backend):
+    forces = _backend.choose("forces", backend)[0]
+    models = _backend.choose("models", backend)[0]
+    model = models.KnifeEdgeModel(1.0, 0.2, 0.15, 0.0)
+    motor = raw_force_set(forces, [[0, 1, 0, 1]], motor_rows=[[0, -1, 0]],
+                          motor_values=[[0, 0, 1, 0, 0]])
+    push = raw_force_set(forces, [[0, 1, 0, 3]], force_rows=[[0, 0, 0, 0]])
+    none = raw_force_set(forces, np.zeros((0, 4)))
+    for body, motors in ((motor, none), (none, push)):
+        with pytest.raises(ValueError, match="motors in `motors`"):
+            models.BodyForces(model, body, motors, np.eye(3), np.zeros(3), 0.0)
+    models.BodyForces(model, push, motor, np.eye(3), np.zeros(3), 0.0)

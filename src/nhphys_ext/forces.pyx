@@ -106,7 +106,8 @@ cdef class ForceSet:
         matTvec3(A, n, nb)
         for r in range(3):
             for c in range(3):
-                D[3 * r + c] += (self.spin_all if r == c else 0.0) + self.spin_normal * nb[r] * nb[c]
+                D[3 * r + c] += ((self.spin_all if r == c else 0.0)
+                                 + self.spin_normal * nb[r] * nb[c])
         for j in range(self.n_motors):
             mv = self.p_motor_values + 5 * j
             for r in range(3):

@@ -147,11 +147,21 @@ class ForceSet:
         self.spin_normal = float(spin_normal)
         self.rolling = float(rolling)
         self.callables = ()  # Python-callable Force/Torque elements (twin only; see below)
+        # a force's or torque's schedule has 3 components, a motor's 1 (the kernel reads that
+        # many)
+        dims = self.sched[:, 3]
+        for rows, dim in ((self.force_rows[:, :1], 3), (self.torque_rows[:, :1], 3),
+                          (self.motor_rows[:, :2], 1)):
+            used = rows[rows >= 0]
+            if np.any(dims[used] != dim):
+                raise ValueError(f"Expected schedules of {dim} component(s) for these "
+                                 f"elements, got {sorted(set(dims[used].tolist()))}.")
 
     @property
     def empty(self):
         """True when the set applies nothing (the step then skips it)."""
-        return not (len(self.callables) or len(self.force_rows) or len(self.torque_rows) or len(self.springs)
+        return not (len(self.callables) or len(self.force_rows) or len(self.torque_rows)
+                    or len(self.springs)
                     or np.any(self.field) or len(self.motor_rows) or self.drag
                     or self.spin_all or self.spin_normal or self.rolling)
 

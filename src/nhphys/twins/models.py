@@ -583,6 +583,10 @@ class BodyForces:
     """
 
     def __init__(self, model, body, motors, frame, origin, normal_force):
+        if (len(body.motor_rows) or len(motors.force_rows) or len(motors.torque_rows)
+                or len(motors.springs)):
+            raise ValueError("Expected the motors in `motors` and every other element in "
+                             "`body`.")
         self.model, self.body, self.motors = model, body, motors
         self.frame = np.array(frame, dtype=float).reshape(3, 3)
         self.origin = np.array(origin, dtype=float).reshape(3)

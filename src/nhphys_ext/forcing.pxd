@@ -17,32 +17,38 @@ from nhphys_ext.dense cimport invert_small, solve_small
 from nhphys_ext.newton cimport OK, SINGULAR_JACOBIAN, NOT_FINITE
 
 
-cdef inline bint node_velocity(const double* reduced_inv, const double* B, int d, int m,
-                               const double* p, double* z, double* xi) noexcept nogil:
-    # z = (B^T I B)^-1 p, xi = B z, with the inverse formed once per run (invert_small: the
-    # twin solves with B^T I B at each node, the same velocity to round-off); False when
-    # B^T I B is singular (reduced_inv NULL)
-    cdef int i, a, b
-    if reduced_inv == NULL:
-        return False
-    for a in range(m):
-        z[a] = reduced_inv[m * a] * p[0]
-        for b in range(1, m):
-            z[a] += reduced_inv[m * a + b] * p[b]
-    for i in range(d):
-        xi[i] = B[m * i] * z[0]
-        for a in range(1, m):
-            xi[i] += B[m * i + a] * z[a]
-    return True
-
-
 cdef inline double dot_row(const double* M, int i, int d, const double* x) noexcept nogil:
-    # (M x)_i, M (d, d) row-major
+    # (M x)_i, M row-major with rows of d entries
     cdef double s = M[d * i] * x[0]
     cdef int j
     for j in range(1, d):
         s += M[d * i + j] * x[j]
     return s
+
+
+cdef inline bint node_velocity(const double* reduced_inv, const double* B, int d, int m,
+                               const double* p, const double* Fa, double* z, double* xi,
+                               double* power) noexcept nogil:
+    # z = (B^T I B)^-1 p, xi = B z, with the inverse formed once per run (invert_small: the
+    # twin solves with B^T I B at each node, the same velocity to round-off); with Fa not
+    # NULL, power = F_a . xi, summed from 0.0 as each xi_i is formed (from the value in a
+    # register: reading xi back just after writing it stalls the step). False when B^T I B is
+    # singular (reduced_inv NULL)
+    cdef double x
+    cdef double total = 0.0
+    cdef int i, a
+    if reduced_inv == NULL:
+        return False
+    for a in range(m):
+        z[a] = dot_row(reduced_inv, a, m, p)
+    for i in range(d):
+        x = dot_row(B, i, m, z)
+        xi[i] = x
+        if Fa != NULL:
+            total += Fa[i] * x
+    if Fa != NULL:
+        power[0] = total
+    return True
 
 
 cdef inline double dot_column(const double* B, int a, int d, int m,
@@ -136,7 +142,7 @@ cdef inline int end_kick(int d, int m, const double* B, const double* reduced,
     cdef double K[36]
     cdef double z[6]
     cdef double xi1[6]
-    cdef double total, x
+    cdef double total
     cdef bint damped = False
     cdef int i, a, b
     for a in range(m):
@@ -164,15 +170,8 @@ cdef inline int end_kick(int d, int m, const double* B, const double* reduced,
             for b in range(m):
                 p_new[a] += reduced[m * a + b] * z[b]
     total = 0.0  # (summed in a local: power may alias the arrays for the compiler)
-    if powered:  # node_velocity, with F_a . xi1 summed from the values in registers (reading
-        if reduced_inv == NULL:  # back what was just stored stalls the step)
-            return SINGULAR_JACOBIAN
-        for a in range(m):
-            z[a] = dot_row(reduced_inv, a, m, p_new)
-        for i in range(d):
-            x = dot_row(B, i, m, z)
-            xi1[i] = x
-            total += Fa[i] * x
+    if powered and not node_velocity(reduced_inv, B, d, m, p_new, Fa, z, xi1, &total):
+        return SINGULAR_JACOBIAN
     for a in range(m):
         if not isfinite(p_new[a]):
             return NOT_FINITE

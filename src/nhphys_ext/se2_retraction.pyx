@@ -321,7 +321,7 @@ cdef int forced_step(BodyForces forces, const double* I, const double* B, const 
         heading = g[2]
         kept.c = cos(heading)
         kept.s = sin(heading)
-        if powered and not node_velocity(reduced_inv, B, d, m, p, z, node_xi):
+        if powered and not node_velocity(reduced_inv, B, d, m, p, NULL, z, node_xi, NULL):
             return SINGULAR_JACOBIAN
         Cg = group_terms(forces, t, g, kept.c, kept.s, d, F0, Fa, Cg_buf)
         kept.power = node_kick(d, m, B, Cg, damps, powered, Fa, F0, node_xi, kept.kick)

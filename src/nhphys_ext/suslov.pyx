@@ -172,7 +172,7 @@ cdef int forced_step(ForceSet forces, const double* pivot, const double* I, cons
     cdef bint powered = damps or forces.has_applied
     cdef int a, st
     if not kept.ok:
-        if powered and not node_velocity(reduced_inv, B, 3, m, p, z, kept.omega):
+        if powered and not node_velocity(reduced_inv, B, 3, m, p, NULL, z, kept.omega, NULL):
             return SINGULAR_JACOBIAN
         torques(forces, pivot, t, R, kept.tau_0, kept.tau_a, kept.D)
         kept.power = node_kick(3, m, B, kept.D, damps, powered, kept.tau_a, kept.tau_0,

@@ -69,7 +69,7 @@ cdef inline void schedule_value(ForceSet fs, Py_ssize_t j, double t, Py_ssize_t 
                                 double* out) noexcept nogil:
     # schedule j at time t (the twin's evaluate_schedule), of dimension d (the schedule's own:
     # 3 for a force or torque, 1 for a motor; given by the caller so that the compiler knows it
-    # and keeps `out` in registers)
+    # and can unroll the loops over it)
     cdef const Py_ssize_t* row = fs.p_sched + 4 * j
     cdef Py_ssize_t m = row[1], c0 = row[2]
     cdef const double* br = fs.p_breaks + row[0]

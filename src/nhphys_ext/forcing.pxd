@@ -31,9 +31,8 @@ cdef inline bint node_velocity(const double* reduced_inv, const double* B, int d
                                double* power) noexcept nogil:
     # z = (B^T I B)^-1 p, xi = B z, with the inverse formed once per run (invert_small: the
     # twin solves with B^T I B at each node, the same velocity to round-off); with Fa not
-    # NULL, power = F_a . xi, summed from 0.0 as each xi_i is formed (from the value in a
-    # register: reading xi back just after writing it stalls the step). False when B^T I B is
-    # singular (reduced_inv NULL)
+    # NULL, power = F_a . xi, summed from 0.0 as each xi_i is formed (reading xi back just
+    # after writing it stalled the step). False when B^T I B is singular (reduced_inv NULL)
     cdef double x
     cdef double total = 0.0
     cdef int i, a
@@ -136,8 +135,8 @@ cdef inline int end_kick(int d, int m, const double* B, const double* reduced,
     # (reduced + h/2 B^T C_g B) z = p_new, p_new <- reduced z (through damp_map, the matrix
     # reduced K^-1, where the caller formed it once for a nonzero C_g: damping_map). At the
     # node reached: node_kick's kick and power (the next step's start: without damping its
-    # kick is the B^T F0 above), from its velocity xi1 (when powered; a local, which the
-    # compiler keeps in registers). Returns OK, SINGULAR_JACOBIAN or NOT_FINITE.
+    # kick is the B^T F0 above), from its velocity xi1 (when powered; a local). Returns OK,
+    # SINGULAR_JACOBIAN or NOT_FINITE.
     cdef double BF[6]
     cdef double K[36]
     cdef double z[6]

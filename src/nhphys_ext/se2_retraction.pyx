@@ -303,8 +303,8 @@ cdef int forced_step(BodyForces forces, const double* I, const double* B, const 
     # and power when kept.ok (the last step's end) / OUT the end's. The kicks are
     # forcing.pxd's (shared with the SO(3) kernel); the node velocities are computed only when
     # something has power (an applied element or damping), the damping terms only when the
-    # forces damp. The group terms are locals, not kept: the compiler keeps them in registers
-    # from the force evaluation to the end kick.
+    # forces damp. The group terms are locals of the step: only the heading, kick and power
+    # are kept for the next.
     cdef double z[DMAX]
     cdef double p_eff[DMAX]
     cdef double p_plus[DMAX]
